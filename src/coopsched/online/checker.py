@@ -1,0 +1,141 @@
+"""Schedule checker: the invariants every online schedule must satisfy.
+
+1. every started job starts at or after its release, on a machine of the coalition;
+2. no machine runs two jobs at once;
+3. FIFO within each organization (its jobs start in release order, input order on ties;
+   an unstarted job is never followed by a started one);
+4. greedy: at no time before the horizon is a machine free while a job waits;
+5. every job of the coalition is accounted for: started, or reported unstarted (only
+   possible with a horizon, and only for jobs that could not start before it).
+
+:func:`check_schedule` returns the violations found (empty when the schedule is valid);
+:func:`assert_valid` raises :class:`ScheduleError` with all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .schedule import Schedule
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.message}"
+
+
+class ScheduleError(AssertionError):
+    def __init__(self, violations: list[Violation]):
+        self.violations = violations
+        super().__init__("; ".join(str(v) for v in violations[:10]))
+
+
+def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
+    """All violations of the invariants above (at most ``limit`` per rule)."""
+    inst = schedule.instance
+    out: list[Violation] = []
+    mine = schedule.in_coalition
+    idx = np.flatnonzero(mine)
+    start, mach = schedule.start, schedule.machine
+    size, rel, org = inst.size, inst.release, inst.org
+    horizon = schedule.horizon
+    owner = inst.machine_owner()
+    coalition = set(schedule.coalition)
+    started = idx[start[idx] >= 0]
+    unstarted = idx[start[idx] < 0]
+
+    # 0. nothing outside the coalition was scheduled
+    foreign = np.flatnonzero(~mine & (start >= 0))
+    for j in foreign[:limit]:
+        out.append(Violation("coalition", f"job {j} of a non-member started"))
+
+    # 1. release and machine ownership
+    for j in started[start[started] < rel[started]][:limit]:
+        out.append(Violation("release", f"job {j} starts at {start[j]} before its release {rel[j]}"))
+    bad_m = started[(mach[started] < 0) | (mach[started] >= len(owner))]
+    for j in bad_m[:limit]:
+        out.append(Violation("machine", f"job {j} has no valid machine ({mach[j]})"))
+    ok_m = started[(mach[started] >= 0) & (mach[started] < len(owner))]
+    for j in ok_m[~np.isin(owner[mach[ok_m]], list(coalition))][:limit]:
+        out.append(Violation("machine", f"job {j} runs on machine {mach[j]} of a non-member"))
+    if horizon is not None:
+        for j in started[start[started] >= horizon][:limit]:
+            out.append(Violation("horizon", f"job {j} starts at {start[j]}, at or after the horizon {horizon}"))
+
+    # 2. no overlap on a machine
+    if len(ok_m):
+        o = ok_m[np.lexsort((start[ok_m], mach[ok_m]))]
+        same = mach[o][1:] == mach[o][:-1]
+        clash = np.flatnonzero(same & (start[o][1:] < start[o][:-1] + size[o][:-1]))
+        for c in clash[:limit]:
+            a, b = o[c], o[c + 1]
+            out.append(
+                Violation(
+                    "overlap",
+                    f"machine {mach[a]} runs job {a} [{start[a]}, {start[a] + size[a]}) and job {b} from {start[b]}",
+                )
+            )
+
+    # 3. FIFO per organization
+    fifo = np.lexsort((np.arange(inst.n), rel))
+    count = 0
+    for u in coalition:
+        q = fifo[org[fifo] == u]
+        s = start[q]
+        st = s >= 0
+        if st.any() and (~st).any():
+            first_un = int(np.argmax(~st))
+            if st[first_un:].any():
+                later = q[first_un + int(np.argmax(st[first_un:]))]
+                out.append(Violation("fifo", f"organization {u}: job {q[first_un]} never starts but the later job {later} does"))
+                count += 1
+        ss = s[st]
+        inv = np.flatnonzero(ss[1:] < ss[:-1])
+        for c in inv[: max(0, limit - count)]:
+            a, b = q[st][c], q[st][c + 1]
+            out.append(Violation("fifo", f"organization {u}: job {b} starts at {start[b]} before the earlier job {a} ({start[a]})"))
+
+    # 4. greedy: whenever a job waits, every machine is busy
+    M = int(sum(inst.machines[u] for u in coalition))
+    if len(idx):
+        s_sorted = np.sort(start[started])
+        e_sorted = np.sort(start[started] + size[started])
+        r_sorted = np.sort(rel[idx])
+        points = np.unique(np.concatenate([r_sorted, s_sorted, e_sorted]))
+        if horizon is not None:
+            points = points[points < horizon]
+        released = np.searchsorted(r_sorted, points, side="right")
+        begun = np.searchsorted(s_sorted, points, side="right")
+        ended = np.searchsorted(e_sorted, points, side="right")
+        waiting = released - begun
+        busy = begun - ended
+        idle_wait = np.flatnonzero((waiting > 0) & (busy < M))
+        for c in idle_wait[:limit]:
+            out.append(
+                Violation(
+                    "greedy",
+                    f"at t={points[c]} {waiting[c]} job(s) wait while only {busy[c]} of {M} machines are busy",
+                )
+            )
+        over = np.flatnonzero(busy > M)
+        for c in over[:limit]:
+            out.append(Violation("capacity", f"at t={points[c]} {busy[c]} jobs run on {M} machines"))
+
+    # 5. accounting
+    if horizon is None:
+        for j in unstarted[:limit]:
+            out.append(Violation("lost", f"job {j} never started and there is no horizon"))
+    return out
+
+
+def assert_valid(schedule: Schedule) -> None:
+    """Raise :class:`ScheduleError` listing the violations, if any."""
+    v = check_schedule(schedule)
+    if v:
+        raise ScheduleError(v)

@@ -1,0 +1,42 @@
+"""Online policies, all behind the one :class:`~coopsched.online.engine.Policy` interface.
+
+>>> from coopsched.online.policies import get_policy
+>>> get_policy("fairshare")
+FairShare(seed=0)
+"""
+
+from __future__ import annotations
+
+from ..engine import Policy
+from .baselines import Fifo, RoundRobin
+from .directcontr import DirectContr
+from .fairshare import CurrFairShare, FairShare, UtFairShare
+
+POLICIES: dict[str, type[Policy]] = {
+    "fifo": Fifo,
+    "roundrobin": RoundRobin,
+    "fairshare": FairShare,
+    "utfairshare": UtFairShare,
+    "currfairshare": CurrFairShare,
+    "directcontr": DirectContr,
+}
+
+
+def register(cls: type[Policy]) -> type[Policy]:
+    """Add a policy class to the registry under ``cls.name``."""
+    POLICIES[cls.name] = cls
+    return cls
+
+
+def get_policy(name: str, **params) -> Policy:
+    """A policy by name (case-insensitive), with its parameters."""
+    key = name.lower().replace("-", "").replace("_", "")
+    if key not in POLICIES:
+        raise KeyError(f"unknown policy {name!r}; choose from {', '.join(sorted(POLICIES))}")
+    return POLICIES[key](**params)
+
+
+__all__ = [
+    "POLICIES", "Policy", "Fifo", "RoundRobin", "FairShare", "UtFairShare",
+    "CurrFairShare", "DirectContr", "get_policy", "register",
+]

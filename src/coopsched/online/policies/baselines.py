@@ -1,0 +1,45 @@
+"""Baseline policies that need no Shapley value (Skowron & Rzadca, Sec. 7.1)."""
+
+from __future__ import annotations
+
+from ..engine import Policy, SimView
+
+
+class Fifo(Policy):
+    """FIFO: the oldest waiting job overall (global submission order) starts first."""
+
+    name = "fifo"
+
+    def select(self, view: SimView) -> int:
+        best, best_pos = -1, None
+        w = view.waiting
+        for u in view.members:
+            if w[u]:
+                p = view.head_position(u)
+                if best_pos is None or p < best_pos:
+                    best, best_pos = u, p
+        return best
+
+
+class RoundRobin(Policy):
+    """ROUNDROBIN (Sec. 7.1): cycle through the organizations, one job per turn.
+
+    The turn passes to the next organization (in index order, cyclically) after the one
+    served last that has a waiting job.
+    """
+
+    name = "roundrobin"
+
+    def reset(self, view: SimView) -> None:
+        self._last = -1
+
+    def select(self, view: SimView) -> int:
+        w = view.waiting
+        k = view.k
+        u = self._last
+        for _ in range(k):
+            u = (u + 1) % k
+            if w[u]:
+                self._last = u
+                return u
+        raise AssertionError("select called with no waiting job")

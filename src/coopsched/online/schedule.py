@@ -1,0 +1,138 @@
+"""The result of an online simulation: who started where and when."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..workloads.instance import Instance
+from . import utilities
+
+
+@dataclass
+class Schedule:
+    """A schedule of an instance (or of a coalition's sub-instance).
+
+    ``start[j]`` and ``machine[j]`` are ``-1`` for a job not started before the horizon
+    (it is reported, never lost). ``machine`` numbers the machines organization by
+    organization (:meth:`Instance.machine_owner`); in a coalition's schedule only the
+    members' machines are used, keeping their global numbers.
+    """
+
+    instance: Instance
+    start: np.ndarray
+    machine: np.ndarray
+    policy: str
+    horizon: int | None = None
+    members: tuple[int, ...] | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def coalition(self) -> tuple[int, ...]:
+        """Organizations taking part (all of them unless the schedule is a coalition's)."""
+        return self.members if self.members is not None else tuple(range(self.instance.k))
+
+    @property
+    def in_coalition(self) -> np.ndarray:
+        """Mask of the jobs that belong to the coalition's members."""
+        if self.members is None:
+            return np.ones(self.instance.n, dtype=bool)
+        return np.isin(self.instance.org, np.array(self.members, dtype=np.int64))
+
+    @property
+    def started(self) -> np.ndarray:
+        return self.start >= 0
+
+    @property
+    def unstarted(self) -> np.ndarray:
+        """Indices of the coalition's jobs that did not start before the horizon."""
+        return np.flatnonzero(self.in_coalition & (self.start < 0))
+
+    def _at(self, t: int | None) -> int:
+        if t is not None:
+            return int(t)
+        if self.horizon is not None:
+            return int(self.horizon)
+        ends = self.start + self.instance.size
+        return int(ends[self.started].max()) if self.started.any() else 0
+
+    def psi(self, t: int | None = None) -> list[int]:
+        """``psi_sp`` of every organization at ``t`` (default: the horizon, or the end)."""
+        inst = self.instance
+        return utilities.psi_sp(inst.org, self.start, inst.size, self._at(t), inst.k)
+
+    def work(self, t: int | None = None) -> list[int]:
+        """Unit parts processed before ``t``, per organization (resource utilization)."""
+        inst = self.instance
+        return utilities.work_done(inst.org, self.start, inst.size, self._at(t), inst.k)
+
+    def flow_time(self, t: int | None = None) -> list[int]:
+        inst = self.instance
+        return utilities.flow_time(inst.org, inst.release, self.start, inst.size, self._at(t), inst.k)
+
+    def completed(self, t: int | None = None) -> list[int]:
+        inst = self.instance
+        return utilities.completed_jobs(inst.org, self.start, inst.size, self._at(t), inst.k)
+
+    def value(self, t: int | None = None) -> int:
+        """Value of the coalition: sum of its members' ``psi_sp``."""
+        psi = self.psi(t)
+        return sum(psi[u] for u in self.coalition)
+
+    def utilization(self, t: int | None = None) -> float:
+        """Fraction of the coalition's machine time busy before ``t``."""
+        t = self._at(t)
+        m = int(sum(self.instance.machines[u] for u in self.coalition))
+        if t <= 0 or m == 0:
+            return 0.0
+        return sum(self.work(t)) / (m * t)
+
+    def per_org_table(self, t: int | None = None) -> list[dict]:
+        """One row per organization: machines, jobs, started, psi_sp, work, flow time."""
+        t = self._at(t)
+        inst = self.instance
+        psi, work, ft, done = self.psi(t), self.work(t), self.flow_time(t), self.completed(t)
+        rows = []
+        for u in self.coalition:
+            mask = inst.org == u
+            rows.append(
+                {
+                    "org": inst.organizations[u].name,
+                    "machines": int(inst.machines[u]),
+                    "jobs": int(mask.sum()),
+                    "started": int((mask & self.started).sum()),
+                    "completed": done[u],
+                    "psi_sp": psi[u],
+                    "work": work[u],
+                    "mean_flow": (ft[u] / done[u]) if done[u] else None,
+                }
+            )
+        return rows
+
+    def to_dict(self, t: int | None = None) -> dict:
+        """JSON-ready: policy, horizon, utilities and the jobs (CLI ``--format json``)."""
+        inst = self.instance
+        t = self._at(t)
+        psi = self.psi(t)
+        names = inst.names
+        jobs = []
+        for j in np.flatnonzero(self.in_coalition):
+            d = {
+                "org": names[inst.org[j]],
+                "release": int(inst.release[j]),
+                "size": int(inst.size[j]),
+                "start": int(self.start[j]) if self.start[j] >= 0 else None,
+                "machine": int(self.machine[j]) if self.machine[j] >= 0 else None,
+            }
+            if inst.ids is not None:
+                d["id"] = inst.ids[j]
+            jobs.append(d)
+        return {
+            "policy": self.policy,
+            "horizon": t,
+            "utilities": {names[u]: psi[u] for u in self.coalition},
+            "work": dict(zip([names[u] for u in self.coalition], [self.work(t)[u] for u in self.coalition], strict=True)),
+            "unstarted": int(len(self.unstarted)),
+            "jobs": jobs,
+        }

@@ -1,0 +1,179 @@
+"""Multi-organization instances: organizations, their machines, and their jobs.
+
+An :class:`Instance` is the common input of every part of coopsched. Jobs are stored
+column-wise in numpy arrays (owner, release, size, and optional processors, priority,
+id); organizations are indexed in the order the instance lists them (CONVENTIONS 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class InstanceError(ValueError):
+    """An instance is malformed; the message says where and what."""
+
+
+@dataclass(frozen=True)
+class Organization:
+    """An organization: a name, the number of machines it contributes, optional speeds."""
+
+    name: str
+    machines: int
+    speeds: tuple[float, ...] | None = None
+
+
+@dataclass
+class Instance:
+    """Organizations and their jobs.
+
+    ``org[j]`` is the index of job ``j``'s owner, ``release[j]`` its release time and
+    ``size[j]`` its processing time (integers, CONVENTIONS 1). ``processors`` (rigid
+    parallel jobs), ``priority`` (v0 in the migration model) and ``ids`` are optional.
+    """
+
+    organizations: list[Organization]
+    org: np.ndarray
+    release: np.ndarray
+    size: np.ndarray
+    processors: np.ndarray | None = None
+    priority: np.ndarray | None = None
+    ids: list | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.org = np.ascontiguousarray(self.org, dtype=np.int64)
+        self.release = np.ascontiguousarray(self.release, dtype=np.int64)
+        self.size = np.ascontiguousarray(self.size, dtype=np.int64)
+        n = len(self.org)
+        if len(self.release) != n or len(self.size) != n:
+            raise InstanceError("org, release and size must have the same length")
+        if self.processors is not None:
+            self.processors = np.ascontiguousarray(self.processors, dtype=np.int64)
+        if self.priority is not None:
+            self.priority = np.ascontiguousarray(self.priority, dtype=np.float64)
+        self.validate()
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def k(self) -> int:
+        """Number of organizations."""
+        return len(self.organizations)
+
+    @property
+    def n(self) -> int:
+        """Number of jobs."""
+        return int(len(self.org))
+
+    @property
+    def names(self) -> list[str]:
+        return [o.name for o in self.organizations]
+
+    @property
+    def machines(self) -> np.ndarray:
+        """Machines per organization, as an int64 array of length k."""
+        return np.array([o.machines for o in self.organizations], dtype=np.int64)
+
+    @property
+    def total_machines(self) -> int:
+        return int(self.machines.sum())
+
+    def machine_owner(self) -> np.ndarray:
+        """Owner of every machine: machines are numbered organization by organization."""
+        return np.repeat(np.arange(self.k, dtype=np.int64), self.machines)
+
+    def fifo_order(self) -> np.ndarray:
+        """Job indices sorted by (release, input position): the global submission order."""
+        return np.lexsort((np.arange(self.n), self.release))
+
+    def validate(self) -> None:
+        """Raise :class:`InstanceError` naming the first offending job or organization."""
+        k = self.k
+        for i, o in enumerate(self.organizations):
+            if o.machines < 0:
+                raise InstanceError(f"organization {i} ({o.name!r}): machines must be >= 0")
+            if o.speeds is not None and len(o.speeds) != o.machines:
+                raise InstanceError(
+                    f"organization {i} ({o.name!r}): {len(o.speeds)} speeds for {o.machines} machines"
+                )
+        names = self.names
+        if len(set(names)) != len(names):
+            raise InstanceError("organization names must be distinct")
+        if self.n == 0:
+            return
+        bad = np.flatnonzero((self.org < 0) | (self.org >= k))
+        if bad.size:
+            raise InstanceError(f"job {bad[0]}: owner index {self.org[bad[0]]} out of range 0..{k - 1}")
+        bad = np.flatnonzero(self.release < 0)
+        if bad.size:
+            raise InstanceError(f"job {bad[0]}: release {self.release[bad[0]]} is negative")
+        bad = np.flatnonzero(self.size < 1)
+        if bad.size:
+            raise InstanceError(f"job {bad[0]}: size {self.size[bad[0]]} must be >= 1")
+        if self.processors is not None:
+            bad = np.flatnonzero(self.processors < 1)
+            if bad.size:
+                raise InstanceError(f"job {bad[0]}: processors must be >= 1")
+
+    # ------------------------------------------------------------ derivations
+    def restrict(self, members: Iterable[int]) -> Instance:
+        """The sub-instance of a coalition: only its members' jobs and machines.
+
+        Organizations keep their relative order; job order is preserved.
+        """
+        members = sorted(set(int(u) for u in members))
+        remap = np.full(self.k, -1, dtype=np.int64)
+        remap[members] = np.arange(len(members))
+        keep = remap[self.org] >= 0
+        return Instance(
+            organizations=[self.organizations[u] for u in members],
+            org=remap[self.org[keep]],
+            release=self.release[keep],
+            size=self.size[keep],
+            processors=None if self.processors is None else self.processors[keep],
+            priority=None if self.priority is None else self.priority[keep],
+            ids=None if self.ids is None else [i for i, kp in zip(self.ids, keep, strict=True) if kp],
+            meta=dict(self.meta),
+        )
+
+    def summary(self) -> dict:
+        """A few statistics, per organization and in total."""
+        per_org = []
+        for u, o in enumerate(self.organizations):
+            mask = self.org == u
+            per_org.append(
+                {
+                    "name": o.name,
+                    "machines": o.machines,
+                    "jobs": int(mask.sum()),
+                    "work": int(self.size[mask].sum()),
+                }
+            )
+        return {
+            "organizations": self.k,
+            "machines": self.total_machines,
+            "jobs": self.n,
+            "work": int(self.size.sum()),
+            "last_release": int(self.release.max()) if self.n else 0,
+            "per_org": per_org,
+        }
+
+
+def make_instance(
+    machines: Sequence[int],
+    jobs: Sequence[tuple[int, int, int]],
+    names: Sequence[str] | None = None,
+) -> Instance:
+    """A small instance from Python values: ``jobs`` are ``(org, release, size)`` triples.
+
+    Handy in tests and notebooks::
+
+        make_instance([1, 1], [(0, 0, 3), (1, 1, 2)])
+    """
+    names = list(names) if names is not None else [f"O{u}" for u in range(len(machines))]
+    orgs = [Organization(n, int(m)) for n, m in zip(names, machines, strict=True)]
+    arr = np.array(jobs, dtype=np.int64).reshape(-1, 3)
+    return Instance(orgs, arr[:, 0], arr[:, 1], arr[:, 2])

@@ -1,0 +1,165 @@
+"""The JSON instance format of CONVENTIONS 4, read and written.
+
+::
+
+    {"organizations": [{"name": "a", "machines": 2}, {"name": "b", "machines": 1}],
+     "jobs": [{"org": "a", "release": 0, "size": 3}, {"org": "b", "release": 1, "size": 2}]}
+
+Optional keys: job ``processors``, ``priority``, ``id``; organization ``speeds``.
+Unknown keys are an error. Errors name the file and the place (``jobs[3].size``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .instance import Instance, InstanceError, Organization
+
+_ORG_KEYS = {"name", "machines", "speeds"}
+_JOB_KEYS = {"org", "release", "size", "processors", "priority", "id"}
+_TOP_KEYS = {"organizations", "jobs", "meta"}
+
+
+def _int(value: Any, where: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise InstanceError(f"{where}: expected an integer, got {value!r}")
+    if value < minimum:
+        raise InstanceError(f"{where}: must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
+    """Validate and convert a decoded JSON document to an :class:`Instance`."""
+    if not isinstance(data, dict):
+        raise InstanceError(f"{source}: the top level must be an object")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise InstanceError(f"{source}: unknown top-level key(s) {sorted(unknown)}")
+    for key in ("organizations", "jobs"):
+        if key not in data:
+            raise InstanceError(f"{source}: missing key {key!r}")
+        if not isinstance(data[key], list):
+            raise InstanceError(f"{source}: {key!r} must be a list")
+    orgs: list[Organization] = []
+    index: dict[str, int] = {}
+    if not data["organizations"]:
+        raise InstanceError(f"{source}: 'organizations' is empty")
+    for i, o in enumerate(data["organizations"]):
+        where = f"{source}: organizations[{i}]"
+        if not isinstance(o, dict):
+            raise InstanceError(f"{where}: must be an object")
+        unknown = set(o) - _ORG_KEYS
+        if unknown:
+            raise InstanceError(f"{where}: unknown key(s) {sorted(unknown)}")
+        if "name" not in o or "machines" not in o:
+            raise InstanceError(f"{where}: needs 'name' and 'machines'")
+        name = str(o["name"])
+        if name in index:
+            raise InstanceError(f"{where}: duplicate name {name!r}")
+        machines = _int(o["machines"], f"{where}.machines", 0)
+        speeds = None
+        if "speeds" in o:
+            sp = o["speeds"]
+            if not isinstance(sp, list) or len(sp) != machines:
+                raise InstanceError(f"{where}.speeds: must be a list of {machines} positive numbers")
+            for s in sp:
+                if isinstance(s, bool) or not isinstance(s, int | float) or s <= 0:
+                    raise InstanceError(f"{where}.speeds: {s!r} is not a positive number")
+            speeds = tuple(sp)
+        index[name] = i
+        orgs.append(Organization(name, machines, speeds))
+    n = len(data["jobs"])
+    owner = np.zeros(n, dtype=np.int64)
+    release = np.zeros(n, dtype=np.int64)
+    size = np.zeros(n, dtype=np.int64)
+    optional: dict[str, list] = {"processors": [], "priority": [], "id": []}
+    for j, job in enumerate(data["jobs"]):
+        where = f"{source}: jobs[{j}]"
+        if not isinstance(job, dict):
+            raise InstanceError(f"{where}: must be an object")
+        unknown = set(job) - _JOB_KEYS
+        if unknown:
+            raise InstanceError(f"{where}: unknown key(s) {sorted(unknown)}")
+        for key in ("org", "release", "size"):
+            if key not in job:
+                raise InstanceError(f"{where}: missing {key!r}")
+        org = str(job["org"])
+        if org not in index:
+            raise InstanceError(f"{where}.org: no organization named {org!r}")
+        owner[j] = index[org]
+        release[j] = _int(job["release"], f"{where}.release", 0)
+        size[j] = _int(job["size"], f"{where}.size", 1)
+        for key in optional:
+            if key in job:
+                optional[key].append((j, job[key]))
+    processors = priority = ids = None
+    if optional["processors"]:
+        if len(optional["processors"]) != n:
+            raise InstanceError(f"{source}: 'processors' must be given for every job or none")
+        processors = np.array(
+            [_int(v, f"{source}: jobs[{j}].processors", 1) for j, v in optional["processors"]],
+            dtype=np.int64,
+        )
+    if optional["priority"]:
+        if len(optional["priority"]) != n:
+            raise InstanceError(f"{source}: 'priority' must be given for every job or none")
+        vals = []
+        for j, v in optional["priority"]:
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise InstanceError(f"{source}: jobs[{j}].priority: {v!r} is not a number")
+            vals.append(float(v))
+        priority = np.array(vals)
+    if optional["id"]:
+        if len(optional["id"]) != n:
+            raise InstanceError(f"{source}: 'id' must be given for every job or none")
+        ids = [v for _, v in optional["id"]]
+        if len(set(map(str, ids))) != n:
+            raise InstanceError(f"{source}: job ids must be distinct")
+    meta = dict(data.get("meta", {})) if isinstance(data.get("meta", {}), dict) else {}
+    return Instance(orgs, owner, release, size, processors, priority, ids, meta)
+
+
+def read_instance(path: str | Path) -> Instance:
+    """Read a JSON instance file; errors name the file and the place."""
+    p = Path(path)
+    if not p.exists():
+        raise InstanceError(f"{p}: no such file")
+    try:
+        data = json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"{p}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    return instance_from_dict(data, str(p))
+
+
+def instance_to_dict(inst: Instance) -> dict:
+    """The JSON document of an instance (the inverse of :func:`instance_from_dict`)."""
+    orgs = []
+    for o in inst.organizations:
+        d: dict[str, Any] = {"name": o.name, "machines": o.machines}
+        if o.speeds is not None:
+            d["speeds"] = list(o.speeds)
+        orgs.append(d)
+    names = inst.names
+    jobs = []
+    for j in range(inst.n):
+        d = {"org": names[inst.org[j]], "release": int(inst.release[j]), "size": int(inst.size[j])}
+        if inst.processors is not None:
+            d["processors"] = int(inst.processors[j])
+        if inst.priority is not None:
+            d["priority"] = float(inst.priority[j])
+        if inst.ids is not None:
+            d["id"] = inst.ids[j]
+        jobs.append(d)
+    out: dict[str, Any] = {"organizations": orgs, "jobs": jobs}
+    if inst.meta:
+        out["meta"] = {k: v for k, v in inst.meta.items() if isinstance(v, int | float | str | None)}
+    return out
+
+
+def write_instance(inst: Instance, path: str | Path) -> None:
+    """Write an instance as JSON (deterministic: same instance, same bytes)."""
+    Path(path).write_text(json.dumps(instance_to_dict(inst), indent=1, sort_keys=False) + "\n")

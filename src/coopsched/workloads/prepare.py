@@ -1,0 +1,169 @@
+"""From an SWF trace to a multi-organization instance (Skowron & Rzadca, Sec. 7.2).
+
+Follows CONVENTIONS 1, "Traces to instances":
+
+* window: jobs submitted in ``[t0, t0 + L)``, times shifted so that ``t0`` becomes 0;
+* a job on ``q > 1`` processors becomes ``q`` sequential jobs (same release, size, user);
+* users to organizations: the distinct user ids of the window (user -1 is one user),
+  sorted, shuffled with the seed and dealt to the ``k`` organizations in turn;
+* machines: the trace's machine count split uniformly or by Zipf (exponent 1.4267),
+  each organization at least one machine, the order of the shares shuffled with the seed.
+
+Everything is seeded: the same arguments give the same instance, byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .instance import Instance, InstanceError, Organization
+from .swf import SWFTrace
+
+ZIPF_EXPONENT = 1.4267
+
+#: Machine counts used in the paper's experiments (Sec. 7.2), by trace-name prefix.
+PAPER_MACHINES = {"LPC-EGEE": 70, "RICC": 8192, "PIK-IPLEX": 2560, "SHARCNET": 3072}
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window of a trace: jobs submitted in ``[start, start + length)``."""
+
+    start: int
+    length: int
+
+
+def split_machines(
+    total: int, k: int, split: str = "uniform", *, exponent: float = ZIPF_EXPONENT,
+    rng: np.random.Generator | None = None,
+) -> list[int]:
+    """Split ``total`` machines across ``k`` organizations.
+
+    ``uniform``: ``total // k`` each, the remainder one by one to the first shares;
+    ``zipf``: share of the i-th organization proportional to ``1 / i**exponent``,
+    rounded by largest remainder. Every organization gets at least one machine; with
+    ``rng`` the order of the shares is shuffled.
+    """
+    if k < 1:
+        raise InstanceError("the number of organizations must be at least 1")
+    if total < k:
+        raise InstanceError(f"{total} machines cannot give each of {k} organizations one machine")
+    if split == "uniform":
+        shares = [total // k + (1 if i < total % k else 0) for i in range(k)]
+    elif split == "zipf":
+        w = 1.0 / np.arange(1, k + 1, dtype=np.float64) ** exponent
+        spare = total - k  # one machine each first
+        ideal = w / w.sum() * spare
+        base = np.floor(ideal).astype(np.int64)
+        rest = spare - int(base.sum())
+        order = np.argsort(-(ideal - base), kind="stable")
+        base[order[:rest]] += 1
+        shares = (base + 1).tolist()
+    else:
+        raise InstanceError(f"unknown machine split {split!r} (use 'uniform' or 'zipf')")
+    if rng is not None:
+        perm = rng.permutation(k)
+        shares = [shares[i] for i in perm]
+    return [int(s) for s in shares]
+
+
+def trace_machines(trace: SWFTrace, machines: int | None = None) -> int:
+    """The machine count to use for a trace.
+
+    An explicit ``machines`` wins; then the paper's count for LPC-EGEE (70) and RICC
+    (8192); then the header's ``MaxProcs``. A trace with none of these (the METACENTRUM
+    copy has no header) needs ``machines``.
+    """
+    if machines is not None:
+        if machines < 1:
+            raise InstanceError("machines must be at least 1")
+        return int(machines)
+    name = trace.path.rsplit("/", 1)[-1]
+    for prefix, count in PAPER_MACHINES.items():
+        if name.startswith(prefix):
+            return count
+    if trace.max_procs:
+        return int(trace.max_procs)
+    raise InstanceError(
+        f"{trace.path}: the header has no MaxProcs; give the number of machines explicitly"
+    )
+
+
+def trace_to_instance(
+    trace: SWFTrace,
+    *,
+    k: int = 5,
+    start: int | None = None,
+    length: int | None = None,
+    machines: int | None = None,
+    split: str = "uniform",
+    exponent: float = ZIPF_EXPONENT,
+    seed: int = 0,
+    relative_start: bool = True,
+) -> Instance:
+    """Cut a window from a trace and turn it into a ``k``-organization instance.
+
+    ``start`` is relative to the first submit time when ``relative_start`` (default),
+    absolute otherwise; ``None`` means the beginning. ``length`` ``None`` means the whole
+    trace. The horizon of the instance (``meta['horizon']``) is ``length``.
+    """
+    jobs = trace.jobs
+    submit = jobs["submit"].to_numpy()
+    if len(submit) == 0:
+        raise InstanceError(f"{trace.path}: the trace has no runnable job")
+    first = int(submit.min())
+    t0 = first if start is None else (first + int(start) if relative_start else int(start))
+    if length is not None and length <= 0:
+        raise InstanceError("the window length must be positive")
+    t1 = None if length is None else t0 + int(length)
+    mask = submit >= t0
+    if t1 is not None:
+        mask &= submit < t1
+    sel = jobs.loc[mask]
+    rng = np.random.default_rng(seed)
+    total = trace_machines(trace, machines)
+    shares = split_machines(total, k, split, exponent=exponent, rng=rng)
+    users = np.unique(sel["user"].to_numpy())
+    perm = rng.permutation(len(users))
+    user_org = {int(users[i]): pos % k for pos, i in enumerate(perm)}
+    q = sel["processors"].to_numpy()
+    rel = np.repeat(sel["submit"].to_numpy() - t0, q)
+    size = np.repeat(sel["run_time"].to_numpy(), q)
+    owner_per_job = np.array([user_org[int(u)] for u in sel["user"].to_numpy()], dtype=np.int64)
+    owner = np.repeat(owner_per_job, q)
+    orgs = [Organization(f"O{u}", shares[u]) for u in range(k)]
+    meta = {
+        "source": trace.path,
+        "window_start": t0,
+        "window_length": length,
+        "horizon": length,
+        "split": split,
+        "seed": seed,
+        "trace_jobs": int(mask.sum()),
+    }
+    return Instance(orgs, owner, rel, size, meta=meta)
+
+
+def random_windows(
+    trace: SWFTrace, length: int, count: int, *, seed: int = 0, min_jobs: int = 1
+) -> list[int]:
+    """``count`` random window starts (relative to the first submit) of a trace.
+
+    Starts are uniform over the trace's submit span (so that a window fits). Windows with
+    fewer than ``min_jobs`` jobs are redrawn (up to 100 tries each).
+    """
+    submit = np.sort(trace.jobs["submit"].to_numpy())
+    first, last = int(submit[0]), int(submit[-1])
+    hi = max(first + 1, last - length + 1)
+    rng = np.random.default_rng(seed)
+    starts = []
+    for _ in range(count):
+        for _try in range(100):
+            t0 = int(rng.integers(first, hi))
+            nj = np.searchsorted(submit, t0 + length) - np.searchsorted(submit, t0)
+            if nj >= min_jobs:
+                break
+        starts.append(t0 - first)
+    return starts

@@ -1,0 +1,268 @@
+"""Reader for the Standard Workload Format (SWF) of the Parallel Workloads Archive.
+
+An SWF file has one job per line, 18 whitespace-separated numeric fields, and header
+comments starting with ``;`` (``; MaxProcs: 8192``). Plain and gzip-compressed files
+(``.swf.gz``) are read. Malformed input raises :class:`SWFError` naming the file, the
+line and the field. Jobs that cannot run (run time <= 0, or processors <= 0, where
+processors is field 5, or field 8 when field 5 is -1; CONVENTIONS 1) are dropped and
+counted in :attr:`SWFTrace.dropped`, never silently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: The 18 SWF fields, in order (PWA swf.html, version 2.2).
+FIELDS: tuple[str, ...] = (
+    "job",
+    "submit",
+    "wait",
+    "run_time",
+    "alloc_procs",
+    "avg_cpu",
+    "used_mem",
+    "req_procs",
+    "req_time",
+    "req_mem",
+    "status",
+    "user",
+    "group",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
+)
+
+_HEADER_RE = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s*(.*?)\s*$")
+
+
+class SWFError(ValueError):
+    """Malformed SWF input: the message names file, line and field."""
+
+
+@dataclass
+class SWFTrace:
+    """A parsed SWF trace.
+
+    ``jobs`` holds the jobs that can run, one row each, with the 18 fields as columns
+    (names in :data:`FIELDS`) plus ``processors`` (field 5, or field 8 when field 5 is -1)
+    and ``line`` (the line number in the file). ``dropped`` counts the jobs left out, by
+    reason.
+    """
+
+    path: str
+    header: dict[str, str]
+    jobs: pd.DataFrame
+    dropped: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+
+    def _int_header(self, key: str) -> int | None:
+        value = self.header.get(key)
+        if value is None:
+            return None
+        m = re.match(r"^-?\d+", value)
+        return int(m.group(0)) if m else None
+
+    @property
+    def max_nodes(self) -> int | None:
+        return self._int_header("MaxNodes")
+
+    @property
+    def max_procs(self) -> int | None:
+        return self._int_header("MaxProcs")
+
+    @property
+    def unix_start_time(self) -> int | None:
+        return self._int_header("UnixStartTime")
+
+    @property
+    def acknowledge(self) -> str | None:
+        """The ``Acknowledge:`` header line: who to thank when using the trace."""
+        return self.header.get("Acknowledge")
+
+    @property
+    def n_dropped(self) -> int:
+        return int(sum(self.dropped.values()))
+
+    def stats(self) -> dict:
+        """Statistics of the trace, as printed by ``coopsched trace-info``."""
+        j = self.jobs
+        out: dict = {
+            "file": self.path,
+            "jobs": len(j),
+            "dropped": dict(self.dropped),
+            "header": {
+                "MaxNodes": self.max_nodes,
+                "MaxProcs": self.max_procs,
+                "UnixStartTime": self.unix_start_time,
+            },
+        }
+        if len(j):
+            span = int(j["submit"].max() - j["submit"].min())
+            out.update(
+                {
+                    "users": int(j["user"].nunique()),
+                    "groups": int(j.loc[j["group"] != -1, "group"].nunique()),
+                    "submit_first": int(j["submit"].min()),
+                    "submit_last": int(j["submit"].max()),
+                    "span_days": round(span / 86400, 2),
+                    "serial_fraction": round(float((j["processors"] == 1).mean()), 4),
+                    "max_processors": int(j["processors"].max()),
+                    "run_time_mean": round(float(j["run_time"].mean()), 1),
+                    "run_time_median": float(j["run_time"].median()),
+                    "run_time_max": int(j["run_time"].max()),
+                    "sequential_jobs": int(j["processors"].sum()),
+                    "work_cpu_seconds": int((j["processors"] * j["run_time"]).sum()),
+                }
+            )
+        return out
+
+
+def _open_text(path: Path) -> str:
+    with path.open("rb") as fh:
+        magic = fh.read(2)
+    try:
+        if magic == b"\x1f\x8b":
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read()
+        else:
+            raw = path.read_bytes()
+    except (OSError, EOFError) as exc:
+        raise SWFError(f"{path}: cannot read: {exc}") from exc
+    return raw.decode("utf-8", errors="replace")
+
+
+def _locate_error(path: str, lines: list[str]) -> SWFError:
+    """Scan line by line and describe the first malformed data line."""
+    for no, line in enumerate(lines, start=1):
+        s = line.strip()
+        if not s or s.startswith(";"):
+            continue
+        parts = s.split()
+        if len(parts) != len(FIELDS):
+            return SWFError(
+                f"{path}:{no}: expected {len(FIELDS)} fields, found {len(parts)}"
+            )
+        for i, tok in enumerate(parts):
+            try:
+                float(tok)
+            except ValueError:
+                return SWFError(
+                    f"{path}:{no}: field {i + 1} ({FIELDS[i]}): {tok!r} is not a number"
+                )
+    return SWFError(f"{path}: malformed SWF data")
+
+
+def parse_header(lines: list[str]) -> dict[str, str]:
+    """``; Key: value`` comment lines to a dict (a repeated key keeps its first value)."""
+    header: dict[str, str] = {}
+    for line in lines:
+        s = line.strip()
+        if not s.startswith(";"):
+            continue
+        m = _HEADER_RE.match(s)
+        if m:
+            header.setdefault(m.group(1).strip(), m.group(2))
+    return header
+
+
+def read_swf(path: str | Path) -> SWFTrace:
+    """Read an SWF (or gzip-compressed SWF) file.
+
+    Raises :class:`SWFError` for a missing or empty file, a line with a wrong number of
+    fields, a field that is not a number, a negative submit time, or a fractional value
+    in an integer field (submit time, run time, processors, user).
+    """
+    p = Path(path)
+    if not p.exists():
+        raise SWFError(f"{p}: no such file")
+    if p.is_dir():
+        raise SWFError(f"{p}: is a directory, not an SWF file")
+    text = _open_text(p)
+    lines = text.splitlines()
+    header = parse_header([ln for ln in lines if ln.lstrip().startswith(";")])
+    data_lines = np.array(
+        [i + 1 for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith(";")],
+        dtype=np.int64,
+    )
+    if data_lines.size == 0:
+        raise SWFError(f"{p}: no job lines (the file is empty or has only comments)")
+    try:
+        df = pd.read_csv(
+            io.StringIO(text),
+            sep=r"\s+",
+            comment=";",
+            header=None,
+            names=list(FIELDS),
+            dtype=np.float64,
+            engine="c",
+            skip_blank_lines=True,
+        )
+    except (ValueError, pd.errors.ParserError):
+        raise _locate_error(str(p), lines) from None
+    if len(df) != data_lines.size or df.isna().to_numpy().any():
+        raise _locate_error(str(p), lines)
+    arr = df.to_numpy()
+    df["line"] = data_lines
+    for col in ("submit", "run_time", "alloc_procs", "req_procs", "user"):
+        values = arr[:, FIELDS.index(col)]
+        frac = np.flatnonzero(values != np.floor(values))
+        if frac.size:
+            i = frac[0]
+            raise SWFError(
+                f"{p}:{data_lines[i]}: field {FIELDS.index(col) + 1} ({col}): "
+                f"{values[i]!r} is not a whole number"
+            )
+    neg = np.flatnonzero(arr[:, 1] < 0)
+    if neg.size:
+        i = neg[0]
+        raise SWFError(f"{p}:{data_lines[i]}: field 2 (submit): negative submit time {arr[i, 1]:g}")
+    int_cols = [c for c in FIELDS if c not in ("avg_cpu", "used_mem", "req_mem", "think_time")]
+    for c in int_cols:
+        df[c] = np.floor(df[c]).astype(np.int64)
+    procs = np.where(df["alloc_procs"].to_numpy() == -1, df["req_procs"].to_numpy(), df["alloc_procs"].to_numpy())
+    df["processors"] = procs.astype(np.int64)
+    bad_rt = df["run_time"].to_numpy() <= 0
+    bad_pr = (~bad_rt) & (df["processors"].to_numpy() <= 0)
+    dropped = {
+        "run_time<=0": int(bad_rt.sum()),
+        "processors<=0": int(bad_pr.sum()),
+    }
+    jobs = df.loc[~(bad_rt | bad_pr)].reset_index(drop=True)
+    return SWFTrace(path=str(p), header=header, jobs=jobs, dropped=dropped, lines=len(lines))
+
+
+def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict[str, str] | None = None) -> None:
+    """Write jobs (columns named as in :data:`FIELDS`; missing ones become -1) as SWF."""
+    p = Path(path)
+    cols = []
+    for f in FIELDS:
+        if f in jobs:
+            cols.append(np.asarray(jobs[f]))
+        else:
+            cols.append(np.full(len(jobs), -1))
+    out = io.StringIO()
+    for key, value in (header or {}).items():
+        out.write(f"; {key}: {value}\n")
+    mat = np.column_stack(cols) if cols else np.empty((0, len(FIELDS)))
+    for row in mat:
+        out.write(" ".join(_fmt(v) for v in row) + "\n")
+    data = out.getvalue().encode()
+    if p.suffix == ".gz":
+        with gzip.open(p, "wb", mtime=0) as fh:
+            fh.write(data)
+    else:
+        p.write_bytes(data)
+
+
+def _fmt(v: float) -> str:
+    v = float(v)
+    return str(int(v)) if v == int(v) else repr(v)

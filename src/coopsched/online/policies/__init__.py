@@ -11,6 +11,8 @@ from ..engine import Policy
 from .baselines import Fifo, RoundRobin
 from .directcontr import DirectContr
 from .fairshare import CurrFairShare, FairShare, UtFairShare
+from .rand import Rand
+from .ref import Ref
 
 POLICIES: dict[str, type[Policy]] = {
     "fifo": Fifo,
@@ -19,6 +21,8 @@ POLICIES: dict[str, type[Policy]] = {
     "utfairshare": UtFairShare,
     "currfairshare": CurrFairShare,
     "directcontr": DirectContr,
+    "ref": Ref,
+    "rand": Rand,
 }
 
 
@@ -38,5 +42,5 @@ def get_policy(name: str, **params) -> Policy:
 
 __all__ = [
     "POLICIES", "Policy", "Fifo", "RoundRobin", "FairShare", "UtFairShare",
-    "CurrFairShare", "DirectContr", "get_policy", "register",
+    "CurrFairShare", "DirectContr", "Ref", "Rand", "get_policy", "register",
 ]

@@ -1,0 +1,149 @@
+"""Shapley values from a table of coalition values (Skowron & Rzadca, Sec. 3, Eq. 1-2).
+
+Coalitions are bitmasks: organization ``u`` is in coalition ``C`` iff ``C >> u & 1``.
+A table ``v`` has ``2**k`` entries, ``v[0] = 0``.
+
+* :func:`shapley` -- exact, in O(k 2^k): Eq. (1) summed over subsets with the integer
+  weights ``omega(c, s) = L / (c * binom(c-1, s))``, ``L = lcm(1..k)`` (an integer
+  because ``c * binom(c-1, s)`` divides ``lcm(1..c)``), so integer tables give exact
+  rational results (:class:`fractions.Fraction`).
+* :func:`shapley_restricted` -- the Shapley values in the game restricted to a coalition.
+* :func:`shapley_monte_carlo` -- permutation sampling (Eq. 2) with a Hoeffding
+  confidence half-width.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+
+def lcm_upto(k: int) -> int:
+    """``lcm(1, ..., k)``."""
+    out = 1
+    for i in range(2, k + 1):
+        out = out * i // math.gcd(out, i)
+    return out
+
+
+@lru_cache(maxsize=64)
+def shapley_weights(k: int) -> tuple[int, np.ndarray]:
+    """``(L, omega)`` with ``L = lcm(1..k)`` and ``omega[c, s] = L / (c * binom(c-1, s))``.
+
+    ``phi_u(C) * L = sum over S in C \\ {u} of omega[|C|, |S|] * (v(S+u) - v(S))``.
+    """
+    L = lcm_upto(max(k, 1))
+    omega = np.zeros((k + 1, k + 1), dtype=np.int64)
+    for c in range(1, k + 1):
+        for s in range(c):
+            den = c * math.comb(c - 1, s)
+            assert L % den == 0
+            omega[c, s] = L // den
+    return L, omega
+
+
+def popcounts(k: int) -> np.ndarray:
+    """Number of members of every coalition ``0 .. 2**k - 1``."""
+    pc = np.zeros(1 << k, dtype=np.int64)
+    for b in range(k):
+        pc[1 << b : 1 << (b + 1)] = pc[: 1 << b] + 1
+    return pc
+
+
+def _check_table(v, k: int | None) -> tuple[list, int]:
+    vals = list(v)
+    n = len(vals)
+    kk = n.bit_length() - 1
+    if n < 1 or (1 << kk) != n:
+        raise ValueError(f"a value table needs 2**k entries, got {n}")
+    if k is not None and k != kk:
+        raise ValueError(f"table of {n} entries does not match k={k}")
+    return vals, kk
+
+
+def shapley_restricted(v, coalition: int, k: int | None = None) -> dict[int, Fraction]:
+    """Exact Shapley values of the members of ``coalition`` in the game restricted to it.
+
+    Cost O(|C| 2^|C|).
+    """
+    vals, k = _check_table(v, k)
+    members = [u for u in range(k) if coalition >> u & 1]
+    c = len(members)
+    L, omega = shapley_weights(max(k, 1))
+    out: dict[int, Fraction] = {}
+    for u in members:
+        ub = 1 << u
+        rest = coalition ^ ub
+        acc = 0
+        s = rest
+        while True:
+            acc += int(omega[c, bin(s).count("1")]) * (vals[s | ub] - vals[s])
+            if s == 0:
+                break
+            s = (s - 1) & rest
+        out[u] = Fraction(acc, L)
+    return out
+
+
+def shapley(v, k: int | None = None) -> list[Fraction]:
+    """Exact Shapley values of all organizations in the grand coalition (Eq. 1).
+
+    ``v`` is a table of ``2**k`` coalition values (ints give exact results).
+    """
+    vals, k = _check_table(v, k)
+    phi = shapley_restricted(vals, (1 << k) - 1, k)
+    return [phi[u] for u in range(k)]
+
+
+@dataclass
+class ShapleyEstimate:
+    """Monte-Carlo Shapley values with a confidence half-width per organization."""
+
+    phi: np.ndarray
+    halfwidth: np.ndarray
+    samples: int
+    confidence: float
+
+
+def shapley_monte_carlo(
+    value, k: int, samples: int, *, seed: int = 0, confidence: float = 0.95,
+    value_range: float | None = None,
+) -> ShapleyEstimate:
+    """Estimate Shapley values by sampling ``samples`` permutations (Eq. 2).
+
+    ``value`` is a table (indexable by bitmask) or a function of a bitmask. The
+    half-width is Hoeffding's: with probability ``confidence`` each estimate is within
+    ``range * sqrt(ln(2/(1-confidence)) / (2 samples))`` of the true value, where
+    ``range`` bounds the marginal contributions (default: the observed spread).
+    """
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    f = value if callable(value) else value.__getitem__
+    rng = np.random.default_rng(seed)
+    marg = np.zeros((samples, k), dtype=np.float64)
+    cache: dict[int, float] = {}
+
+    def val(mask: int) -> float:
+        x = cache.get(mask)
+        if x is None:
+            x = cache[mask] = float(f(mask))
+        return x
+
+    for i in range(samples):
+        perm = rng.permutation(k)
+        mask = 0
+        prev = val(0)
+        for u in perm:
+            mask |= 1 << int(u)
+            cur = val(mask)
+            marg[i, u] = cur - prev
+            prev = cur
+    phi = marg.mean(axis=0)
+    if value_range is None:
+        value_range = float(marg.max() - marg.min()) if samples > 1 else 0.0
+    hw = value_range * math.sqrt(math.log(2 / (1 - confidence)) / (2 * samples))
+    return ShapleyEstimate(phi, np.full(k, hw), samples, confidence)

@@ -1,0 +1,141 @@
+"""Slow reference implementations written straight from the papers' definitions.
+
+They are deliberately naive (every coalition, every time step, Fractions) and serve
+only to check the fast code on small cases.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+from coopsched.workloads.instance import Instance
+
+
+def psi_job(s: int, p: int, t: int) -> int:
+    """psi_sp contribution of one job started at s, at time t (Eq. 3 / CONVENTIONS 1)."""
+    if s < 0 or s >= t:
+        return 0
+    q = min(p, t - s)
+    return q * (t - s) - q * (q - 1) // 2
+
+
+def work_job(s: int, p: int, t: int) -> int:
+    if s < 0 or s >= t:
+        return 0
+    return min(p, t - s)
+
+
+def shapley_eq1(v: dict[int, int], C: int, u: int) -> Fraction:
+    """Eq. (1): phi_u in the game restricted to C."""
+    members = [x for x in range(C.bit_length()) if C >> x & 1]
+    c = len(members)
+    others = [x for x in members if x != u]
+    total = Fraction(0)
+    for r in range(len(others) + 1):
+        for sub in itertools.combinations(others, r):
+            S = sum(1 << x for x in sub)
+            w = Fraction(math.factorial(r) * math.factorial(c - r - 1), math.factorial(c))
+            total += w * (v[S | (1 << u)] - v[S])
+    return total
+
+
+def shapley_eq2(v: dict[int, int], k: int) -> list[Fraction]:
+    """Eq. (2): average marginal contribution over all k! orderings."""
+    phi = [Fraction(0)] * k
+    perms = list(itertools.permutations(range(k)))
+    for perm in perms:
+        S = 0
+        for u in perm:
+            phi[u] += v[S | (1 << u)] - v[S]
+            S |= 1 << u
+    return [x / len(perms) for x in phi]
+
+
+def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
+    """REF by the definition: every coalition, every time step 0..T-1, Eq. (1).
+
+    Returns (grand starts, grand machines, values at T per coalition mask).
+    """
+    val = psi_job if utility == "psi_sp" else work_job
+    k = inst.k
+    NC = 1 << k
+    n = inst.n
+    order = sorted(range(n), key=lambda j: (int(inst.release[j]), j))
+    starts = {C: {} for C in range(1, NC)}
+    owner = inst.machine_owner().tolist()
+    gmach: dict[int, int] = {}
+    mC = {C: sum(int(inst.machines[u]) for u in range(k) if C >> u & 1) for C in range(NC)}
+
+    def psi_u(C, u, t):
+        return sum(val(s, int(inst.size[j]), t) for j, s in starts[C].items() if inst.org[j] == u)
+
+    for t in range(T):
+        v = {0: 0}
+        for C in range(1, NC):
+            v[C] = sum(psi_u(C, u, t) for u in range(k) if C >> u & 1)
+        for C in range(1, NC):
+            running = [j for j, s in starts[C].items() if s <= t < s + inst.size[j]]
+            free = mC[C] - len(running)
+            if free <= 0:
+                continue
+            waiting = {
+                u: [j for j in order if inst.org[j] == u and inst.release[j] <= t and j not in starts[C]]
+                for u in range(k) if C >> u & 1
+            }
+            cand = [u for u in sorted(waiting) if waiting[u]]
+            if not cand:
+                continue
+            key = {u: shapley_eq1(v, C, u) - psi_u(C, u, t) for u in cand}
+            if utility != "psi_sp":
+                c = bin(C).count("1")
+                key = {u: abs(key[u] + Fraction(1, c)) - abs(key[u] + Fraction(1, c) - 1) for u in cand}
+            ranked = sorted(cand, key=lambda u: (-key[u], u))
+            if free >= sum(len(waiting[u]) for u in cand):
+                # every waiting job starts; the order only numbers machines: index order
+                ranked = cand
+            for u in ranked:
+                for j in waiting[u]:
+                    if free == 0:
+                        break
+                    starts[C][j] = t
+                    free -= 1
+                    if C == NC - 1:
+                        busy = {gmach[x] for x in starts[C] if x in gmach and starts[C][x] <= t < starts[C][x] + inst.size[x]}
+                        m = min(mm for mm in range(len(owner)) if mm not in busy)
+                        gmach[j] = m
+    values = {C: sum(psi_u(C, u, T) for u in range(k) if C >> u & 1) for C in range(1, NC)}
+    values[0] = 0
+    G = NC - 1
+    return ([starts[G].get(j, -1) for j in range(n)], [gmach.get(j, -1) for j in range(n)], values)
+
+
+def best_utilization(inst: Instance, T: int) -> int:
+    """Most unit parts any schedule (greedy or not, any order) can process before T.
+
+    Exhaustive search over start decisions at every integer time, for tiny instances.
+    """
+    M = inst.total_machines
+    n = inst.n
+    best = 0
+
+    def rec(t, free_at, started, done_units):
+        nonlocal best
+        # upper bound prune: everything unstarted fully processed
+        if t >= T:
+            best = max(best, done_units)
+            return
+        avail = [m for m in range(M) if free_at[m] <= t]
+        ready = [j for j in range(n) if j not in started and inst.release[j] <= t]
+        for r in range(min(len(avail), len(ready)) + 1):
+            for subset in itertools.combinations(ready, r):
+                fa = list(free_at)
+                units = done_units
+                for m, j in zip(avail, subset, strict=False):
+                    fa[m] = t + int(inst.size[j])
+                    units += min(int(inst.size[j]), T - t)
+                rec(t + 1, fa, started | set(subset), units)
+
+    rec(0, [0] * M, frozenset(), 0)
+    return best

@@ -44,15 +44,17 @@ def test_window_shift_and_parallel_expansion(tmp_path):
 
 
 def test_users_dealt_in_turn(tmp_path):
-    inst = trace_to_instance(trace(tmp_path), k=2, seed=0)
-    # 4 distinct users (11, 12, 13, -1) dealt to 2 organizations: 2 users each
-    owners = {}
-    tr = trace(tmp_path)
-    for user, q in zip(tr.jobs["user"], tr.jobs["processors"], strict=True):
-        owners.setdefault(user, set())
-    assert len(owners) == 4
-    counts = np.bincount(inst.org, minlength=2)
-    assert counts.sum() == 8
+    # users 11 (sizes 10, 40), 12 (size 20), 13 (size 30), -1 (size 50): 4 users, 2 orgs
+    user_of_size = {10: 11, 40: 11, 20: 12, 30: 13, 50: -1}
+    for seed in range(5):
+        inst = trace_to_instance(trace(tmp_path), k=2, seed=seed)
+        assert inst.n == 8
+        owner_of_user = {}
+        for u, size in zip(inst.org.tolist(), inst.size.tolist(), strict=True):
+            owner_of_user.setdefault(user_of_size[size], set()).add(u)
+        assert all(len(v) == 1 for v in owner_of_user.values())  # a user has one organization
+        per_org = np.bincount([next(iter(v)) for v in owner_of_user.values()], minlength=2)
+        assert per_org.tolist() == [2, 2]  # dealt in turn
 
 
 def test_same_seed_same_bytes(tmp_path):

@@ -217,3 +217,15 @@ def test_simulate_members_uses_only_their_machines():
     s = simulate(inst, get_policy("fifo"), members=[0])
     assert s.start.tolist() == [0, 5, 10]
     assert set(s.machine.tolist()) == {0}
+
+
+@settings(max_examples=60, deadline=None)
+@given(inst=small_instances(max_k=3, max_jobs=20), horizon=st.one_of(st.none(), st.integers(1, 30)))
+def test_fifo_kernel_matches_engine(inst, horizon):
+    from coopsched.online.kernels import fifo_starts
+
+    s = get_policy("fifo").run(inst, horizon)
+    order = inst.fifo_order()
+    fast = np.full(inst.n, -1)
+    fast[order] = fifo_starts(inst.release[order], inst.size[order], inst.total_machines, horizon)
+    assert fast.tolist() == s.start.tolist()

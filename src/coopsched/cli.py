@@ -202,6 +202,41 @@ def trace_info(
 
 
 @app.command()
+def reproduce(
+    what: Annotated[str, typer.Argument(help="table1, table2 or fig10 (Skowron & Rzadca, Sec. 7).")],
+    out: Annotated[Path | None, typer.Option(help="Output folder (default results/WHAT).")] = None,
+    quick: Annotated[bool, typer.Option(help="Small preset: a few windows, minutes on 2 cores.")] = False,
+    windows: Annotated[int | None, typer.Option(min=1, help="Windows per trace (default 100; fig10 30).")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: all cores).")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="dask.distributed scheduler address.")] = None,
+    traces: Annotated[Path | None, typer.Option(help="Folder with the SWF traces.")] = None,
+    split: Split = "zipf",
+    seed: Seed = 0,
+    metacentrum_machines: Annotated[int | None, typer.Option(help="Machines for METACENTRUM (no header).")] = None,
+    orgs: Annotated[str | None, typer.Option(help="fig10: comma-separated organization counts.")] = None,
+) -> None:
+    """Reproduce Table 1, Table 2 or Figure 10; resumes an interrupted run."""
+    from .experiments.reproduce import reproduce as run
+
+    if what not in ("table1", "table2", "fig10"):
+        raise CLIError(f"unknown reproduction {what!r}; choose table1, table2 or fig10")
+    if split not in ("uniform", "zipf"):
+        raise CLIError("--split must be 'uniform' or 'zipf'")
+    ks = None
+    if orgs:
+        try:
+            ks = tuple(int(x) for x in orgs.split(","))
+        except ValueError:
+            raise CLIError("--orgs takes comma-separated integers, e.g. 2,4,6") from None
+    out = out or Path("results") / (what + ("-quick" if quick else ""))
+    machines = {"METACENTRUM": metacentrum_machines} if metacentrum_machines else None
+    _, md = run(what, out, quick=quick, traces=traces, workers=workers, scheduler=scheduler,
+                windows=windows, split=split, seed=seed, machines=machines, orgs=ks)
+    print(md)
+    print(f"written to {out}/ (summary.md, summary.csv, results.csv, rows.jsonl)")
+
+
+@app.command()
 def policies() -> None:
     """List the online policies."""
     from .online.policies import POLICIES

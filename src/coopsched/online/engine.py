@@ -40,7 +40,7 @@ class SimView:
 
     __slots__ = (
         "t", "k", "members", "machines", "total_machines", "waiting", "running",
-        "_psi", "_work", "_tl", "_head_pos", "_machine_owner",
+        "_psi", "_work", "_tl", "_head_pos", "_machine_owner", "_free",
     )
 
     def __init__(self, k: int, members: tuple[int, ...], machines: list[int], machine_owner: list[int]):
@@ -56,6 +56,12 @@ class SimView:
         self._tl = [0] * k
         self._head_pos: list[int] = [0] * k
         self._machine_owner = machine_owner
+        self._free: list[int] = []
+
+    @property
+    def free(self) -> int:
+        """Number of free machines right now."""
+        return len(self._free)
 
     def psi(self, u: int) -> int:
         """``psi_sp`` of organization ``u`` at the current time (exact integer)."""
@@ -154,6 +160,7 @@ def simulate(
     view = SimView(k, mem, machines, machine_owner)
     M = len(machine_owner)
     free = [m for m in range(M) if is_member[machine_owner[m]]]  # sorted: a valid heap
+    view._free = free
     start = [-1] * n
     where = [-1] * n
     on_machine = [-1] * max(M, 1)

@@ -167,3 +167,19 @@ def random_windows(
                 break
         starts.append(t0 - first)
     return starts
+
+
+def peak_concurrency(trace: SWFTrace) -> int:
+    """Most processors in use at once in the log (start = submit + wait, end = start + run).
+
+    A data-derived lower bound on the machine size, for traces whose header lacks
+    ``MaxProcs`` (the METACENTRUM copy). Unknown waits (-1) count as 0.
+    """
+    j = trace.jobs
+    start = j["submit"].to_numpy() + np.maximum(j["wait"].to_numpy(), 0)
+    end = start + j["run_time"].to_numpy()
+    q = j["processors"].to_numpy()
+    times = np.concatenate([start, end])
+    delta = np.concatenate([q, -q])
+    order = np.lexsort((delta, times))  # at equal times, ends (negative) first
+    return int(np.cumsum(delta[order]).max())

@@ -28,6 +28,7 @@ import numpy as np
 
 from ...workloads.instance import Instance
 from ..engine import Policy, SimView, simulate
+from ..kernels import fifo_starts
 from ..schedule import Schedule
 from ..utilities import ValueCurve
 
@@ -98,14 +99,21 @@ class Rand(Policy):
                 mask = with_u
         self._masks = list(coalitions)
         self._curves: list[ValueCurve | None] = []
+        order = instance.fifo_order()
+        machines = instance.machines
         for mask in self._masks:
             if mask == 0:
                 self._curves.append(None)
                 continue
             members = [u for u in range(k) if mask >> u & 1]
-            sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
-            keep = sched.in_coalition
-            self._curves.append(ValueCurve(sched.start[keep], instance.size[keep]))
+            if self.sub_policy == "fifo":  # closed form, same starts as the engine's FIFO
+                sel = order[np.isin(instance.org[order], members)]
+                starts = fifo_starts(instance.release[sel], instance.size[sel], int(machines[members].sum()), horizon)
+                self._curves.append(ValueCurve(starts, instance.size[sel]))
+            else:
+                sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
+                keep = sched.in_coalition
+                self._curves.append(ValueCurve(sched.start[keep], instance.size[keep]))
         self._coeff = np.zeros((k, len(self._masks)), dtype=np.int64)
         for u in range(k):
             for mask, c in coeff[u].items():
@@ -127,14 +135,19 @@ class Rand(Policy):
 
     def select(self, view: SimView) -> int:
         t = view.t
+        w = view.waiting
+        cands = [u for u in view.members if w[u]]
+        if len(cands) == 1 or view.free >= sum(w[u] for u in cands):
+            # the pick cannot change any start time: no estimate needed
+            return cands[0]
         if t != self._t:
             self._t = t
             phiN = self.phi_times_n(t)
             self._key = [phiN[u] - self._N * view.psi(u) for u in range(view.k)]
         best = -1
-        w, key = view.waiting, self._key
-        for u in view.members:
-            if w[u] and (best < 0 or key[u] > key[best]):
+        key = self._key
+        for u in cands:
+            if best < 0 or key[u] > key[best]:
                 best = u
         return best
 

@@ -1,0 +1,344 @@
+"""Reproduction of Skowron & Rzadca, Sec. 7: Table 1, Table 2 and Figure 10.
+
+Each window of a trace becomes a 5-organization instance (CONVENTIONS 1); REF's
+schedule is computed once and every other policy's ``dpsi / p_tot`` is measured against
+it at the horizon. Traces: LPC-EGEE and RICC as in the paper; PIK-IPLEX and
+SHARCNET-Whale are not available here, so METACENTRUM and HPC2N stand in for them.
+Machine counts: LPC-EGEE 70 and RICC 8192 (paper), HPC2N its header's MaxProcs (240),
+METACENTRUM (no header) the log's peak of concurrently used processors (604) unless
+given. Results: ``rows.jsonl`` (one line per window, the resume state), ``results.csv``,
+``summary.md`` (ours beside the paper's numbers) and, for Figure 10, ``fig10.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..online.fairness import fairness
+from ..online.policies import get_policy
+from ..online.policies.ref import Ref
+from ..workloads.prepare import peak_concurrency, random_windows, trace_machines, trace_to_instance
+from ..workloads.swf import SWFTrace, read_swf
+from . import paper_values
+from .sweep import run_sweep
+
+TRACE_FILES = {
+    "LPC-EGEE": "LPC-EGEE-2004-1.2-cln.swf.gz",
+    "RICC": "RICC-2010-2.swf.gz",
+    "METACENTRUM": "METACENTRUM-2009-2.swf.gz",
+    "HPC2N": "HPC2N-2002-2.2-cln.swf.gz",
+}
+#: Which of our traces stands for which of the paper's.
+STANDS_FOR = {"LPC-EGEE": "LPC-EGEE", "RICC": "RICC", "METACENTRUM": "PIK-IPLEX", "HPC2N": "SHARCNET-Whale"}
+POLICIES = paper_values.POLICY_ORDER
+
+
+def find_traces(traces: str | Path | None = None) -> Path:
+    """The trace folder: the argument, ``$COOPSCHED_TRACES``, or ``../shared/traces``."""
+    candidates = [traces, os.environ.get("COOPSCHED_TRACES"), "../shared/traces", "shared/traces"]
+    for c in candidates:
+        if c and (Path(c) / TRACE_FILES["LPC-EGEE"]).exists():
+            return Path(c)
+    raise FileNotFoundError(
+        "the SWF traces were not found; pass --traces DIR (a folder with "
+        f"{', '.join(TRACE_FILES.values())}) or set COOPSCHED_TRACES"
+    )
+
+
+_TRACE_CACHE: dict[str, SWFTrace] = {}
+
+
+def load_trace(path: str) -> SWFTrace:
+    """Read a trace once per process."""
+    tr = _TRACE_CACHE.get(path)
+    if tr is None:
+        tr = _TRACE_CACHE[path] = read_swf(path)
+    return tr
+
+
+def default_machines(name: str, trace: SWFTrace) -> int:
+    if name == "METACENTRUM" and trace.max_procs is None:
+        return peak_concurrency(trace)
+    return trace_machines(trace)
+
+
+def evaluate_window(task: dict) -> dict:
+    """One window: REF once, then ``dpsi/p_tot`` of every policy (a sweep task)."""
+    trace = load_trace(task["path"])
+    L = task["length"]
+    inst = trace_to_instance(
+        trace, k=task["k"], start=task["start"], length=L, machines=task["machines"],
+        split=task["split"], seed=task["seed"],
+    )
+    row: dict = {"n_jobs": inst.n, "machines": inst.machines.tolist()}
+    t0 = time.perf_counter()
+    ref = Ref().run(inst, L)
+    row["seconds_ref"] = time.perf_counter() - t0
+    row["p_tot"] = sum(ref.work(L))
+    for name in task["policies"]:
+        params = {"seed": task["seed"]}
+        if name == "rand":
+            params["n_samples"] = task["rand_samples"]
+        t0 = time.perf_counter()
+        sched = get_policy(name, **params).run(inst, L)
+        row[f"seconds_{name}"] = time.perf_counter() - t0
+        f = fairness(sched, ref, L)
+        row[f"ratio_{name}"] = f.ratio
+        row[f"dpsi_{name}"] = f.dpsi
+    return row
+
+
+@dataclass
+class TableSpec:
+    """Settings of a Table 1/2 run."""
+
+    length: int
+    traces: tuple[str, ...] = tuple(TRACE_FILES)
+    windows: int = 100
+    k: int = 5
+    split: str = "zipf"
+    seed: int = 0
+    rand_samples: int = 15
+    machines: dict[str, int] = field(default_factory=dict)
+    policies: tuple[str, ...] = POLICIES
+
+
+def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
+    tasks = []
+    for name in spec.traces:
+        path = str(traces_dir / TRACE_FILES[name])
+        trace = load_trace(path)
+        machines = spec.machines.get(name) or default_machines(name, trace)
+        starts = random_windows(trace, spec.length, spec.windows, seed=spec.seed)
+        for i, st in enumerate(starts):
+            tasks.append(
+                {
+                    "trace": name, "path": path, "start": int(st), "length": spec.length,
+                    "k": spec.k, "split": spec.split, "seed": spec.seed + i, "machines": machines,
+                    "policies": list(spec.policies), "rand_samples": spec.rand_samples, "window": i,
+                }
+            )
+    return tasks
+
+
+def rows_frame(rows: list[dict]) -> pd.DataFrame:
+    flat = []
+    for r in rows:
+        t = r["task"]
+        d = {key: t[key] for key in ("trace", "start", "length", "k", "split", "seed", "machines", "window")}
+        d.update({key: v for key, v in r.items() if key not in ("task", "machines")})
+        flat.append(d)
+    return pd.DataFrame(flat)
+
+
+def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, str]:
+    """Mean and std per trace and policy, and the Markdown beside the paper's table."""
+    paper = paper_values.TABLE1 if spec.length == 50_000 else paper_values.TABLE2 if spec.length == 500_000 else None
+    recs = []
+    for name in spec.traces:
+        sub = df[df["trace"] == name]
+        for pol in spec.policies:
+            col = sub[f"ratio_{pol}"]
+            recs.append(
+                {"trace": name, "policy": pol, "mean": col.mean(), "std": col.std(ddof=1), "windows": len(col),
+                 "zero_windows": int((col == 0).sum())}
+            )
+    stats = pd.DataFrame(recs)
+    label = {50_000: "Table 1", 500_000: "Table 2"}.get(spec.length, f"duration {spec.length}")
+    lines = [
+        f"# {label}: dpsi/p_tot, {spec.k} organizations, windows of {spec.length:g} s",
+        "",
+        f"Ours: mean (standard deviation) over {spec.windows} random windows per trace, "
+        f"machines split by {spec.split}, RAND with N={spec.rand_samples}. "
+        "Paper: Skowron & Rzadca, 'Non-monetary fair scheduling', "
+        f"{label if paper else 'no published counterpart'}.",
+        "",
+    ]
+    header = "| policy | " + " | ".join(
+        f"{n} ours | {STANDS_FOR[n]} paper" for n in spec.traces
+    ) + " |"
+    lines += [header, "|---" * (1 + 2 * len(spec.traces)) + "|"]
+    for pol in spec.policies:
+        cells = [pol.upper()]
+        for name in spec.traces:
+            s = stats[(stats.trace == name) & (stats.policy == pol)].iloc[0]
+            cells.append(f"{_fmt(s['mean'])} ({_fmt(s['std'])})")
+            p = paper.get(STANDS_FOR[name], {}).get(pol) if paper else None
+            cells.append(f"{p[0]:g} ({p[1]:g})" if p else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    busy = df[df[[f"ratio_{p}" for p in spec.policies]].abs().sum(axis=1) > 0]
+    lines += [
+        "",
+        "Ours over the windows with contention only (where some policy departs from REF):",
+        "",
+        "| policy | " + " | ".join(f"{n} ({int((busy.trace == n).sum())} windows)" for n in spec.traces) + " |",
+        "|---" * (1 + len(spec.traces)) + "|",
+    ]
+    for pol in spec.policies:
+        cells = [pol.upper()]
+        for name in spec.traces:
+            col = busy[busy.trace == name][f"ratio_{pol}"]
+            cells.append(f"{_fmt(col.mean())} ({_fmt(col.std(ddof=1))})" if len(col) else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "METACENTRUM stands in for PIK-IPLEX and HPC2N for SHARCNET-Whale (neither is "
+        "available here): their columns compare different workloads and only the ranking "
+        "of the policies is comparable.",
+        "",
+        "Windows where no policy departs from REF (no contention: every policy scores 0): "
+        + ", ".join(f"{n} {_quiet_windows(df, n, spec.policies)}" for n in spec.traces)
+        + f" of {spec.windows}.",
+    ]
+    return stats, "\n".join(lines) + "\n"
+
+
+def _quiet_windows(df: pd.DataFrame, trace: str, policies) -> int:
+    sub = df[df["trace"] == trace]
+    return int((sub[[f"ratio_{p}" for p in policies]].abs().sum(axis=1) == 0).sum())
+
+
+def _fmt(x: float) -> str:
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "-"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) >= 1:
+        return f"{x:.1f}"
+    return f"{x:.3g}"
+
+
+# ---------------------------------------------------------------------------- Figure 10
+
+@dataclass
+class Fig10Spec:
+    orgs: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8, 9, 10)
+    windows: int = 30
+    length: int = 50_000
+    split: str = "zipf"
+    seed: int = 0
+    rand_samples: int = 15
+    policies: tuple[str, ...] = POLICIES
+
+
+def fig10_tasks(spec: Fig10Spec, traces_dir: Path) -> list[dict]:
+    path = str(traces_dir / TRACE_FILES["LPC-EGEE"])
+    trace = load_trace(path)
+    starts = random_windows(trace, spec.length, spec.windows, seed=spec.seed)
+    return [
+        {
+            "trace": "LPC-EGEE", "path": path, "start": int(st), "length": spec.length, "k": k,
+            "split": spec.split, "seed": spec.seed + i, "machines": 70, "policies": list(spec.policies),
+            "rand_samples": spec.rand_samples, "window": i,
+        }
+        for k in spec.orgs
+        for i, st in enumerate(starts)
+    ]
+
+
+def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.DataFrame, str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    recs = []
+    for k in spec.orgs:
+        sub = df[df["k"] == k]
+        for pol in spec.policies:
+            col = sub[f"ratio_{pol}"]
+            n = len(col)
+            recs.append({"k": k, "policy": pol, "mean": col.mean(), "std": col.std(ddof=1),
+                         "ci95": 1.96 * col.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan, "windows": n,
+                         "ref_seconds": sub["seconds_ref"].mean()})
+    stats = pd.DataFrame(recs)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for pol in spec.policies:
+        s = stats[stats.policy == pol]
+        ax.errorbar(s["k"], s["mean"], yerr=s["ci95"], marker="o", capsize=3, label=pol.upper())
+    ax.set_xlabel("number of organizations")
+    ax.set_ylabel(r"$\Delta\psi / p_{tot}$ (s)")
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_title(f"LPC-EGEE, windows of {spec.length:g} s ({spec.windows} per point, 95% CI)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+    lines = [
+        "# Figure 10: unfairness against the number of organizations (LPC-EGEE)",
+        "",
+        f"Ours: mean dpsi/p_tot over {spec.windows} windows of {spec.length:g} s per point, "
+        f"machines split by {spec.split}; plot in `{png.name}`. The paper gives Figure 10 "
+        "only as a plot (no numbers): unfairness grows with the number of organizations and "
+        "DIRECTCONTR stays below FAIRSHARE.",
+        "",
+        "| k | " + " | ".join(p.upper() for p in spec.policies) + " | REF seconds |",
+        "|---" * (len(spec.policies) + 2) + "|",
+    ]
+    for k in spec.orgs:
+        s = stats[stats.k == k]
+        cells = [str(k)] + [_fmt(s[s.policy == p]["mean"].iloc[0]) for p in spec.policies]
+        cells.append(f"{s['ref_seconds'].iloc[0]:.3f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return stats, "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- driver
+
+def reproduce(
+    name: str,
+    out: Path,
+    *,
+    quick: bool = False,
+    traces: str | Path | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    windows: int | None = None,
+    split: str = "zipf",
+    seed: int = 0,
+    machines: dict[str, int] | None = None,
+    orgs: tuple[int, ...] | None = None,
+    quiet: bool = False,
+) -> tuple[pd.DataFrame, str]:
+    """Run (or resume) one reproduction; write rows.jsonl, results.csv and summary.md."""
+    traces_dir = find_traces(traces)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if name in ("table1", "table2"):
+        spec = TableSpec(length=50_000 if name == "table1" else 500_000, split=split, seed=seed,
+                         machines=machines or {})
+        if quick:
+            spec.windows = 4
+        if windows:
+            spec.windows = windows
+        tasks = table_tasks(spec, traces_dir)
+        rows = run_sweep(tasks, evaluate_window, out / "rows.jsonl", workers=workers, scheduler=scheduler,
+                         description=name, quiet=quiet)
+        df = rows_frame(rows)
+        stats, md = summarize_table(df, spec)
+    elif name == "fig10":
+        spec10 = Fig10Spec(split=split, seed=seed)
+        if quick:
+            spec10.orgs, spec10.windows = (2, 4, 6), 3
+        if orgs:
+            spec10.orgs = tuple(orgs)
+        if windows:
+            spec10.windows = windows
+        tasks = fig10_tasks(spec10, traces_dir)
+        rows = run_sweep(tasks, evaluate_window, out / "rows.jsonl", workers=workers, scheduler=scheduler,
+                         description=name, quiet=quiet)
+        df = rows_frame(rows)
+        stats, md = summarize_fig10(df, spec10, out / "fig10.png")
+    else:
+        raise ValueError(f"unknown reproduction {name!r}; choose table1, table2 or fig10")
+    df.to_csv(out / "results.csv", index=False)
+    stats.to_csv(out / "summary.csv", index=False)
+    (out / "summary.md").write_text(md)
+    return stats, md

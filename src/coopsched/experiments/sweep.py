@@ -1,0 +1,138 @@
+"""Run many independent tasks in parallel, with a progress bar, resumably.
+
+A sweep is a list of tasks (JSON-able dicts) and a module-level function mapping a task
+to a result row. Each finished row is appended to a JSON-lines file at once (flushed and
+synced), keyed by a hash of its task; a rerun skips every task already in the file, so
+an interrupted sweep continues where it stopped and never recomputes or loses a finished
+instance. Tasks run in local worker processes by default, or on a dask.distributed
+cluster when a scheduler address is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+
+def task_key(task: dict) -> str:
+    """Stable identifier of a task (hash of its canonical JSON)."""
+    blob = json.dumps(task, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def load_rows(path: Path) -> dict[str, dict]:
+    """Finished rows by task key; a truncated last line (interrupted write) is dropped."""
+    rows: dict[str, dict] = {}
+    if not path.exists():
+        return rows
+    good_lines = []
+    dirty = False
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+            rows[row["task_key"]] = row
+            good_lines.append(line)
+        except (json.JSONDecodeError, KeyError, TypeError):
+            dirty = True
+    if dirty:  # rewrite without the broken line so appends stay valid
+        path.write_text("".join(x + "\n" for x in good_lines))
+    return rows
+
+
+def _append(fh, row: dict) -> None:
+    fh.write(json.dumps(row, sort_keys=True) + "\n")
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=quiet,
+    )
+
+
+def run_sweep(
+    tasks: list[dict],
+    fn: Callable[[dict], dict],
+    out: Path,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    description: str = "sweep",
+    quiet: bool = False,
+) -> list[dict]:
+    """Run ``fn`` on every task not yet in ``out`` (JSON lines); return all rows in task order.
+
+    ``workers``: local processes (default: all cores; 1 runs in this process).
+    ``scheduler``: a dask.distributed scheduler address (``tcp://host:8786``) or a
+    ``distributed.Client``; tasks then run on that cluster.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = load_rows(out)
+    keyed = [(task_key(t), t) for t in tasks]
+    pending = [(k, t) for k, t in keyed if k not in done]
+    workers = workers or os.cpu_count() or 1
+    with out.open("a") as fh, _progress(quiet) as bar:
+        bar_id = bar.add_task(description, total=len(tasks), completed=len(tasks) - len(pending))
+
+        def record(key: str, task: dict, row: dict) -> None:
+            row = {**row, "task_key": key, "task": task}
+            done[key] = row
+            _append(fh, row)
+            bar.advance(bar_id)
+
+        if not pending:
+            pass
+        elif scheduler is not None:
+            _run_dask(pending, fn, scheduler, record)
+        elif workers == 1:
+            for key, task in pending:
+                record(key, task, fn(task))
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(fn, task): (key, task) for key, task in pending}
+                try:
+                    remaining = set(futures)
+                    while remaining:
+                        finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+                        for f in finished:
+                            key, task = futures[f]
+                            record(key, task, f.result())
+                except BaseException:
+                    for f in futures:
+                        f.cancel()
+                    raise
+    return [done[k] for k, _ in keyed]
+
+
+def _run_dask(pending, fn, scheduler, record) -> None:
+    from distributed import Client, as_completed
+
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = {client.submit(fn, task, pure=False): (key, task) for key, task in pending}
+        for fut in as_completed(list(futures)):
+            key, task = futures[fut]
+            record(key, task, fut.result())
+    finally:
+        if not isinstance(scheduler, Client):
+            client.close()

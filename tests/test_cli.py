@@ -22,6 +22,17 @@ def test_simulate_json(instance_file, capsys):
     assert {"org", "release", "size", "start", "machine"} <= set(out["jobs"][0])
 
 
+@pytest.mark.parametrize("policy", ["ref", "rand"])
+def test_simulate_ref_rand_json(instance_file, capsys, policy):
+    argv = ["simulate", str(instance_file), "--policy", policy, "--horizon", "10", "--format", "json"]
+    if policy == "rand":
+        argv += ["--samples", "75"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["policy"] == policy and len(out["jobs"]) == 3
+    assert all(j["start"] is not None for j in out["jobs"])
+
+
 @pytest.mark.parametrize("policy", ["ref", "rand", "directcontr"])
 def test_simulate_table(instance_file, capsys, policy):
     assert main(["simulate", str(instance_file), "--policy", policy, "--horizon", "10"]) == 0

@@ -67,7 +67,7 @@ def test_sweep_on_dask_cluster(tmp_path):
 
 
 @pytest.mark.skipif(not (TRACES / "LPC-EGEE-2004-1.2-cln.swf.gz").exists(), reason="traces not available")
-@pytest.mark.parametrize("what", ["table1", "fig10"])
+@pytest.mark.parametrize("what", ["table1", "table2", "fig10"])
 def test_quick_reproduction_runs_and_resumes(tmp_path, what):
     from coopsched.experiments.reproduce import reproduce
 
@@ -75,10 +75,12 @@ def test_quick_reproduction_runs_and_resumes(tmp_path, what):
     stats, md = reproduce(what, out, quick=True, traces=TRACES, workers=2, quiet=True)
     assert (out / "summary.md").read_text() == md
     df = pd.read_csv(out / "results.csv")
-    assert len(df) == (16 if what == "table1" else 9)
+    assert len(df) == (9 if what == "fig10" else 16)
     assert (df.filter(like="ratio_") >= 0).all().all()
     if what == "table1":
         assert "| ROUNDROBIN |" in md and "238 (353)" in md  # paper beside ours
+    if what == "table2":
+        assert "4511 (6257)" in md
     else:
         assert (out / "fig10.png").stat().st_size > 1000
     lines = (out / "rows.jsonl").read_text().splitlines()

@@ -76,6 +76,7 @@ def simulate(
     machines: Machines = None,
     split: Split = "uniform",
     seed: Seed = 0,
+    samples: Annotated[int, typer.Option(min=1, help="RAND: sampled orderings N (paper: 15, 75).")] = 15,
     format: Fmt = "table",
 ) -> None:
     """Simulate one policy and print per-organization results (or the schedule as JSON)."""
@@ -84,6 +85,8 @@ def simulate(
     if format not in ("table", "json"):
         raise CLIError("--format must be 'table' or 'json'")
     params = {} if policy.lower() == "ref" else {"seed": seed}  # REF is deterministic
+    if policy.lower() == "rand":
+        params["n_samples"] = samples
     pol = get_policy(policy, **params)
     inst = _load(input, orgs, window_start, window_length, machines, split, seed)
     T = _horizon(inst, horizon)

@@ -206,10 +206,10 @@ def trace_info(
 
 @app.command()
 def reproduce(
-    what: Annotated[str, typer.Argument(help="table1, table2, fig10 (Skowron & Rzadca, Sec. 7) or mosp (Pascual et al., Sec. 6).")],
+    what: Annotated[str, typer.Argument(help="table1, table2, fig10 (Skowron & Rzadca, Sec. 7), mosp (Pascual et al., Sec. 6) or migration (the price-of-migration study).")],
     out: Annotated[Path | None, typer.Option(help="Output folder (default results/WHAT).")] = None,
     quick: Annotated[bool, typer.Option(help="Small preset: a few windows, minutes on 2 cores.")] = False,
-    windows: Annotated[int | None, typer.Option(min=1, help="Windows per trace (default 100; fig10 30).")] = None,
+    windows: Annotated[int | None, typer.Option(min=1, help="Windows per trace (default 100); for mosp, instances per cell (50).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: all cores).")] = None,
     scheduler: Annotated[str | None, typer.Option(help="dask.distributed scheduler address.")] = None,
     traces: Annotated[Path | None, typer.Option(help="Folder with the SWF traces.")] = None,
@@ -221,8 +221,16 @@ def reproduce(
     """Reproduce Table 1, Table 2 or Figure 10; resumes an interrupted run."""
     from .experiments.reproduce import reproduce as run
 
-    if what not in ("table1", "table2", "fig10", "mosp"):
-        raise CLIError(f"unknown reproduction {what!r}; choose table1, table2, fig10 or mosp")
+    if what not in ("table1", "table2", "fig10", "mosp", "migration"):
+        raise CLIError(f"unknown reproduction {what!r}; choose table1, table2, fig10, mosp or migration")
+    if what == "migration":
+        from .experiments.migration_study import run_study
+
+        out = out or Path("results") / ("migration" + ("-quick" if quick else ""))
+        _, md = run_study(out, quick=quick, traces=traces, workers=workers, scheduler=scheduler, windows=windows, seed=seed)
+        print(md)
+        print(f"written to {out}/ (summary.md, results.csv, migration.png, rows.jsonl)")
+        return
     if what == "mosp":
         from .experiments.mosp_grid import reproduce_mosp
 
@@ -297,6 +305,75 @@ def mosp(
         table.add_row(inst.organizations[k].name, str(inst.machines[k]), str(int((inst.org == k).sum())), str(lm), str(int(orgm[k])), gain)
     console.print(table)
     console.print("valid; no organization's makespan grew" if rep.valid else "PROBLEMS: " + "; ".join(rep.violations))
+
+
+@app.command()
+def migration(
+    input: Annotated[Path | None, typer.Argument(help="JSON instance (job 'priority', organization 'speeds').")] = None,
+    policy: Annotated[str, typer.Option(help="gm, fcfs-fastest, fcfs-random, priority-fastest, preemptive-priority.")] = "gm",
+    cost: Annotated[float, typer.Option(min=0, help="Delay per migration (the paper: 0).")] = 0.0,
+    hunt: Annotated[str | None, typer.Option(help="Search the smallest violation of ef, wpm, ilv or non-wasteful.")] = None,
+    tries: Annotated[int, typer.Option(min=0, help="--hunt: random instances to try.")] = 300,
+    seed: Seed = 0,
+    format: Fmt = "table",
+) -> None:
+    """Related machines with preemption/migration: completion times and the EF/WPM/ILV verdicts."""
+    from fractions import Fraction
+
+    from .migration.constructions import hunt as run_hunt
+    from .migration.engine import RelatedInstance
+    from .migration.engine import simulate as msim
+    from .migration.policies import POLICIES
+    from .migration.policies import get_policy as mpolicy
+    from .migration.properties import PROPERTIES, check_all
+    from .workloads.jsonio import read_instance
+
+    if policy not in POLICIES:
+        raise CLIError(f"unknown migration policy {policy!r}; choose from {', '.join(POLICIES)}")
+    if format not in ("table", "json"):
+        raise CLIError("--format must be 'table' or 'json'")
+    if hunt is not None:
+        if hunt not in PROPERTIES:
+            raise CLIError(f"--hunt takes one of {', '.join(PROPERTIES)}")
+        c = run_hunt(policy, hunt, tries=tries, seed=seed, policy_seed=seed, cost=Fraction(str(cost)))
+        if c is None:
+            print(f"no violation of {hunt} by {policy} found (paper constructions and {tries} random instances)")
+            return
+        inst = c.instance
+        print(f"smallest counterexample found ({c.source}):")
+        print(f"  machine speeds {[str(x) for x in inst.speeds]}")
+        for j in range(inst.n):
+            print(f"  job {j}: release {inst.release[j]}, work {inst.work[j]}, priority {inst.priority[j]}")
+        print(f"  {c.verdict}")
+        return
+    if input is None:
+        raise CLIError("give a JSON instance, or --hunt PROPERTY")
+    inst = RelatedInstance.from_instance(read_instance(input))
+
+    def make():
+        return mpolicy(policy, seed)
+
+    res = msim(inst, make(), Fraction(str(cost)))
+    verdicts = check_all(make, inst, Fraction(str(cost)))
+    if format == "json":
+        print(json.dumps({
+            "policy": policy, "cost": cost,
+            "jobs": [{"id": j, "org": inst.names[inst.org[j]], "release": inst.release[j], "work": inst.work[j],
+                      "priority": float(inst.priority[j]), "completion": str(res.completion[j]),
+                      "completion_float": float(res.completion[j]), "migrations": res.migrations[j],
+                      "preemptions": res.preemptions[j]} for j in range(inst.n)],
+            "properties": {v.prop: {"holds": v.holds, "applicable": v.applicable, "detail": v.detail} for v in verdicts},
+        }))
+        return
+    table = Table(title=f"{policy} on {inst.n} jobs, {inst.machines} machines (speeds {', '.join(str(x) for x in inst.speeds)})")
+    for col in ("job", "org", "release", "work", "priority", "completion", "migrations", "preemptions"):
+        table.add_column(col, justify="left" if col == "org" else "right")
+    for j in range(inst.n):
+        table.add_row(str(j), inst.names[inst.org[j]], str(inst.release[j]), str(inst.work[j]), str(inst.priority[j]),
+                      str(res.completion[j]), str(res.migrations[j]), str(res.preemptions[j]))
+    console.print(table)
+    for v in verdicts:
+        print(v)
 
 
 @app.command()

@@ -217,6 +217,7 @@ def reproduce(
     seed: Seed = 0,
     metacentrum_machines: Annotated[int | None, typer.Option(help="Machines for METACENTRUM (no header).")] = None,
     orgs: Annotated[str | None, typer.Option(help="fig10: comma-separated organization counts.")] = None,
+    window_sampling: Annotated[str, typer.Option(help="table1/2: window starts uniform in 'time' or at a random 'job'.")] = "time",
 ) -> None:
     """Reproduce Table 1, Table 2 or Figure 10; resumes an interrupted run."""
     from .experiments.reproduce import reproduce as run
@@ -241,6 +242,8 @@ def reproduce(
         return
     if split not in ("uniform", "zipf"):
         raise CLIError("--split must be 'uniform' or 'zipf'")
+    if window_sampling not in ("time", "job"):
+        raise CLIError("--window-sampling must be 'time' or 'job'")
     ks = None
     if orgs:
         try:
@@ -250,7 +253,7 @@ def reproduce(
     out = out or Path("results") / (what + ("-quick" if quick else ""))
     machines = {"METACENTRUM": metacentrum_machines} if metacentrum_machines else None
     _, md = run(what, out, quick=quick, traces=traces, workers=workers, scheduler=scheduler,
-                windows=windows, split=split, seed=seed, machines=machines, orgs=ks)
+                windows=windows, split=split, seed=seed, machines=machines, orgs=ks, sampling=window_sampling)
     print(md)
     print(f"written to {out}/ (summary.md, summary.csv, results.csv, rows.jsonl)")
 

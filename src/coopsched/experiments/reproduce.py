@@ -107,6 +107,7 @@ class TableSpec:
     rand_samples: int = 15
     machines: dict[str, int] = field(default_factory=dict)
     policies: tuple[str, ...] = POLICIES
+    sampling: str = "time"
 
 
 def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
@@ -115,7 +116,7 @@ def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
         path = str(traces_dir / TRACE_FILES[name])
         trace = load_trace(path)
         machines = spec.machines.get(name) or default_machines(name, trace)
-        starts = random_windows(trace, spec.length, spec.windows, seed=spec.seed)
+        starts = random_windows(trace, spec.length, spec.windows, seed=spec.seed, by=spec.sampling)
         for i, st in enumerate(starts):
             tasks.append(
                 {
@@ -155,7 +156,7 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         f"# {label}: dpsi/p_tot, {spec.k} organizations, windows of {spec.length:g} s",
         "",
         f"Ours: mean (standard deviation) over {spec.windows} random windows per trace, "
-        f"machines split by {spec.split}, RAND with N={spec.rand_samples}. "
+        f"machines split by {spec.split}, RAND with N={spec.rand_samples}, window starts drawn by {spec.sampling}. "
         "Paper: Skowron & Rzadca, 'Non-monetary fair scheduling', "
         f"{label if paper else 'no published counterpart'}.",
         "",
@@ -308,6 +309,7 @@ def reproduce(
     machines: dict[str, int] | None = None,
     orgs: tuple[int, ...] | None = None,
     quiet: bool = False,
+    sampling: str = "time",
 ) -> tuple[pd.DataFrame, str]:
     """Run (or resume) one reproduction; write rows.jsonl, results.csv and summary.md."""
     traces_dir = find_traces(traces)
@@ -315,7 +317,7 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     if name in ("table1", "table2"):
         spec = TableSpec(length=50_000 if name == "table1" else 500_000, split=split, seed=seed,
-                         machines=machines or {})
+                         machines=machines or {}, sampling=sampling)
         if quick:
             spec.windows = 4
         if windows:

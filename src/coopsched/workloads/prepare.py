@@ -147,21 +147,26 @@ def trace_to_instance(
 
 
 def random_windows(
-    trace: SWFTrace, length: int, count: int, *, seed: int = 0, min_jobs: int = 1
+    trace: SWFTrace, length: int, count: int, *, seed: int = 0, min_jobs: int = 1, by: str = "time"
 ) -> list[int]:
     """``count`` random window starts (relative to the first submit) of a trace.
 
-    Starts are uniform over the trace's submit span (so that a window fits). Windows with
-    fewer than ``min_jobs`` jobs are redrawn (up to 100 tries each).
+    ``by="time"``: starts uniform over the trace's submit span (so that a window fits);
+    ``by="job"``: each window starts at the submit time of a uniformly chosen job, which
+    samples busy periods more often. Windows with fewer than ``min_jobs`` jobs are
+    redrawn (up to 100 tries each).
     """
+    if by not in ("time", "job"):
+        raise ValueError("window sampling must be 'time' or 'job'")
     submit = np.sort(trace.jobs["submit"].to_numpy())
     first, last = int(submit[0]), int(submit[-1])
     hi = max(first + 1, last - length + 1)
     rng = np.random.default_rng(seed)
     starts = []
+    eligible = submit[submit < hi]
     for _ in range(count):
         for _try in range(100):
-            t0 = int(rng.integers(first, hi))
+            t0 = int(rng.integers(first, hi)) if by == "time" else int(eligible[rng.integers(len(eligible))])
             nj = np.searchsorted(submit, t0 + length) - np.searchsorted(submit, t0)
             if nj >= min_jobs:
                 break

@@ -222,8 +222,16 @@ def reproduce(
     """Reproduce Table 1, Table 2 or Figure 10; resumes an interrupted run."""
     from .experiments.reproduce import reproduce as run
 
-    if what not in ("table1", "table2", "fig10", "mosp", "migration"):
-        raise CLIError(f"unknown reproduction {what!r}; choose table1, table2, fig10, mosp or migration")
+    if what not in ("table1", "table2", "fig10", "mosp", "migration", "game"):
+        raise CLIError(f"unknown reproduction {what!r}; choose table1, table2, fig10, mosp, migration or game")
+    if what == "game":
+        from .experiments.game_grid import reproduce_game
+
+        out = out or Path("results") / ("game" + ("-quick" if quick else ""))
+        _, md = reproduce_game(out, quick=quick, workers=workers, scheduler=scheduler, instances=windows, seed=seed)
+        print(md)
+        print(f"written to {out}/ (summary.md, results.csv, organizations.csv, fig7.png, fig8.png, rows.jsonl)")
+        return
     if what == "migration":
         from .experiments.migration_study import run_study
 
@@ -308,6 +316,93 @@ def mosp(
         table.add_row(inst.organizations[k].name, str(inst.machines[k]), str(int((inst.org == k).sum())), str(lm), str(int(orgm[k])), gain)
     console.print(table)
     console.print("valid; no organization's makespan grew" if rep.valid else "PROBLEMS: " + "; ".join(rep.violations))
+
+
+@app.command()
+def game(
+    input: Annotated[Path | None, typer.Argument(help="JSON instance with job 'processors'; none: --generate.")] = None,
+    action: Annotated[str, typer.Option(help="construct (Sec. 7.1), verify (epsilon of --config), or dynamics.")] = "construct",
+    priority: Annotated[str, typer.Option(help="organizations (Sec. 7) or jobs (Sec. 6).")] = "organizations",
+    order: Annotated[str, typer.Option(help="List algorithm: lpt, hf, spt or list.")] = "lpt",
+    org_order: Annotated[str | None, typer.Option(help="Organizations from highest priority, e.g. 2,0,1.")] = None,
+    config: Annotated[str | None, typer.Option(help="verify/dynamics: cluster of every job, e.g. 0,0,1,2.")] = None,
+    generate: Annotated[str, typer.Option(help="Generator spec KIND:N:n:m when no input is given.")] = "uni:3:8:4",
+    seed: Seed = 0,
+    format: Fmt = "table",
+) -> None:
+    """The MOSP game: build an equilibrium, measure epsilon, or run best-response dynamics."""
+    from .mosp import game as g
+    from .mosp.generators import mosp_instance
+    from .mosp.schedule import mosp_arrays
+    from .workloads.jsonio import read_instance
+
+    if action not in ("construct", "verify", "dynamics"):
+        raise CLIError("--action must be construct, verify or dynamics")
+    if format not in ("table", "json"):
+        raise CLIError("--format must be 'table' or 'json'")
+    if input is not None:
+        inst = read_instance(input)
+        if inst.processors is None:
+            raise CLIError(f"{input}: game jobs need 'processors'")
+    else:
+        try:
+            kind, N, n, m = generate.split(":")
+            inst = mosp_instance(kind, int(N), int(n), int(m), seed=seed)
+        except ValueError as exc:
+            raise CLIError(f"--generate expects KIND:N:n:m, e.g. uni:3:8:4 ({exc})") from None
+    mosp_arrays(inst)
+
+    def ints(text: str, what: str) -> list[int]:
+        try:
+            return [int(x) for x in text.split(",")]
+        except ValueError:
+            raise CLIError(f"{what} takes comma-separated integers") from None
+
+    mech = g.Mechanism(priority, order, org_order=ints(org_order, "--org-order") if org_order else None)
+    cfg = None
+    if config:
+        cfg = ints(config, "--config")
+        if len(cfg) != inst.n:
+            raise CLIError(f"--config needs {inst.n} clusters, one per job")
+    out: dict = {"action": action, "priority": priority, "order": order}
+    if action == "construct":
+        eq = g.construct_equilibrium(inst, mech)
+        cfg = eq.config.tolist()
+        out["epsilon"] = None
+        if inst.n <= 12:
+            out["epsilon"], _ = g.epsilon(inst, cfg, mech)
+    elif action == "verify":
+        cfg = cfg if cfg is not None else inst.org.tolist()
+        out["epsilon"], out["per_agent"] = g.epsilon(inst, cfg, mech)
+    else:
+        dyn = g.best_response_dynamics(inst, mech, cfg)
+        cfg = dyn.config.tolist()
+        out.update({"converged": dyn.converged, "steps": dyn.steps,
+                    "cycle": None if dyn.cycle is None else [list(c) for c in dyn.cycle]})
+    sched = g.schedule(inst, cfg, mech)
+    local = sched.local_makespans
+    orgm = sched.org_makespans()
+    out["config"] = [int(c) for c in cfg]
+    out["makespan"] = sched.makespan
+    out["organizations"] = [{"name": inst.names[k], "local": int(local[k]), "cost": int(orgm[k])} for k in range(inst.k)]
+    out["selfishness_violations"] = g.selfishness_violations(sched)
+    if format == "json":
+        print(json.dumps(out))
+        return
+    table = Table(title=f"{action}: priority to {priority} ({order}); Cmax {sched.makespan}")
+    for col in ("organization", "local Cmax", "cost (Cmax)", "gain"):
+        table.add_column(col, justify="left" if col == "organization" else "right")
+    for k in range(inst.k):
+        gain = "-" if local[k] == 0 else f"{(local[k] - orgm[k]) / local[k]:.0%}"
+        table.add_row(inst.names[k], str(local[k]), str(orgm[k]), gain)
+    console.print(table)
+    print(f"configuration (cluster of each job): {out['config']}")
+    if out.get("epsilon") is not None:
+        print(f"epsilon-approximate pure equilibrium for epsilon = {out['epsilon']:.4f} (exhaustive best responses)")
+    if action == "dynamics":
+        print("best-response dynamics: " + ("converged" if out["converged"] else "cycle" if out["cycle"] else "no convergence")
+              + f" after {out['steps']} improving move(s)")
+    print(f"selfishness restriction (Sec. 4): {len(out['selfishness_violations'])} violation(s)")
 
 
 @app.command()

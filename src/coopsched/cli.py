@@ -48,6 +48,33 @@ def _load(
     raise CLIError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")
 
 
+def _check_format(format: str) -> None:
+    if format not in ("table", "json"):
+        raise CLIError("--format must be 'table' or 'json'")
+
+
+def _mosp_instance(path: Path | None, generate: str, seed: int):
+    """A MOSP instance (jobs with ``processors``, releases 0) from JSON or a generator spec."""
+    from .mosp.generators import mosp_instance
+    from .mosp.schedule import mosp_arrays
+    from .workloads.jsonio import read_instance
+
+    if path is not None:
+        inst = read_instance(path)
+        if inst.processors is None:
+            raise CLIError(f"{path}: MOSP jobs need 'processors'")
+        if (inst.release != 0).any():
+            raise CLIError(f"{path}: MOSP is off-line: every release must be 0")
+    else:
+        try:
+            kind, N, n, m = generate.split(":")
+            inst = mosp_instance(kind, int(N), int(n), int(m), seed=seed)
+        except ValueError as exc:
+            raise CLIError(f"--generate expects KIND:N:n:m, e.g. uni:5:100:128 ({exc})") from None
+    mosp_arrays(inst)  # rejects a job wider than its cluster, with the job named
+    return inst
+
+
 def _horizon(inst, horizon: int | None) -> int | None:
     if horizon is not None:
         if horizon <= 0:
@@ -82,8 +109,7 @@ def simulate(
     """Simulate one policy and print per-organization results (or the schedule as JSON)."""
     from .online.policies import get_policy
 
-    if format not in ("table", "json"):
-        raise CLIError("--format must be 'table' or 'json'")
+    _check_format(format)
     params = {} if policy.lower() == "ref" else {"seed": seed}  # REF is deterministic
     if policy.lower() == "rand":
         params["n_samples"] = samples
@@ -183,8 +209,7 @@ def trace_info(
     """Statistics of an SWF trace."""
     from .workloads.swf import read_swf
 
-    if format not in ("table", "json"):
-        raise CLIError("--format must be 'table' or 'json'")
+    _check_format(format)
     trace = read_swf(file)
     st = trace.stats()
     if format == "json":
@@ -277,27 +302,12 @@ def mosp(
 ) -> None:
     """Multi-organization scheduling of rigid parallel jobs: LOCAL, MOLBA, ILBA."""
     from .mosp.algorithms import ALGORITHMS, run
-    from .mosp.generators import mosp_instance
-    from .mosp.schedule import check, mosp_arrays
-    from .workloads.jsonio import read_instance
+    from .mosp.schedule import check
 
     if algorithm not in ALGORITHMS:
         raise CLIError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
-    if format not in ("table", "json"):
-        raise CLIError("--format must be 'table' or 'json'")
-    if input is not None:
-        inst = read_instance(input)
-        if inst.processors is None:
-            raise CLIError(f"{input}: MOSP jobs need 'processors'")
-        if (inst.release != 0).any():
-            raise CLIError(f"{input}: MOSP is off-line: every release must be 0")
-    else:
-        try:
-            kind, N, n, m = generate.split(":")
-            inst = mosp_instance(kind, int(N), int(n), int(m), seed=seed)
-        except ValueError as exc:
-            raise CLIError(f"--generate expects KIND:N:n:m, e.g. uni:5:100:128 ({exc})") from None
-    mosp_arrays(inst)  # rejects a job wider than its cluster, with the job named
+    _check_format(format)
+    inst = _mosp_instance(input, generate, seed)
     sched = run(inst, algorithm, alpha)
     alpha_used = sched.info.get("alpha")
     rep = check(sched, bound_for={3.0: "molba3", 2.0: "molba2"}.get(alpha_used) if algorithm != "local" else None)
@@ -332,25 +342,11 @@ def game(
 ) -> None:
     """The MOSP game: build an equilibrium, measure epsilon, or run best-response dynamics."""
     from .mosp import game as g
-    from .mosp.generators import mosp_instance
-    from .mosp.schedule import mosp_arrays
-    from .workloads.jsonio import read_instance
 
     if action not in ("construct", "verify", "dynamics"):
         raise CLIError("--action must be construct, verify or dynamics")
-    if format not in ("table", "json"):
-        raise CLIError("--format must be 'table' or 'json'")
-    if input is not None:
-        inst = read_instance(input)
-        if inst.processors is None:
-            raise CLIError(f"{input}: game jobs need 'processors'")
-    else:
-        try:
-            kind, N, n, m = generate.split(":")
-            inst = mosp_instance(kind, int(N), int(n), int(m), seed=seed)
-        except ValueError as exc:
-            raise CLIError(f"--generate expects KIND:N:n:m, e.g. uni:3:8:4 ({exc})") from None
-    mosp_arrays(inst)
+    _check_format(format)
+    inst = _mosp_instance(input, generate, seed)
 
     def ints(text: str, what: str) -> list[int]:
         try:
@@ -428,8 +424,7 @@ def migration(
 
     if policy not in POLICIES:
         raise CLIError(f"unknown migration policy {policy!r}; choose from {', '.join(POLICIES)}")
-    if format not in ("table", "json"):
-        raise CLIError("--format must be 'table' or 'json'")
+    _check_format(format)
     if hunt is not None:
         if hunt not in PROPERTIES:
             raise CLIError(f"--hunt takes one of {', '.join(PROPERTIES)}")

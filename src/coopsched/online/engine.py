@@ -192,7 +192,7 @@ def simulate(
             pos = on_machine[m]
             u = owner[pos]
             d = t - tl[u]
-            if d:
+            if d:  # bring u's accumulators to t (inlined: this loop is the hot path)
                 r = running[u]
                 psi_acc[u] += work_acc[u] * d + r * (d * (d + 1) // 2)
                 work_acc[u] += r * d

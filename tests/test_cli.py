@@ -65,11 +65,13 @@ def test_bad_json_instance(tmp_path, capsys):
     assert "jobs[0].size: must be >= 1" in capsys.readouterr().err
 
 
-def test_demo_runs(capsys):
-    assert main(["demo"]) == 0
+@pytest.mark.parametrize("workload", ["bursty", "lublin"])
+def test_demo_runs(capsys, workload):
+    assert main(["demo", "--workload", workload]) == 0
     out = capsys.readouterr().out
     for name in ("ref", "rand", "directcontr", "fairshare", "roundrobin"):
         assert name in out
+    assert main(["demo", "--workload", "nope"]) == 1
 
 
 def test_trace_info_and_swf_errors(tmp_path, capsys):

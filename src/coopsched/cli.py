@@ -159,15 +159,24 @@ def _compare_table(inst, T: int, policies: list[str], seed: int, title: str) -> 
 
 
 @app.command()
-def demo(seed: Seed = 0, orgs: Orgs = 5) -> None:
+def demo(
+    seed: Seed = 0,
+    orgs: Orgs = 5,
+    workload: Annotated[str, typer.Option(help="bursty (default) or lublin (Lublin-Feitelson model).")] = "bursty",
+) -> None:
     """Compare every policy on a built-in synthetic workload (no files needed)."""
-    from .workloads.generators import synthetic_instance
+    from .workloads.generators import lublin_instance, synthetic_instance
 
-    inst = synthetic_instance(k=orgs, seed=seed)
+    if workload == "bursty":
+        inst = synthetic_instance(k=orgs, seed=seed)
+    elif workload == "lublin":
+        inst = lublin_instance(k=orgs, seed=seed)
+    else:
+        raise CLIError("--workload must be 'bursty' or 'lublin'")
     T = inst.meta["horizon"]
     shares = ", ".join(f"{o.name}:{o.machines}" for o in inst.organizations)
     jobs = ", ".join(f"{inst.organizations[u].name}:{int((inst.org == u).sum())}" for u in range(inst.k))
-    console.print(f"Synthetic workload (seed {seed}): {inst.n} jobs, {inst.total_machines} machines.")
+    console.print(f"Synthetic {workload} workload (seed {seed}): {inst.n} jobs, {inst.total_machines} machines.")
     console.print(f"  machines per organization {shares}; jobs per organization {jobs}; horizon {T}.")
     from .experiments.compare import DEFAULT_POLICIES
 

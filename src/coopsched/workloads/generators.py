@@ -53,3 +53,25 @@ def synthetic_instance(
     orgs = [Organization(f"O{u}", shares[u]) for u in range(k)]
     meta = {"source": "synthetic", "seed": seed, "horizon": horizon}
     return Instance(orgs, owner[order], release[order], sizes[order], meta=meta)
+
+
+def lublin_instance(k: int = 5, machines: int = 32, jobs: int = 300, *, split: str = "zipf", seed: int = 0) -> Instance:
+    """An online instance from the Lublin-Feitelson model (:mod:`coopsched.workloads.lublin`).
+
+    Parallel jobs become sequential copies (as for traces, CONVENTIONS 1); each job's owner
+    is drawn from Zipf(1.4267) over the ``k`` organizations; machines split by ``split``.
+    The horizon is the last submit time.
+    """
+    from ..mosp.generators import zipf_owners
+    from .lublin import lublin_jobs
+
+    df = lublin_jobs(jobs, machines, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    owners = zipf_owners(jobs, k, rng)
+    shares = split_machines(machines, k, split, rng=rng)
+    q = df["alloc_procs"].to_numpy()
+    release = np.repeat(df["submit"].to_numpy() - int(df["submit"].min()), q)
+    size = np.repeat(df["run_time"].to_numpy(), q)
+    orgs = [Organization(f"O{u}", shares[u]) for u in range(k)]
+    meta = {"source": "lublin", "seed": seed, "horizon": int(release.max()) + 1}
+    return Instance(orgs, np.repeat(owners, q), release, size, meta=meta)

@@ -229,3 +229,12 @@ def test_fifo_kernel_matches_engine(inst, horizon):
     fast = np.full(inst.n, -1)
     fast[order] = fifo_starts(inst.release[order], inst.size[order], inst.total_machines, horizon)
     assert fast.tolist() == s.start.tolist()
+
+
+@pytest.mark.parametrize("policy", ["ref", "rand", "fifo"])
+def test_coalition_of_machineless_members(policy):
+    """Found by hypothesis: a coalition whose members own no machine starts nothing."""
+    inst = make_instance([1, 0], [(1, 0, 1)])
+    s = get_policy(policy).run(inst, 40, members=[1])
+    assert s.start.tolist() == [-1] and s.machine.tolist() == [-1]
+    assert check_schedule(s) == []

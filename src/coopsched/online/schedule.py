@@ -136,3 +136,19 @@ class Schedule:
             "unstarted": int(len(self.unstarted)),
             "jobs": jobs,
         }
+
+
+def expand_coalition(instance: Instance, members, sub: Schedule, policy: str) -> Schedule:
+    """A schedule of ``instance.restrict(members)`` as a coalition schedule of ``instance``
+    (job and machine numbers mapped back to the full instance)."""
+    mem = sorted({int(u) for u in members})
+    start = np.full(instance.n, -1, dtype=np.int64)
+    machine = np.full(instance.n, -1, dtype=np.int64)
+    keep = np.flatnonzero(np.isin(instance.org, mem))
+    start[keep] = sub.start
+    glob = np.flatnonzero(np.isin(instance.machine_owner(), mem))
+    ran = sub.machine >= 0
+    mapped = np.full(len(keep), -1, dtype=np.int64)
+    mapped[ran] = glob[sub.machine[ran]]
+    machine[keep] = mapped
+    return Schedule(instance, start, machine, policy, sub.horizon, tuple(mem), dict(sub.info))

@@ -29,7 +29,7 @@ import numpy as np
 from ...workloads.instance import Instance
 from ..engine import Policy, SimView, simulate
 from ..kernels import fifo_starts
-from ..schedule import Schedule
+from ..schedule import Schedule, expand_coalition
 from ..utilities import ValueCurve
 
 
@@ -156,15 +156,7 @@ class Rand(Policy):
     ) -> Schedule:
         if members is not None and sorted(set(members)) != list(range(instance.k)):
             sub = instance.restrict(members)
-            s = self.run(sub, horizon)
-            mem = sorted(set(int(u) for u in members))
-            start = np.full(instance.n, -1, dtype=np.int64)
-            machine = np.full(instance.n, -1, dtype=np.int64)
-            keep = np.flatnonzero(np.isin(instance.org, mem))
-            start[keep] = s.start
-            glob = np.flatnonzero(np.isin(instance.machine_owner(), mem))
-            machine[keep] = np.where(s.machine >= 0, glob[np.maximum(s.machine, 0)], -1)
-            return Schedule(instance, start, machine, self.name, s.horizon, tuple(mem), s.info)
+            return expand_coalition(instance, members, self.run(sub, horizon), self.name)
         self.prepare(instance, horizon)
         sched = simulate(instance, self, horizon)
         sched.info["samples"] = self._N

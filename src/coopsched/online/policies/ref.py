@@ -38,7 +38,7 @@ import numpy as np
 
 from ...workloads.instance import Instance
 from ..engine import Policy
-from ..schedule import Schedule
+from ..schedule import Schedule, expand_coalition
 from ..shapley import popcounts, shapley_weights
 
 _NB = dict(cache=True, nogil=True)
@@ -447,17 +447,8 @@ class Ref(Policy):
         self, instance: Instance, horizon: int | None = None, members: Iterable[int] | None = None
     ) -> Schedule:
         if members is not None:
-            mem = sorted(set(int(u) for u in members))
-            sub = instance.restrict(mem)
+            sub = instance.restrict(members)
             s, _ = ref_schedule(sub, horizon, utility=self.utility, rule=self.rule)
-            start = np.full(instance.n, -1, dtype=np.int64)
-            machine = np.full(instance.n, -1, dtype=np.int64)
-            keep = np.flatnonzero(np.isin(instance.org, mem))
-            start[keep] = s.start
-            # map the sub-instance's machine numbers back to global numbers
-            owner = instance.machine_owner()
-            glob = np.flatnonzero(np.isin(owner, mem))
-            machine[keep] = np.where(s.machine >= 0, glob[np.maximum(s.machine, 0)], -1)
-            return Schedule(instance, start, machine, "ref", s.horizon, tuple(mem), s.info)
+            return expand_coalition(instance, members, s, "ref")
         s, _ = ref_schedule(instance, horizon, utility=self.utility, rule=self.rule)
         return s

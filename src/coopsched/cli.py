@@ -253,7 +253,7 @@ def reproduce(
     orgs: Annotated[str | None, typer.Option(help="fig10: comma-separated organization counts.")] = None,
     window_sampling: Annotated[str, typer.Option(help="table1/2: window starts uniform in 'time' or at a random 'job'.")] = "time",
 ) -> None:
-    """Reproduce Table 1, Table 2 or Figure 10; resumes an interrupted run."""
+    """Reproduce a paper's experiments (table1, table2, fig10, mosp, game, migration); resumes."""
     from .experiments.reproduce import reproduce as run
 
     if what not in ("table1", "table2", "fig10", "mosp", "migration", "game"):

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..workloads.instance import Instance
-from .engine import Policy
 from .schedule import Schedule
 
 
@@ -38,13 +36,3 @@ def fairness(schedule: Schedule, reference: Schedule, horizon: int) -> Fairness:
     dpsi = sum(abs(a - b) for a, b in zip(psi, ref, strict=True))
     p_tot = sum(reference.work(horizon))
     return Fairness(schedule.policy, dpsi, p_tot, tuple(psi), tuple(ref))
-
-
-def compare(
-    instance: Instance, policies: list[Policy], horizon: int, reference: Schedule | None = None
-) -> list[Fairness]:
-    """Fairness of each policy against REF (computed once) on one instance."""
-    from .policies.ref import Ref
-
-    ref = reference if reference is not None else Ref().run(instance, horizon)
-    return [fairness(p.run(instance, horizon), ref, horizon) for p in policies]

@@ -3,29 +3,82 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coopsched.cli import main
+from coopsched.mosp.equilibrium import best_response, best_response_dynamics, epsilon, strategies
 from coopsched.mosp.game import (
     Mechanism,
-    best_response_dynamics,
     construct_equilibrium,
     costs,
-    epsilon,
     local_makespans,
     rotation,
     schedule,
     selfishness_violations,
-    strategies,
 )
 from coopsched.mosp.generators import mosp_instance
+from coopsched.mosp.paper_instances import mosp, theorem1, theorem4, theorem5
 from coopsched.mosp.schedule import MospSchedule, check
-from coopsched.workloads.instance import Instance, Organization
 
 
 def instance(machines, jobs):
     """jobs: (owner, p, q)"""
-    return Instance([Organization(f"O{i}", m) for i, m in enumerate(machines)], [j[0] for j in jobs],
-                    [0] * len(jobs), [j[1] for j in jobs], processors=[j[2] for j in jobs])
+    return mosp(machines, jobs)
+
+
+@st.composite
+def games(draw, max_orgs=3, max_m=3, max_jobs=6, max_p=4, sequential=False, mechanisms=("organizations", "jobs")):
+    """Small MOSP games: clusters, jobs (few distinct lengths, so many ties) and a mechanism."""
+    N = draw(st.integers(1, max_orgs))
+    machines = draw(st.lists(st.integers(1, max_m), min_size=N, max_size=N))
+    jobs = []
+    for _ in range(draw(st.integers(1, max_jobs))):
+        o = draw(st.integers(0, N - 1))
+        q = 1 if sequential else draw(st.integers(1, machines[o]))
+        jobs.append((o, draw(st.integers(1, max_p)), q))
+    kind = draw(st.sampled_from(mechanisms))
+    order = draw(st.sampled_from(["lpt", "spt", "hf", "list"]))
+    org_order = draw(st.permutations(range(N))) if kind == "organizations" else None
+    return instance(machines, jobs), Mechanism(kind, order, org_order=org_order)
+
+
+def brute_force_best_response(inst, config, mech, k):
+    """Agent k's best cost over every assignment of each of its jobs (no symmetry used)."""
+    mine = [j for j in range(inst.n) if inst.org[j] == k]
+    best = None
+    for combo in itertools.product(range(inst.k), repeat=len(mine)):
+        if any(inst.processors[j] > inst.machines[c] for j, c in zip(mine, combo, strict=True)):
+            continue
+        cfg = list(config)
+        for j, c in zip(mine, combo, strict=True):
+            cfg[j] = c
+        cost = int(costs(inst, cfg, mech)[k])
+        best = cost if best is None else min(best, cost)
+    return best or 0
+
+
+# ----------------------------------------------------------------- exact best responses
+
+@settings(max_examples=150, deadline=None)
+@given(game=games(), data=st.data())
+def test_exact_best_response_matches_brute_force(game, data):
+    inst, mech = game
+    q, m = inst.processors, inst.machines
+    config = [data.draw(st.sampled_from([c for c in range(inst.k) if m[c] >= q[j]])) for j in range(inst.n)]
+    for k in range(inst.k):
+        br = best_response(inst, config, mech, k)
+        assert br.cost == brute_force_best_response(inst, config, mech, k)
+        assert int(costs(inst, br.config, mech)[k]) == br.cost
+        others = [j for j in range(inst.n) if inst.org[j] != k]
+        assert (br.config[others] == np.asarray(config)[others]).all()  # only k's jobs move
+
+
+def test_best_response_keeps_a_maximal_set_of_jobs_at_home():
+    inst = instance([1, 1], [(0, 2, 1), (0, 2, 1), (1, 4, 1)])
+    # O0 alone: 4 at home or 2 + 2 when one job moves; O1's job is first on its cluster
+    br = best_response(inst, [0, 0, 1], Mechanism(), 0)
+    assert br.cost == 4 and br.home == 2 and br.config.tolist() == [0, 0, 1]
 
 
 # ----------------------------------------------------------------- Theorem 1 (Fig. 4)
@@ -33,18 +86,8 @@ def instance(machines, jobs):
 D = 50  # the paper's 1 is D, its delta is 1: long jobs 1+2delta -> D+2
 
 
-def theorem1():
-    jobs = [(0, 1, 1), (1, 1, 1), (2, 1, 1), (3, D + 2, 1), (3, D + 2, 1)] + [(4, D + 2, 1)] * 4
-    inst = instance([1] * 5, jobs)
-    pr = np.zeros(9)
-    # J2(5) = 1 (highest), J2(4) = 2, J3(5) = 3, J4(5) = 4; the others lower
-    pr[6], pr[4], pr[7], pr[8] = 10, 9, 8, 7
-    pr[3], pr[5], pr[0], pr[1], pr[2] = 6, 5, 3, 2, 1
-    return inst, Mechanism("jobs", "lpt", job_priority=pr)
-
-
 def test_theorem_1_no_pure_equilibrium_below_2_with_priority_to_jobs():
-    inst, mech = theorem1()
+    inst, mech = theorem1(D)
     loc = local_makespans(inst, mech)
     C4 = list(itertools.product(range(5), repeat=2))
     C5 = list(itertools.product(range(5), repeat=4))
@@ -60,40 +103,67 @@ def test_theorem_1_no_pure_equilibrium_below_2_with_priority_to_jobs():
     assert eps[ok].min() == pytest.approx(bound)
     assert eps.min() == pytest.approx(bound)
     assert bound > 1.96
+    # the same through the exact best responses, from the Pareto-efficient configuration
+    assert epsilon(inst, [0, 1, 2, 3, 4, 4, 3, 4, 4], mech)[0] >= bound - 1e-12
 
 
 def test_theorem_1_best_response_dynamics_cycles():
-    inst, mech = theorem1()
+    inst, mech = theorem1(D)
     dyn = best_response_dynamics(inst, mech, max_rounds=20)
     assert not dyn.converged
     assert dyn.cycle is not None and len(dyn.cycle) >= 2
 
 
 # ----------------------------------------------------------------- Theorem 2 (Sec. 7.1)
+# The proof is for organizations with one processor each ("the algorithm can be extended
+# for the case where organizations have more than one processor ... reapply the algorithm
+# until no agent can improve"): its bounds are tested there; beyond, the extension is.
 
-@pytest.mark.parametrize("sequential", [True, False])
-def test_theorem_2_constructed_configurations_are_rho_approximate_equilibria(sequential):
-    rng = np.random.default_rng(7 if sequential else 8)
-    worst = 0.0
-    for _ in range(120):
-        N, m, n = int(rng.integers(2, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 7))
-        jobs = [(int(rng.integers(0, N)), int(rng.integers(1, 8)), 1 if sequential else int(rng.integers(1, m + 1))) for _ in range(n)]
-        inst = instance([m] * N, jobs)
-        mech = Mechanism("organizations", "lpt", org_order=rng.permutation(N).tolist())
-        eq = construct_equilibrium(inst, mech)
-        e, _ = epsilon(inst, eq.config, mech)
-        worst = max(worst, e)
-        assert (eq.schedule.org_makespans() <= eq.local).all()  # MOSP local constraint
-        assert check(eq.schedule).valid
-    # LPT with clusters free at different times: 3/2; any list scheduling of parallel jobs: 2
-    assert worst <= (1.5 if sequential else 2.0) + 1e-12
+RHO = {"lpt": 1.5, "spt": 2.0, "hf": 2.0, "list": 2.0}  # LPT, machines free at different times: 3/2 (Lee)
+
+
+@settings(max_examples=200, deadline=None)
+@given(game=games(max_orgs=5, max_m=1, max_jobs=8, max_p=9, sequential=True, mechanisms=("organizations",)))
+def test_theorem_2_rho_approximate_equilibria_with_one_processor_per_organization(game):
+    inst, mech = game
+    eq = construct_equilibrium(inst, mech)
+    assert epsilon(inst, eq.config, mech)[0] <= RHO[mech.order] + 1e-12
+    assert (eq.schedule.org_makespans() <= eq.local).all()  # MOSP local constraint
+    assert check(eq.schedule).valid
+    exact = construct_equilibrium(inst, mech, rebalance="exact")  # Corollary 3
+    assert epsilon(inst, exact.config, mech)[0] == 1.0
+
+
+@settings(max_examples=120, deadline=None)
+@given(game=games(max_orgs=4, max_m=4, max_jobs=7, max_p=8, mechanisms=("organizations",)),
+       rebalance=st.sampled_from(["list", "exact"]))
+def test_stabilized_construction_is_a_pure_equilibrium_when_it_converges(game, rebalance):
+    inst, mech = game
+    eq = construct_equilibrium(inst, mech, rebalance=rebalance, stabilize=True)
+    if eq.info["converged"]:
+        assert epsilon(inst, eq.config, mech)[0] == 1.0
+    else:
+        assert eq.info["cycle"]
+    assert check(eq.schedule).valid
+
+
+def test_priority_to_organizations_can_lack_a_pure_equilibrium_beyond_one_processor():
+    """Corollary 3 does not extend to clusters of several processors and parallel jobs:
+    every one of this instance's 32 configurations leaves an agent a better response."""
+    inst = instance([2, 2], [(0, 1, 2), (0, 4, 1), (1, 3, 2), (1, 5, 2), (1, 7, 1)])
+    mech = Mechanism("organizations", "lpt")
+    best = min(epsilon(inst, cfg, mech)[0] for cfg in itertools.product(range(2), repeat=5))
+    assert best == pytest.approx(9 / 8)
+    eq = construct_equilibrium(inst, mech, rebalance="exact", stabilize=True)
+    assert not eq.info["converged"] and eq.info["cycle"]
 
 
 def test_construction_keeps_jobs_home_on_ties_and_reports_gains():
     inst = instance([2, 2], [(0, 4, 1), (0, 4, 1), (1, 4, 1)])
-    eq = construct_equilibrium(inst)
-    assert eq.config.tolist() == [0, 0, 1]  # nothing to gain: everything stays home
-    assert eq.gains.tolist() == [0.0, 0.0]
+    for rebalance in ("list", "exact"):
+        eq = construct_equilibrium(inst, rebalance=rebalance)
+        assert eq.config.tolist() == [0, 0, 1]  # nothing to gain: everything stays home
+        assert eq.gains.tolist() == [0.0, 0.0]
     busy = instance([1, 1], [(0, 3, 1), (0, 3, 1), (0, 3, 1), (1, 1, 1)])
     eq = construct_equilibrium(busy)
     assert eq.schedule.org_makespans()[0] < eq.local[0] and eq.gains[0] > 0
@@ -107,15 +177,6 @@ def test_my_jobs_first():
 
 
 # ----------------------------------------------------------------- Theorem 5 (Fig. 6)
-
-def theorem5(K):
-    jobs = []
-    for i in range(K - 1):
-        jobs += [(i, 1, 1)] * (2 * K + 1)
-    jobs += [(K - 1, K + 1, 1), (K - 1, K, 1)]
-    jobs += [(K + i, 1, 1) for i in range(K)]
-    return instance([1] * (2 * K), jobs)
-
 
 def test_theorem_5_price_of_anarchy_2K_over_K_plus_1():
     K = 2
@@ -140,56 +201,50 @@ def test_theorem_5_price_of_anarchy_2K_over_K_plus_1():
 
 # ----------------------------------------------------------------- Theorem 4 (Fig. 5)
 
-def theorem4(x):
-    n = 3 * x * (x - 1) // 2 + 2
-    m = sum((n + 3 * i) * (x - i + 1) for i in range(x + 1))
-    units = n + sum((n + 3 * (i - 1)) + (n + 3 * (i - 1) + 2) + 1 for i in range(1, x + 1))
-    L = units - 1
-    jobs = []
-    k = 0
-    for _ in range(n):
-        jobs += [(k, L - 1, x + 1), (k, 1, m - x - 1)]
-        k += 1
-    for i in range(1, x + 1):
-        jobs += [(k, L, m)] * i + [(k, 1, m)] * (n + 3 * (i - 1))
-        k += 1
-        jobs += [(k, L, m)] * i + [(k, 1, m - x + i - 1)] * (n + 3 * (i - 1) + 2)
-        k += 1
-        jobs += [(k, L, m)] * i + [(k, 1, m - x + i - 1)] + [(k, L - 1, x - i + 1)] * (n + 3 * i)
-        k += 1
-    return instance([m] * k, jobs), L
-
-
 @pytest.mark.parametrize("x", [1, 2, 3])
 def test_theorem_4_instance_has_optimum_L(x):
-    inst, L = theorem4(x)
-    N = inst.k
-    p, q = inst.size, inst.processors
-    cluster = np.zeros(inst.n, dtype=np.int64)
-    start = np.zeros(inst.n, dtype=np.int64)
-    big = [j for j in range(inst.n) if p[j] == L]
-    assert len(big) == N - 2  # the proof's count
-    for c, j in enumerate(big):
-        cluster[j] = c
-    longs = [j for j in range(inst.n) if p[j] == L - 1]
-    units = [j for j in range(inst.n) if p[j] == 1]
-    first_full = next(j for j in units if q[j] == inst.machines[0])
-    cluster[first_full], start[first_full] = N - 2, 0
-    for j in longs:
-        cluster[j], start[j] = N - 2, 1
-    rest = [j for j in units if j != first_full]
-    assert len(rest) == L
-    for t, j in enumerate(rest):
-        cluster[j], start[j] = N - 1, t
-    opt = MospSchedule(inst, cluster, start, "paper optimum")
-    rep = check(opt)
-    assert rep.valid and opt.makespan == L
+    T = theorem4(x)
+    assert int((T.instance.size == T.L).sum()) == T.instance.k - 2  # the proof's count of big jobs
+    rep = check(T.optimum)
+    assert rep.valid and T.optimum.makespan == T.L == T.instance.size.max()  # p_max: optimal
 
 
-def test_theorem_4_construction_at_x1_reaches_the_papers_equilibrium_cost():
-    inst, L = theorem4(1)
-    eq = construct_equilibrium(inst, Mechanism("organizations", "lpt"))
-    assert eq.schedule.makespan == 2 * L - 1  # (x+1)L - 1: ratio x + (L-1)/L
+def test_theorem_4_price_of_anarchy_grows_with_x():
+    mech = Mechanism("organizations", "lpt")
+    ratios = []
+    for x in (1, 2, 3):
+        T = theorem4(x)
+        sched = schedule(T.instance, T.worst_config, mech)
+        assert sched.makespan == (x + 1) * T.L - 1  # the proof's equilibrium cost
+        assert epsilon(T.instance, T.worst_config, mech)[0] == 1.0  # a pure Nash equilibrium, exactly
+        assert (sched.org_makespans() <= local_makespans(T.instance, mech)).all()  # local constraint kept
+        ratios.append(sched.makespan / T.L)
+    assert ratios == sorted(ratios) and ratios[0] > 1.8 and ratios[-1] > 3.9  # x + (L-1)/L
+
+
+def test_theorem_4_equilibrium_at_x1_checked_exhaustively():
+    """The exact best responses agree with enumerating every strategy of every agent."""
+    T = theorem4(1)
+    mech = Mechanism("organizations", "lpt")
+    cur = costs(T.instance, T.worst_config, mech)
+    for k in range(T.instance.k):
+        best = cur[k]
+        for assign in strategies(T.instance, k, mech):
+            cfg = T.worst_config.copy()
+            cfg[list(assign)] = list(assign.values())
+            best = min(best, costs(T.instance, cfg, mech)[k])
+        assert best == cur[k] == best_response(T.instance, T.worst_config, mech, k).cost
+
+
+def test_theorem_4_construction_finds_better_equilibria():
+    """Sec. 7.1's algorithm lands on far better equilibria than the worst one."""
+    mech = Mechanism("organizations", "lpt")
+    for x in (1, 2):
+        T = theorem4(x)
+        for rebalance in ("list", "exact"):
+            eq = construct_equilibrium(T.instance, mech, rebalance=rebalance)
+            assert epsilon(T.instance, eq.config, mech)[0] == 1.0
+            assert eq.schedule.makespan <= 2 * T.L < (x + 1) * T.L - 1 or x == 1
 
 
 # ----------------------------------------------------------------- checkers, rotation, CLI

@@ -350,6 +350,7 @@ def game(
     format: Fmt = "table",
 ) -> None:
     """The MOSP game: build an equilibrium, measure epsilon, or run best-response dynamics."""
+    from .mosp import equilibrium as e
     from .mosp import game as g
 
     if action not in ("construct", "verify", "dynamics"):
@@ -375,12 +376,12 @@ def game(
         cfg = eq.config.tolist()
         out["epsilon"] = None
         if inst.n <= 12:
-            out["epsilon"], _ = g.epsilon(inst, cfg, mech)
+            out["epsilon"], _ = e.epsilon(inst, cfg, mech)
     elif action == "verify":
         cfg = cfg if cfg is not None else inst.org.tolist()
-        out["epsilon"], out["per_agent"] = g.epsilon(inst, cfg, mech)
+        out["epsilon"], out["per_agent"] = e.epsilon(inst, cfg, mech)
     else:
-        dyn = g.best_response_dynamics(inst, mech, cfg)
+        dyn = e.best_response_dynamics(inst, mech, cfg)
         cfg = dyn.config.tolist()
         out.update({"converged": dyn.converged, "steps": dyn.steps,
                     "cycle": None if dyn.cycle is None else [list(c) for c in dyn.cycle]})

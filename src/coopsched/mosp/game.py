@@ -28,7 +28,6 @@ and plain list order are.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -82,6 +81,22 @@ class Mechanism:
         return {"lpt": p, "spt": -p, "hf": q, "list": -np.arange(inst.n)}[self.order].astype(float)
 
 
+def list_positions(inst: Instance, mech: Mechanism) -> np.ndarray:
+    """``pos[j]``: the rank of job ``j`` in the mechanism's list order (stable)."""
+    p, q, _, _ = mosp_arrays(inst)
+    pos = np.empty(inst.n, dtype=np.int64)
+    pos[list_order(p.tolist(), q.tolist(), mech.order)] = np.arange(inst.n)
+    return pos
+
+
+def cluster_sequence(jobs, c: int, owner: np.ndarray, pos: np.ndarray, pr: np.ndarray) -> list[int]:
+    """The order in which cluster ``c`` places ``jobs``: its owner's in list order, then
+    the foreign ones by decreasing priority (list order among equal priorities)."""
+    own = sorted((int(j) for j in jobs if owner[j] == c), key=lambda j: pos[j])
+    foreign = sorted((int(j) for j in jobs if owner[j] != c), key=lambda j: (-pr[j], pos[j]))
+    return own + foreign
+
+
 def schedule(inst: Instance, config: Sequence[int], mech: Mechanism) -> MospSchedule:
     """The schedule a configuration induces under the mechanism."""
     p, q, owner, m = mosp_arrays(inst)
@@ -93,15 +108,11 @@ def schedule(inst: Instance, config: Sequence[int], mech: Mechanism) -> MospSche
         j = int(wide[0])
         raise ValueError(f"job {j} ({q[j]} processors) cannot run on cluster {config[j]} ({m[config[j]]} processors)")
     pr = mech.priorities(inst)
-    pos = np.empty(inst.n, dtype=np.int64)
-    pos[list_order(p.tolist(), q.tolist(), mech.order)] = np.arange(inst.n)
+    pos = list_positions(inst, mech)
     start = np.zeros(inst.n, dtype=np.int64)
     for c in range(inst.k):
         prof = ClusterProfile(int(m[c]))
-        jobs = np.flatnonzero(config == c)
-        own = sorted((j for j in jobs if owner[j] == c), key=lambda j: pos[j])
-        foreign = sorted((j for j in jobs if owner[j] != c), key=lambda j: (-pr[j], pos[j]))
-        for j in own + foreign:
+        for j in cluster_sequence(np.flatnonzero(config == c), c, owner, pos, pr):
             start[j] = prof.insert(int(j), int(p[j]), int(q[j]))
     return MospSchedule(inst, config.copy(), start, f"game[{mech.kind},{mech.order}]",
                         local_makespans=local_makespans(inst, mech))
@@ -143,146 +154,82 @@ class Equilibrium:
             return np.where(self.local > 0, (self.local - orgm) / np.maximum(self.local, 1), 0.0)
 
 
-def construct_equilibrium(inst: Instance, mech: Mechanism | None = None) -> Equilibrium:
-    """Sec. 7.1: rebalance organizations one by one in priority order (Theorem 2)."""
+def _list_rebalance(inst: Instance, config: np.ndarray, mech: Mechanism, k: int, pos: np.ndarray) -> None:
+    """Organization ``k`` takes its jobs back and list-schedules them on the platform
+    (in place on ``config``), keeping a job at home when home is as early."""
+    p, q, owner, m = mosp_arrays(inst)
+    mine = sorted(np.flatnonzero(owner == k).tolist(), key=lambda j: pos[j])
+    if not mine:
+        return
+    # every other cluster as the mechanism schedules it without k's jobs (all of them are
+    # still at home: only organizations of higher priority moved jobs)
+    others = [c for c in range(inst.k) if c != k]
+    profs: dict[int, ClusterProfile] = {}
+    base = schedule(inst, config, mech)
+    for c in others:
+        prof = ClusterProfile(int(m[c]))
+        for j in np.flatnonzero(config == c):
+            prof.place(int(j), int(base.start[j]), int(p[j]), int(q[j]))
+        profs[c] = prof
+    home = ClusterProfile(int(m[k]))  # k's own jobs come first at home
+    for j in mine:
+        best_c, best_s = k, home.earliest_start(int(p[j]), int(q[j]))
+        for c in others:
+            if q[j] > m[c]:
+                continue
+            s = profs[c].earliest_start(int(p[j]), int(q[j]))
+            if s < best_s:
+                best_c, best_s = c, s
+        if best_c == k:
+            home.place(int(j), best_s, int(p[j]), int(q[j]))
+        else:
+            profs[best_c].place(int(j), best_s, int(p[j]), int(q[j]))
+        config[j] = best_c
+
+
+def construct_equilibrium(
+    inst: Instance, mech: Mechanism | None = None, rebalance: str = "list", stabilize: bool = False,
+    max_rounds: int = 50,
+) -> Equilibrium:
+    """Sec. 7.1: rebalance organizations one by one in priority order (Theorem 2).
+
+    ``rebalance="list"``: each organization list-schedules its jobs on the whole platform
+    (the mechanism's list algorithm, rho-approximate: a rho-approximate equilibrium).
+    ``rebalance="exact"``: each takes an exact best response keeping a maximal number of
+    jobs at home (:func:`~coopsched.mosp.equilibrium.best_response`), the optimal algorithm
+    of Corollary 3 -- exponential only in the number of distinct jobs of one organization.
+
+    Theorem 2's proof is for organizations with one processor each. For more, the paper
+    proposes to "reapply the algorithm until no agent can improve its makespan":
+    ``stabilize=True`` does so -- rounds in priority order in which every organization with
+    a strictly better best response takes it -- and records in ``info`` whether it reached
+    an equilibrium (``converged``) within ``max_rounds``.
+    """
     mech = mech or Mechanism()
     if mech.kind != "organizations":
         raise ValueError("the construction of Sec. 7.1 needs priority to organizations")
-    p, q, owner, m = mosp_arrays(inst)
+    if rebalance not in ("list", "exact"):
+        raise ValueError("rebalance is 'list' or 'exact'")
+    _, _, owner, _ = mosp_arrays(inst)
     rank = mech.org_rank(inst.k)
     order = sorted(range(inst.k), key=lambda u: rank[u])
     config = owner.copy()
-    pos = np.empty(inst.n, dtype=np.int64)
-    pos[list_order(p.tolist(), q.tolist(), mech.order)] = np.arange(inst.n)
-    moved = 0
+    pos = list_positions(inst, mech)
+    from .equilibrium import best_response, best_response_dynamics
+
     for k in order:
-        mine = sorted(np.flatnonzero(owner == k).tolist(), key=lambda j: pos[j])
-        if not mine:
-            continue
-        # every other cluster as the mechanism schedules it without k's jobs (all of
-        # them are still at home: only organizations of higher priority moved jobs)
-        others = [c for c in range(inst.k) if c != k]
-        profs: dict[int, ClusterProfile] = {}
-        base = schedule(inst, config, mech)
-        for c in others:
-            prof = ClusterProfile(int(m[c]))
-            for j in np.flatnonzero(config == c):
-                prof.place(int(j), int(base.start[j]), int(p[j]), int(q[j]))
-            profs[c] = prof
-        home = ClusterProfile(int(m[k]))  # k's own jobs come first at home
-        for j in mine:
-            best_c, best_s = k, home.earliest_start(int(p[j]), int(q[j]))
-            for c in others:
-                if q[j] > m[c]:
-                    continue
-                s = profs[c].earliest_start(int(p[j]), int(q[j]))
-                if s < best_s:
-                    best_c, best_s = c, s
-            if best_c == k:
-                home.place(int(j), best_s, int(p[j]), int(q[j]))
-            else:
-                profs[best_c].place(int(j), best_s, int(p[j]), int(q[j]))
-                moved += 1
-            config[j] = best_c
+        if rebalance == "exact":
+            config = best_response(inst, config, mech, k).config
+        else:
+            _list_rebalance(inst, config, mech, k, pos)
+    info: dict = {"rebalance": rebalance}
+    if stabilize:
+        dyn = best_response_dynamics(inst, mech, config, max_rounds, order=order)
+        config = dyn.config
+        info.update(converged=dyn.converged, improving_moves=dyn.steps, cycle=dyn.cycle is not None)
+    info["migrated"] = int((config != owner).sum())
     sched = schedule(inst, config, mech)
-    return Equilibrium(config, sched, local_makespans(inst, mech), {"migrated": moved})
-
-
-# ------------------------------------------------------------------ verification
-
-
-def strategies(inst: Instance, k: int, mech: Mechanism | None = None, limit: int = 200_000):
-    """Every strategy of agent ``k``: each of its jobs on any cluster wide enough.
-
-    Jobs of one agent that the mechanism cannot tell apart (same ``p``, ``q`` and
-    priority) are interchangeable, so strategies that only permute them are generated
-    once (for instances with many equal jobs, e.g. Theorem 5's). Under priority to jobs,
-    equal jobs with different priorities are told apart.
-    """
-    p, q, owner, m = mosp_arrays(inst)
-    pr = (mech or Mechanism()).priorities(inst)
-    mine = np.flatnonzero(owner == k).tolist()
-    groups: dict[tuple, list[int]] = {}
-    for j in mine:
-        groups.setdefault((int(p[j]), int(q[j]), float(pr[j])), []).append(j)
-    per_group = []
-    for (_, qq, _pr), jobs in groups.items():
-        ok = [c for c in range(inst.k) if m[c] >= qq]
-        per_group.append([(jobs, combo) for combo in itertools.combinations_with_replacement(ok, len(jobs))])
-    count = 1
-    for g in per_group:
-        count *= len(g)
-    if count > limit:
-        raise ValueError(f"agent {k} has {count} strategies; exhaustive search is for small instances")
-    for choice in itertools.product(*per_group):
-        assign = {}
-        for jobs, combo in choice:
-            for j, c in zip(jobs, combo, strict=True):
-                assign[j] = c
-        yield assign
-
-
-def best_response(inst: Instance, config: Sequence[int], mech: Mechanism, k: int) -> tuple[int, np.ndarray]:
-    """Agent ``k``'s lowest cost over all its strategies (others fixed), and that strategy."""
-    base = np.asarray(config, dtype=np.int64)
-    best_cost, best_cfg = None, base
-    for assign in strategies(inst, k, mech):
-        cfg = base.copy()
-        for j, c in assign.items():
-            cfg[j] = c
-        cost = int(costs(inst, cfg, mech)[k])
-        if best_cost is None or cost < best_cost:
-            best_cost, best_cfg = cost, cfg
-    return (0 if best_cost is None else best_cost), best_cfg
-
-
-def epsilon(inst: Instance, config: Sequence[int], mech: Mechanism) -> tuple[float, list[float]]:
-    """Smallest epsilon making the configuration an epsilon-approximate pure equilibrium,
-    and each agent's ratio ``cost / best response`` (exhaustive; small instances)."""
-    cur = costs(inst, config, mech)
-    ratios = []
-    for k in range(inst.k):
-        br, _ = best_response(inst, config, mech, k)
-        ratios.append(float(cur[k]) / br if br else 1.0)
-    return max(ratios, default=1.0), ratios
-
-
-@dataclass
-class Dynamics:
-    converged: bool
-    cycle: list[tuple[int, ...]] | None
-    steps: int
-    config: np.ndarray
-    history: list[tuple[int, ...]]
-
-
-def best_response_dynamics(
-    inst: Instance, mech: Mechanism, config: Sequence[int] | None = None, max_rounds: int = 50,
-) -> Dynamics:
-    """Agents in turn switch to a strictly better best response; stop at an equilibrium or
-    when a configuration repeats (a cycle, reported)."""
-    p, q, owner, m = mosp_arrays(inst)
-    cfg = np.array(owner if config is None else config, dtype=np.int64)
-    seen: dict[tuple[int, ...], int] = {tuple(cfg): 0}
-    history = [tuple(cfg)]
-    steps = 0
-    for _ in range(max_rounds):
-        improved = False
-        for k in range(inst.k):
-            cur = int(costs(inst, cfg, mech)[k])
-            br, new = best_response(inst, cfg, mech, k)
-            if br < cur:
-                cfg = new
-                steps += 1
-                key = tuple(cfg)
-                history.append(key)
-                if key in seen:
-                    return Dynamics(False, history[seen[key]:], steps, cfg, history)
-                seen[key] = len(history) - 1
-                improved = True
-        if not improved:
-            return Dynamics(True, None, steps, cfg, history)
-    return Dynamics(False, None, steps, cfg, history)
+    return Equilibrium(config, sched, local_makespans(inst, mech), info)
 
 
 def selfishness_violations(sched: MospSchedule) -> list[str]:

@@ -32,6 +32,12 @@ class ClusterProfile:
     def __repr__(self) -> str:
         return f"ClusterProfile(m={self.m}, jobs={len(self.jobs)}, makespan={self.makespan})"
 
+    def copy(self) -> ClusterProfile:
+        """An independent copy (same free profile and jobs)."""
+        new = ClusterProfile(self.m)
+        new._t, new._f, new.jobs = self._t[:], self._f[:], dict(self.jobs)
+        return new
+
     @property
     def makespan(self) -> int:
         """Completion time of the last job (0 when empty)."""

@@ -7,7 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coopsched.cli import main
-from coopsched.mosp.equilibrium import best_response, best_response_dynamics, epsilon, strategies
+from coopsched.mosp.equilibrium import (
+    best_response,
+    best_response_dynamics,
+    epsilon,
+    search_equilibria,
+    strategies,
+)
 from coopsched.mosp.game import (
     Mechanism,
     construct_equilibrium,
@@ -180,7 +186,8 @@ def test_my_jobs_first():
 
 def test_theorem_5_price_of_anarchy_2K_over_K_plus_1():
     K = 2
-    inst = theorem5(K)
+    T = theorem5(K)
+    inst = T.instance
     mech = Mechanism("organizations", "lpt")
     S = [list(strategies(inst, k, mech)) for k in range(inst.k)]
     table = {}
@@ -197,6 +204,24 @@ def test_theorem_5_price_of_anarchy_2K_over_K_plus_1():
             worst_ne = max(worst_ne, c.max())
     assert opt == K + 1 and worst_ne == 2 * K
     assert worst_ne / opt == pytest.approx(2 * K / (K + 1))
+    # the proof's two configurations
+    assert schedule(inst, T.optimum_config, mech).makespan == K + 1
+    assert schedule(inst, T.fig6c_config, mech).makespan == 2 * K
+    assert epsilon(inst, T.fig6c_config, mech)[0] == 1.0
+
+
+@pytest.mark.parametrize("K", [3, 4])
+def test_theorem_5_family_beyond_K2(K):
+    T = theorem5(K)
+    inst, mech = T.instance, Mechanism("organizations", "lpt")
+    assert schedule(inst, T.optimum_config, mech).makespan == K + 1  # = total work / 2K: optimal
+    # Fig. 6c as described is no equilibrium: the first organization spreads its jobs
+    assert costs(inst, T.fig6c_config, mech)[0] == K + 1
+    assert best_response(inst, T.fig6c_config, mech, 0).cost == 3
+    # but equilibria of makespan 2K exist: the ratio 2K/(K+1) of the theorem
+    found = search_equilibria(inst, mech, starts=10, seed=0)
+    assert found and found[0].makespan == 2 * K
+    assert epsilon(inst, found[0].config, mech)[0] == 1.0
 
 
 # ----------------------------------------------------------------- Theorem 4 (Fig. 5)

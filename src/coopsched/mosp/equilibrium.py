@@ -255,3 +255,32 @@ def best_response_dynamics(
         if not improved:
             return Dynamics(True, None, steps, cfg, history)
     return Dynamics(False, None, steps, cfg, history)
+
+
+@dataclass
+class FoundEquilibrium:
+    config: np.ndarray
+    makespan: int
+    start: int  # which random start reached it
+
+
+def search_equilibria(
+    inst: Instance, mech: Mechanism, starts: int = 100, seed: int = 0, max_rounds: int = 30,
+) -> list[FoundEquilibrium]:
+    """Pure equilibria reached by best-response dynamics from ``starts`` random
+    configurations (random agent orders), distinct, worst (largest makespan) first.
+
+    A lower bound on the price of anarchy where the game is too large to enumerate: the
+    worst equilibrium found, over the optimum.
+    """
+    _, q, _, m = mosp_arrays(inst)
+    rng = np.random.default_rng(seed)
+    fits = [np.flatnonzero(m >= q[j]) for j in range(inst.n)]
+    found: dict[tuple[int, ...], FoundEquilibrium] = {}
+    for s in range(starts):
+        cfg = np.array([rng.choice(f) for f in fits], dtype=np.int64)
+        dyn = best_response_dynamics(inst, mech, cfg, max_rounds, order=rng.permutation(inst.k).tolist())
+        key = tuple(dyn.config)
+        if dyn.converged and key not in found:
+            found[key] = FoundEquilibrium(dyn.config, int(costs(inst, dyn.config, mech).max()), s)
+    return sorted(found.values(), key=lambda e: (-e.makespan, e.start))

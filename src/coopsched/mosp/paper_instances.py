@@ -120,12 +120,47 @@ def theorem4(x: int) -> Theorem4:
     return Theorem4(x, inst, L, opt, cfg, names)
 
 
-def theorem5(K: int) -> Instance:
+@dataclass
+class Theorem5:
+    """The instance of Theorem 5 for one ``K``, with the proof's two configurations."""
+
+    K: int
+    instance: Instance
+    fig6c_config: np.ndarray  # Fig. 6c as the proof describes it: makespan 2K
+    optimum_config: np.ndarray  # Fig. 6b: makespan K + 1
+
+
+def theorem5(K: int) -> Theorem5:
     """Theorem 5 (Fig. 6): K - 1 organizations with ``2K + 1`` unit jobs, one with jobs
-    ``K + 1`` and ``K``, and K organizations with one unit job; one processor each."""
+    ``K + 1`` and ``K``, and K organizations with one unit job; one processor each;
+    priorities in index order.
+
+    Fig. 6c (the proof's worst equilibrium): each of the first K - 1 organizations keeps
+    ``K + 1`` jobs and sends one to each of the last K, where the job of organization i
+    runs at time i; the organization with the long jobs sends its job ``K`` to the first of
+    the last K, where it runs from K to 2K. This is a pure equilibrium for K = 2 only:
+    from K = 3 on, the first organization cuts its makespan from K + 1 to 3 by sending more
+    jobs to the last K machines (tested). Fig. 6b (the optimum, makespan K + 1): the job
+    ``K`` goes to the last machine and the first K - 1 organizations fill the other K - 1.
+    """
+    if K < 2:
+        raise ValueError("Theorem 5 needs K >= 2")
     jobs: list[tuple[int, int, int]] = []
     for i in range(K - 1):
         jobs += [(i, 1, 1)] * (2 * K + 1)
     jobs += [(K - 1, K + 1, 1), (K - 1, K, 1)]
     jobs += [(K + i, 1, 1) for i in range(K)]
-    return mosp([1] * (2 * K), jobs)
+    inst = mosp([1] * (2 * K), jobs)
+    org = inst.org
+    fig6c = org.copy()
+    opt = org.copy()
+    for i in range(K - 1):
+        extra = np.flatnonzero(org == i)[K + 1:]  # the K jobs that started after K + 1
+        fig6c[extra] = K + np.arange(K)
+    big_k = int(np.flatnonzero(org == K - 1)[1])
+    fig6c[big_k] = K
+    opt[big_k] = 2 * K - 1
+    spread = [int(j) for i in range(K - 1) for j in np.flatnonzero(org == i)[K + 1:]]
+    for t, j in enumerate(spread):  # K(K-1) unit jobs, K on each of the other K - 1
+        opt[j] = K + t % (K - 1)
+    return Theorem5(K, inst, fig6c, opt)

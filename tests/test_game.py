@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coopsched.cli import main
+from coopsched.experiments.poa import theorem1_epsilons
 from coopsched.mosp.equilibrium import (
     best_response,
     best_response_dynamics,
@@ -93,23 +94,14 @@ D = 50  # the paper's 1 is D, its delta is 1: long jobs 1+2delta -> D+2
 
 
 def test_theorem_1_no_pure_equilibrium_below_2_with_priority_to_jobs():
-    inst, mech = theorem1(D)
-    loc = local_makespans(inst, mech)
-    C4 = list(itertools.product(range(5), repeat=2))
-    C5 = list(itertools.product(range(5), repeat=4))
-    c4 = np.zeros((len(C4), len(C5)))
-    c5 = np.zeros((len(C4), len(C5)))
-    ok = np.zeros((len(C4), len(C5)), dtype=bool)
-    for a, s4 in enumerate(C4):
-        for b, s5 in enumerate(C5):
-            c = costs(inst, [0, 1, 2, *s4, *s5], mech)  # O1..O3 keep their tiny job home
-            c4[a, b], c5[a, b], ok[a, b] = c[3], c[4], (c <= loc).all()
-    eps = np.maximum(c4 / c4.min(axis=0)[None, :], c5 / c5.min(axis=1)[:, None])
+    eps, ok = theorem1_epsilons(D)  # every configuration of O4 and O5, O1..O3 at home
     bound = (2 * D + 4) / (D + 3)  # (2 + 4 delta) / (1 + 3 delta) -> 2
     assert eps[ok].min() == pytest.approx(bound)
     assert eps.min() == pytest.approx(bound)
     assert bound > 1.96
-    # the same through the exact best responses, from the Pareto-efficient configuration
+    # the same through the exact best responses (which also let O1..O3 move), from the
+    # Pareto-efficient configuration of Fig. 4b
+    inst, mech = theorem1(D)
     assert epsilon(inst, [0, 1, 2, 3, 4, 4, 3, 4, 4], mech)[0] >= bound - 1e-12
 
 
@@ -317,3 +309,14 @@ def test_quick_game_grid(tmp_path):
     assert not df["grew"].any()
     assert (tmp_path / "g" / "fig7.png").exists() and (tmp_path / "g" / "fig8.png").exists()
     assert "42.8%" in md
+
+
+def test_quick_poa_reproduction(tmp_path):
+    from coopsched.experiments.poa import reproduce_poa
+
+    df, md = reproduce_poa(tmp_path / "p", quick=True, workers=2, quiet=True)
+    t4 = df[df["task.what"] == "theorem4"].sort_values("task.x")
+    assert (t4.worst == t4.paper_worst).all() and (t4.worst_epsilon == 1.0).all()
+    t5 = df[df["task.what"] == "theorem5"]
+    assert (t5.worst_found == t5.paper).all()
+    assert (tmp_path / "p" / "poa.png").exists() and "Theorem 4" in md

@@ -240,7 +240,7 @@ def trace_info(
 
 @app.command()
 def reproduce(
-    what: Annotated[str, typer.Argument(help="table1, table2, fig10 (Skowron & Rzadca, Sec. 7), mosp (Pascual et al., Sec. 6) or migration (the price-of-migration study).")],
+    what: Annotated[str, typer.Argument(help="table1, table2, fig10 (Skowron & Rzadca, Sec. 7), mosp (Pascual et al., Sec. 6), game (Cohen et al., Sec. 8), poa (Cohen et al., Theorems 1, 4, 5) or migration (the price-of-migration study).")],
     out: Annotated[Path | None, typer.Option(help="Output folder (default results/WHAT).")] = None,
     quick: Annotated[bool, typer.Option(help="Small preset: a few windows, minutes on 2 cores.")] = False,
     windows: Annotated[int | None, typer.Option(min=1, help="Windows per trace (default 100); for mosp, instances per cell (50).")] = None,
@@ -253,11 +253,19 @@ def reproduce(
     orgs: Annotated[str | None, typer.Option(help="fig10: comma-separated organization counts.")] = None,
     window_sampling: Annotated[str, typer.Option(help="table1/2: window starts uniform in 'time' or at a random 'job'.")] = "time",
 ) -> None:
-    """Reproduce a paper's experiments (table1, table2, fig10, mosp, game, migration); resumes."""
+    """Reproduce a paper's experiments (table1, table2, fig10, mosp, game, poa, migration); resumes."""
     from .experiments.reproduce import reproduce as run
 
-    if what not in ("table1", "table2", "fig10", "mosp", "migration", "game"):
-        raise CLIError(f"unknown reproduction {what!r}; choose table1, table2, fig10, mosp, migration or game")
+    if what not in ("table1", "table2", "fig10", "mosp", "migration", "game", "poa"):
+        raise CLIError(f"unknown reproduction {what!r}; choose table1, table2, fig10, mosp, migration, game or poa")
+    if what == "poa":
+        from .experiments.poa import reproduce_poa
+
+        out = out or Path("results") / ("poa" + ("-quick" if quick else ""))
+        _, md = reproduce_poa(out, quick=quick, workers=workers, scheduler=scheduler, seed=seed)
+        print(md)
+        print(f"written to {out}/ (summary.md, results.csv, poa.png, rows.jsonl)")
+        return
     if what == "game":
         from .experiments.game_grid import reproduce_game
 

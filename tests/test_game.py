@@ -145,6 +145,18 @@ def test_stabilized_construction_is_a_pure_equilibrium_when_it_converges(game, r
     assert check(eq.schedule).valid
 
 
+def test_one_pass_construction_has_no_guarantee_beyond_one_processor():
+    """O0's job backfills a hole of O1's cluster; O1, rebalanced later, re-lists its own
+    jobs into that hole and pushes O0's job from 0 to 14: O0 ends at 19 against 7 alone."""
+    inst = instance([4, 4], [(1, 6, 2), (1, 8, 3), (1, 7, 2), (0, 4, 2), (0, 2, 2), (1, 7, 3), (0, 5, 2), (1, 6, 3)])
+    mech = Mechanism("organizations", "spt")
+    eq = construct_equilibrium(inst, mech)
+    assert eq.schedule.org_makespans().tolist() == [19, 18] and eq.local.tolist() == [7, 34]
+    assert epsilon(inst, eq.config, mech)[0] == pytest.approx(19 / 7)
+    # and this game has no pure equilibrium at all: reapplying best responses cycles
+    assert construct_equilibrium(inst, mech, stabilize=True).info["cycle"]
+
+
 def test_priority_to_organizations_can_lack_a_pure_equilibrium_beyond_one_processor():
     """Corollary 3 does not extend to clusters of several processors and parallel jobs:
     every one of this instance's 32 configurations leaves an agent a better response."""
@@ -298,6 +310,17 @@ def test_cli_game(capsys, tmp_path):
     assert "epsilon-approximate" in capsys.readouterr().out
     assert main(["game", "--action", "dynamics", "--priority", "jobs", "--generate", "uni:2:4:2"]) == 0
     assert main(["game", "--action", "fly"]) == 1
+    capsys.readouterr()
+    assert main(["game", "--generate", "theorem4:2", "--action", "verify", "--config", "paper", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon"] == 1.0 and out["makespan"] == 3 * 36 - 1
+    assert main(["game", "--generate", "theorem5:3", "--action", "search", "--starts", "10", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["makespan"] == 6
+    assert main(["game", "--generate", "uni:2:5:2", "--rebalance", "exact", "--stabilize", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["converged"] is False or out["epsilon"] == 1.0
+    assert main(["game", "--generate", "theorem1", "--config", "paper"]) == 1
+    assert main(["game", "--generate", "theorem4:0"]) == 1
     assert main(["game", "--config", "0,1", "--action", "verify"]) == 1
 
 

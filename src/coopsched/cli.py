@@ -348,23 +348,28 @@ def mosp(
 @app.command()
 def game(
     input: Annotated[Path | None, typer.Argument(help="JSON instance with job 'processors'; none: --generate.")] = None,
-    action: Annotated[str, typer.Option(help="construct (Sec. 7.1), verify (epsilon of --config), or dynamics.")] = "construct",
+    action: Annotated[str, typer.Option(help="construct (Sec. 7.1), verify (epsilon of --config), dynamics, or search (worst equilibrium reached from random starts).")] = "construct",
     priority: Annotated[str, typer.Option(help="organizations (Sec. 7) or jobs (Sec. 6).")] = "organizations",
     order: Annotated[str, typer.Option(help="List algorithm: lpt, hf, spt or list.")] = "lpt",
     org_order: Annotated[str | None, typer.Option(help="Organizations from highest priority, e.g. 2,0,1.")] = None,
-    config: Annotated[str | None, typer.Option(help="verify/dynamics: cluster of every job, e.g. 0,0,1,2.")] = None,
-    generate: Annotated[str, typer.Option(help="Generator spec KIND:N:n:m when no input is given.")] = "uni:3:8:4",
+    config: Annotated[str | None, typer.Option(help="verify/dynamics: cluster of every job, e.g. 0,0,1,2; 'paper' for the proof's equilibrium of theorem4/theorem5.")] = None,
+    rebalance: Annotated[str, typer.Option(help="construct: 'list' (the list algorithm) or 'exact' (exact best responses).")] = "list",
+    stabilize: Annotated[bool, typer.Option(help="construct: then reapply best responses until no organization improves.")] = False,
+    starts: Annotated[int, typer.Option(min=1, help="search: random starting configurations.")] = 50,
+    generate: Annotated[str, typer.Option(help="Generator spec KIND:N:n:m, or a paper instance: theorem1, theorem4:X, theorem5:K.")] = "uni:3:8:4",
     seed: Seed = 0,
     format: Fmt = "table",
 ) -> None:
-    """The MOSP game: build an equilibrium, measure epsilon, or run best-response dynamics."""
+    """The MOSP game: build an equilibrium, measure epsilon, run best-response dynamics."""
     from .mosp import equilibrium as e
     from .mosp import game as g
+    from .mosp import paper_instances as papers
 
-    if action not in ("construct", "verify", "dynamics"):
-        raise CLIError("--action must be construct, verify or dynamics")
+    if action not in ("construct", "verify", "dynamics", "search"):
+        raise CLIError("--action must be construct, verify, dynamics or search")
+    if rebalance not in ("list", "exact"):
+        raise CLIError("--rebalance must be 'list' or 'exact'")
     _check_format(format)
-    inst = _mosp_instance(input, generate, seed)
 
     def ints(text: str, what: str) -> list[int]:
         try:
@@ -373,26 +378,57 @@ def game(
             raise CLIError(f"{what} takes comma-separated integers") from None
 
     mech = g.Mechanism(priority, order, org_order=ints(org_order, "--org-order") if org_order else None)
+    paper_config = None
+    if input is None and generate.startswith("theorem"):
+        name, _, arg = generate.partition(":")
+        try:
+            if name == "theorem1":
+                inst, mech = papers.theorem1()
+                priority = "jobs"
+            elif name == "theorem4":
+                t4 = papers.theorem4(int(arg))
+                inst, paper_config = t4.instance, t4.worst_config
+            elif name == "theorem5":
+                t5 = papers.theorem5(int(arg))
+                inst, paper_config = t5.instance, t5.fig6c_config
+            else:
+                raise ValueError(f"unknown paper instance {name!r}")
+        except ValueError as exc:
+            raise CLIError(f"--generate: theorem1, theorem4:X (X >= 1) or theorem5:K (K >= 2) ({exc})") from None
+    else:
+        inst = _mosp_instance(input, generate, seed)
     cfg = None
-    if config:
+    if config == "paper":
+        if paper_config is None:
+            raise CLIError("--config paper needs --generate theorem4:X or theorem5:K")
+        cfg = paper_config.tolist()
+    elif config:
         cfg = ints(config, "--config")
         if len(cfg) != inst.n:
             raise CLIError(f"--config needs {inst.n} clusters, one per job")
     out: dict = {"action": action, "priority": priority, "order": order}
     if action == "construct":
-        eq = g.construct_equilibrium(inst, mech)
+        eq = g.construct_equilibrium(inst, mech, rebalance=rebalance, stabilize=stabilize)
         cfg = eq.config.tolist()
-        out["epsilon"] = None
-        if inst.n <= 12:
+        out.update(rebalance=rebalance, **{k: v for k, v in eq.info.items() if k != "rebalance"})
+        try:
             out["epsilon"], _ = e.epsilon(inst, cfg, mech)
+        except ValueError as exc:  # too many distinct jobs for exact best responses
+            out["epsilon"], out["epsilon_note"] = None, str(exc)
     elif action == "verify":
         cfg = cfg if cfg is not None else inst.org.tolist()
         out["epsilon"], out["per_agent"] = e.epsilon(inst, cfg, mech)
-    else:
+    elif action == "dynamics":
         dyn = e.best_response_dynamics(inst, mech, cfg)
         cfg = dyn.config.tolist()
         out.update({"converged": dyn.converged, "steps": dyn.steps,
                     "cycle": None if dyn.cycle is None else [list(c) for c in dyn.cycle]})
+    else:
+        found = e.search_equilibria(inst, mech, starts=starts, seed=seed)
+        if not found:
+            raise CLIError(f"no pure equilibrium reached from {starts} random starts")
+        cfg = found[0].config.tolist()
+        out.update(equilibria_found=len(found), starts=starts, makespans=sorted({f.makespan for f in found}))
     sched = g.schedule(inst, cfg, mech)
     local = sched.local_makespans
     orgm = sched.org_makespans()
@@ -403,7 +439,7 @@ def game(
     if format == "json":
         print(json.dumps(out))
         return
-    table = Table(title=f"{action}: priority to {priority} ({order}); Cmax {sched.makespan}")
+    table = Table(title=f"{action}: priority to {priority} ({order})", caption=f"global Cmax {sched.makespan}")
     for col in ("organization", "local Cmax", "cost (Cmax)", "gain"):
         table.add_column(col, justify="left" if col == "organization" else "right")
     for k in range(inst.k):
@@ -412,7 +448,15 @@ def game(
     console.print(table)
     print(f"configuration (cluster of each job): {out['config']}")
     if out.get("epsilon") is not None:
-        print(f"epsilon-approximate pure equilibrium for epsilon = {out['epsilon']:.4f} (exhaustive best responses)")
+        print(f"epsilon-approximate pure equilibrium for epsilon = {out['epsilon']:.4f} (exact best responses)")
+    elif out.get("epsilon_note"):
+        print(f"epsilon not computed: {out['epsilon_note']}")
+    if action == "construct" and stabilize:
+        print("stabilized: " + ("a pure equilibrium" if out["converged"] else "best responses cycle" if out["cycle"]
+                                else "no equilibrium within the rounds") + f" after {out['improving_moves']} improving move(s)")
+    if action == "search":
+        print(f"{out['equilibria_found']} distinct pure equilibria reached from {starts} random starts; "
+              f"makespans {out['makespans']}; the worst is shown")
     if action == "dynamics":
         print("best-response dynamics: " + ("converged" if out["converged"] else "cycle" if out["cycle"] else "no convergence")
               + f" after {out['steps']} improving move(s)")

@@ -136,7 +136,8 @@ def best_response(inst: Instance, config: Sequence[int], mech: Mechanism, k: int
     work = int(np.prod([(x + 1) * (x + 2) // 2 for x in n], dtype=float)) * max(len(others), 1)
     if work > DP_LIMIT:
         raise ValueError(f"agent {k} has {sum(n)} jobs of {len(n)} kinds: an exact best response needs about "
-                         f"{work:.2e} steps (limit {DP_LIMIT:.0e}); use smaller instances")
+                         f"{work:.2e} steps (limit {DP_LIMIT:.0e}); best responses are NP-hard, exact ones are "
+                         "for agents with few distinct jobs")
     counts = _Counts(n)
     g = {c: _completions(inst, base, mech, k, c, groups, counts) for c in range(inst.k)}
     # dp[i][r]: lowest max completion placing the jobs r on clusters others[i:]

@@ -20,10 +20,14 @@ cost of an agent is the makespan of its jobs wherever they run.
 every organization first schedules its jobs locally; then, by decreasing priority, each
 organization takes all its jobs back and list-schedules them on the whole platform,
 keeping a job at home whenever home is as early as anywhere else (a maximal set of jobs at
-home on ties). Theorem 2: with a rho-approximate list algorithm the result is a pure
-rho-approximate equilibrium. Lee's MLPT (for clusters that become free at different
-times) is not implemented: its published definition was not available here. LPT, HF, SPT
-and plain list order are.
+home on ties) -- or, with ``rebalance="exact"``, takes an exact best response. Theorem 2:
+with a rho-approximate list algorithm the result is a pure rho-approximate equilibrium
+(proved for one processor per organization). Lee's MLPT (for clusters that become free at
+different times) is not implemented: its published definition was not available here.
+LPT, HF, SPT and plain list order are, and exact rebalancing is the rho = 1 case.
+Best responses, epsilon, dynamics and the search for equilibria are in
+:mod:`coopsched.mosp.equilibrium`; the paper's instances in
+:mod:`coopsched.mosp.paper_instances`.
 """
 
 from __future__ import annotations

@@ -78,36 +78,47 @@ class _Counts:
 def _completions(inst: Instance, config: np.ndarray, mech: Mechanism, k: int, c: int,
                  groups: list[list[int]], counts: _Counts) -> np.ndarray:
     """``g_c(s)`` for every count vector ``s``: the last completion of the jobs ``s`` of
-    agent ``k`` sent to cluster ``c`` (INF when one of them is too wide, 0 for none)."""
+    agent ``k`` sent to cluster ``c`` (INF when one of them is too wide, 0 for none).
+
+    The cluster places jobs in a fixed sequence, and the members of a group are adjacent in
+    it, so the sequence is a list of items -- other agents' jobs and k's groups -- and
+    ``s`` takes the first ``s_t`` members of group t. A depth-first walk over the items
+    shares every prefix: each profile is built once per distinct prefix of choices.
+    """
     p, q, owner, m = mosp_arrays(inst)
     pr = mech.priorities(inst)
     pos = list_positions(inst, mech)
     fixed = [int(j) for j in np.flatnonzero(config == c) if owner[j] != k]
-    out = np.zeros(counts.size, dtype=np.int64)
-    too_wide = np.array([q[g[0]] > m[c] for g in groups], dtype=bool)
-    mine_all = [j for g in groups for j in g]
-    seq_all = cluster_sequence(fixed + mine_all, c, owner, pos, pr)
-    first_mine = min((seq_all.index(j) for j in mine_all), default=len(seq_all))
-    base = ClusterProfile(int(m[c]))
-    for j in seq_all[:first_mine]:  # what precedes every job of k whatever k sends
-        if j in fixed:
-            base.insert(j, int(p[j]), int(q[j]))
-    after = [j for j in seq_all[first_mine:]]
-    for s in range(1, counts.size):
-        d = counts.digits[s]
-        if (too_wide & (d > 0)).any():
-            out[s] = INF
-            continue
-        chosen = {j for g, x in zip(groups, d, strict=True) for j in g[:x]}
-        last = max(i for i, j in enumerate(after) if j in chosen)
-        prof = base.copy()
-        end = 0
-        for j in after[: last + 1]:
-            if j in chosen or j in fixed:
-                st = prof.insert(j, int(p[j]), int(q[j]))
-                if j in chosen:
-                    end = max(end, st + int(p[j]))
-        out[s] = end
+    out = np.full(counts.size, INF, dtype=np.int64)
+    group_of = {g[0]: t for t, g in enumerate(groups)}
+    members = {j for g in groups for j in g}
+    items: list[tuple[str, int]] = []  # ("job", j) or ("group", t), in the cluster's order
+    for j in cluster_sequence(fixed + [g[0] for g in groups], c, owner, pos, pr):
+        if j in group_of:
+            items.append(("group", group_of[j]))
+        elif j not in members:
+            items.append(("job", j))
+    while items and items[-1][0] == "job":  # jobs placed after all of k's cannot delay them
+        items.pop()
+
+    def walk(i: int, prof: ClusterProfile, index: int, end: int) -> None:
+        while i < len(items) and items[i][0] == "job":
+            j = items[i][1]
+            prof.insert(j, int(p[j]), int(q[j]))
+            i += 1
+        if i == len(items):
+            out[index] = end
+            return
+        t = items[i][1]
+        g = groups[t]
+        walk(i + 1, prof.copy() if i + 1 < len(items) else prof, index, end)  # none of group t here
+        if q[g[0]] > m[c]:
+            return  # too wide: INF stays for every s with s_t > 0
+        for x, j in enumerate(g, start=1):
+            end = max(end, prof.insert(j, int(p[j]), int(q[j])) + int(p[j]))
+            walk(i + 1, prof.copy() if i + 1 < len(items) else prof, index + x * int(counts.radix[t]), end)
+
+    walk(0, ClusterProfile(int(m[c])), 0, 0)
     return out
 
 

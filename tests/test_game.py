@@ -330,6 +330,8 @@ def test_quick_game_grid(tmp_path):
     df, md = reproduce_game(tmp_path / "g", quick=True, workers=2, quiet=True)
     assert len(df) == 4 * 3 * 4 * 2
     assert not df["grew"].any()
+    eps = df[df.n == 10]["epsilon"]
+    assert eps.notna().all() and (eps >= 1.0).all() and (df[df.n > 10]["epsilon"].isna()).all()
     assert (tmp_path / "g" / "fig7.png").exists() and (tmp_path / "g" / "fig8.png").exists()
     assert "42.8%" in md
 

@@ -81,6 +81,37 @@ def test_exact_best_response_matches_brute_force(game, data):
         assert (br.config[others] == np.asarray(config)[others]).all()  # only k's jobs move
 
 
+@settings(max_examples=150, deadline=None)
+@given(game=games(max_orgs=4, max_m=4, max_jobs=9, max_p=6), data=st.data())
+def test_every_configuration_gives_a_valid_my_jobs_first_schedule(game, data):
+    inst, mech = game
+    q, m, owner = inst.processors, inst.machines, inst.org
+    config = np.array([data.draw(st.sampled_from([c for c in range(inst.k) if m[c] >= q[j]])) for j in range(inst.n)])
+    sched = schedule(inst, config, mech)
+    # every job placed once, never more than m processors busy (the local constraint aside)
+    assert check(MospSchedule(inst, sched.cluster, sched.start, "any configuration")).valid
+    assert (sched.cluster == config).all() and (sched.start >= 0).all()
+    pr = mech.priorities(inst)
+    for c in range(inst.k):
+        on = np.flatnonzero(config == c)
+        own = on[owner[on] == c]
+        # my jobs first: the owner's jobs run exactly as if the foreign ones did not exist
+        alone = schedule(restrict_jobs(inst, own), config[own], mech)
+        assert (alone.start == sched.start[own]).all()
+        # a foreign job never delays a job of higher priority: removing it changes nothing before it
+        for f in on[owner[on] != c]:
+            keep = np.setdiff1d(np.arange(inst.n), [f])
+            rest = schedule(restrict_jobs(inst, keep), config[keep], mech)
+            before = [i for i, j in enumerate(keep) if config[j] == c and (owner[j] == c or pr[j] > pr[f])]
+            assert (rest.start[before] == sched.start[keep[before]]).all()
+
+
+def restrict_jobs(inst, jobs):
+    """The same organizations with only the given jobs (in the same order)."""
+    jobs = np.asarray(jobs, dtype=np.int64)
+    return mosp(inst.machines.tolist(), [(int(inst.org[j]), int(inst.size[j]), int(inst.processors[j])) for j in jobs])
+
+
 def test_best_response_keeps_a_maximal_set_of_jobs_at_home():
     inst = instance([1, 1], [(0, 2, 1), (0, 2, 1), (1, 4, 1)])
     # O0 alone: 4 at home or 2 + 2 when one job moves; O1's job is first on its cluster

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -258,37 +259,22 @@ def reproduce(
 
     if what not in ("table1", "table2", "fig10", "mosp", "migration", "game", "poa"):
         raise CLIError(f"unknown reproduction {what!r}; choose table1, table2, fig10, mosp, migration, game or poa")
-    if what == "poa":
-        from .experiments.poa import reproduce_poa
-
-        out = out or Path("results") / ("poa" + ("-quick" if quick else ""))
-        _, md = reproduce_poa(out, quick=quick, workers=workers, scheduler=scheduler, seed=seed)
+    studies = {  # what: (module, function, its own options, files written)
+        "poa": ("poa", "reproduce_poa", {"seed": seed}, "summary.md, results.csv, poa.png, rows.jsonl"),
+        "game": ("game_grid", "reproduce_game", {"instances": windows, "seed": seed},
+                 "summary.md, results.csv, organizations.csv, fig7.png, fig8.png, rows.jsonl"),
+        "migration": ("migration_study", "run_study", {"traces": traces, "windows": windows, "seed": seed},
+                      "summary.md, results.csv, migration.png, rows.jsonl"),
+        "mosp": ("mosp_grid", "reproduce_mosp", {"instances": windows, "seed": seed},
+                 "summary.md, results.csv, fig7.png, rows.jsonl"),
+    }
+    out = out or Path("results") / (what + ("-quick" if quick else ""))
+    if what in studies:
+        module, function, options, files = studies[what]
+        study = getattr(importlib.import_module(f".experiments.{module}", __package__), function)
+        _, md = study(out, quick=quick, workers=workers, scheduler=scheduler, **options)
         print(md)
-        print(f"written to {out}/ (summary.md, results.csv, poa.png, rows.jsonl)")
-        return
-    if what == "game":
-        from .experiments.game_grid import reproduce_game
-
-        out = out or Path("results") / ("game" + ("-quick" if quick else ""))
-        _, md = reproduce_game(out, quick=quick, workers=workers, scheduler=scheduler, instances=windows, seed=seed)
-        print(md)
-        print(f"written to {out}/ (summary.md, results.csv, organizations.csv, fig7.png, fig8.png, rows.jsonl)")
-        return
-    if what == "migration":
-        from .experiments.migration_study import run_study
-
-        out = out or Path("results") / ("migration" + ("-quick" if quick else ""))
-        _, md = run_study(out, quick=quick, traces=traces, workers=workers, scheduler=scheduler, windows=windows, seed=seed)
-        print(md)
-        print(f"written to {out}/ (summary.md, results.csv, migration.png, rows.jsonl)")
-        return
-    if what == "mosp":
-        from .experiments.mosp_grid import reproduce_mosp
-
-        out = out or Path("results") / ("mosp" + ("-quick" if quick else ""))
-        _, md = reproduce_mosp(out, quick=quick, workers=workers, scheduler=scheduler, instances=windows, seed=seed)
-        print(md)
-        print(f"written to {out}/ (summary.md, results.csv, fig7.png, rows.jsonl)")
+        print(f"written to {out}/ ({files})")
         return
     if split not in ("uniform", "zipf"):
         raise CLIError("--split must be 'uniform' or 'zipf'")
@@ -300,7 +286,6 @@ def reproduce(
             ks = tuple(int(x) for x in orgs.split(","))
         except ValueError:
             raise CLIError("--orgs takes comma-separated integers, e.g. 2,4,6") from None
-    out = out or Path("results") / (what + ("-quick" if quick else ""))
     machines = {"METACENTRUM": metacentrum_machines} if metacentrum_machines else None
     _, md = run(what, out, quick=quick, traces=traces, workers=workers, scheduler=scheduler,
                 windows=windows, split=split, seed=seed, machines=machines, orgs=ks, sampling=window_sampling)

@@ -75,7 +75,7 @@ class _Counts:
         return idx
 
 
-def _completions(inst: Instance, config: np.ndarray, mech: Mechanism, k: int, c: int,
+def _completions(arrays: tuple[np.ndarray, ...], config: np.ndarray, k: int, c: int,
                  groups: list[list[int]], counts: _Counts) -> np.ndarray:
     """``g_c(s)`` for every count vector ``s``: the last completion of the jobs ``s`` of
     agent ``k`` sent to cluster ``c`` (INF when one of them is too wide, 0 for none).
@@ -85,9 +85,7 @@ def _completions(inst: Instance, config: np.ndarray, mech: Mechanism, k: int, c:
     ``s`` takes the first ``s_t`` members of group t. A depth-first walk over the items
     shares every prefix: each profile is built once per distinct prefix of choices.
     """
-    p, q, owner, m = mosp_arrays(inst)
-    pr = mech.priorities(inst)
-    pos = list_positions(inst, mech)
+    p, q, owner, m, pr, pos = arrays  # mosp_arrays, then the mechanism's priorities and list positions
     fixed = [int(j) for j in np.flatnonzero(config == c) if owner[j] != k]
     out = np.full(counts.size, INF, dtype=np.int64)
     group_of = {g[0]: t for t, g in enumerate(groups)}
@@ -150,7 +148,8 @@ def best_response(inst: Instance, config: Sequence[int], mech: Mechanism, k: int
                          f"{work:.2e} steps (limit {DP_LIMIT:.0e}); best responses are NP-hard, exact ones are "
                          "for agents with few distinct jobs")
     counts = _Counts(n)
-    g = {c: _completions(inst, base, mech, k, c, groups, counts) for c in range(inst.k)}
+    arrays = (*mosp_arrays(inst), mech.priorities(inst), list_positions(inst, mech))
+    g = {c: _completions(arrays, base, k, c, groups, counts) for c in range(inst.k)}
     # dp[i][r]: lowest max completion placing the jobs r on clusters others[i:]
     dp_next = np.full(counts.size, INF, dtype=np.int64)
     dp_next[0] = 0
@@ -197,7 +196,6 @@ def best_response(inst: Instance, config: Sequence[int], mech: Mechanism, k: int
         s = int(args[i][r])
         send(c, s)
         r -= s
-    assert r == 0 and int(costs(inst, new, mech)[k]) == best_cost
     return BestResponse(best_cost, new, best_home)
 
 

@@ -47,7 +47,9 @@ def main() -> None:
     for label, inst, horizon in cases:
         for policy in ("directcontr", "fifo"):
             sec = bench(inst, horizon, policy, args.repeat)
-            print(f"{label:24} {policy:12} {inst.n:9,} {inst.total_machines:8,} {sec:8.2f} {inst.n / sec:10,.0f}")
+            print(
+                f"{label:24} {policy:12} {inst.n:9,} {inst.total_machines:8,} {sec:8.2f} {inst.n / sec:10,.0f}"
+            )
 
 
 if __name__ == "__main__":

@@ -39,12 +39,16 @@ def row(name, inst, mech, config) -> None:
     eps, _ = epsilon(inst, config, mech)
     dt = time.perf_counter() - t
     jobs, raw, merged, dp = sizes(inst, mech)
-    print(f"{name:<22} {inst.k:>4} {inst.n:>5} {jobs:>5} {raw:>10.2e} {merged:>10.2e} {dp:>10.2e} {eps:>7.3f} {dt:>8.3f}")
+    print(
+        f"{name:<22} {inst.k:>4} {inst.n:>5} {jobs:>5} {raw:>10.2e} {merged:>10.2e} {dp:>10.2e} {eps:>7.3f} {dt:>8.3f}"
+    )
 
 
 def main() -> None:
     mech = Mechanism("organizations", "lpt")
-    print(f"{'instance':<22} {'orgs':>4} {'jobs':>5} {'max_k':>5} {'N^n_k':>10} {'merged':>10} {'dp steps':>10} {'epsilon':>7} {'seconds':>8}")
+    print(
+        f"{'instance':<22} {'orgs':>4} {'jobs':>5} {'max_k':>5} {'N^n_k':>10} {'merged':>10} {'dp steps':>10} {'epsilon':>7} {'seconds':>8}"
+    )
     for x in (1, 2, 3, 4, 5):
         T = theorem4(x)
         row(f"theorem4 x={x}", T.instance, mech, T.worst_config)

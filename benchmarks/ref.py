@@ -26,7 +26,9 @@ def main() -> None:
     ap.add_argument("--traces", default="../shared/traces")
     ap.add_argument("--windows", type=int, default=5)
     ap.add_argument("--max-k", type=int, default=12)
-    ap.add_argument("--busiest", action="store_true", help="use the most loaded of 200 random windows")
+    ap.add_argument(
+        "--busiest", action="store_true", help="use the most loaded of 200 random windows"
+    )
     args = ap.parse_args()
     tr = read_swf(Path(args.traces) / "LPC-EGEE-2004-1.2-cln.swf.gz")
     L = 50_000
@@ -37,7 +39,9 @@ def main() -> None:
     else:
         starts = random_windows(tr, L, args.windows, seed=7)
     ref_schedule(trace_to_instance(tr, k=2, start=starts[0], length=L), L)  # compile
-    print(f"{'k':>3} {'coalitions':>10} {'jobs':>7} {'mean s':>8} {'max s':>8} {'events':>8} {'decisions':>10}")
+    print(
+        f"{'k':>3} {'coalitions':>10} {'jobs':>7} {'mean s':>8} {'max s':>8} {'events':>8} {'decisions':>10}"
+    )
     for k in range(2, args.max_k + 1):
         secs, jobs, ev, dec = [], [], [], []
         for st in starts:
@@ -48,8 +52,10 @@ def main() -> None:
             jobs.append(inst.n)
             ev.append(s.info["event_times"])
             dec.append(s.info["decisions"])
-        print(f"{k:3d} {2**k - 1:10,} {int(np.mean(jobs)):7,} {np.mean(secs):8.3f} {max(secs):8.3f} "
-              f"{int(np.mean(ev)):8,} {int(np.mean(dec)):10,}")
+        print(
+            f"{k:3d} {2**k - 1:10,} {int(np.mean(jobs)):7,} {np.mean(secs):8.3f} {max(secs):8.3f} "
+            f"{int(np.mean(ev)):8,} {int(np.mean(dec)):10,}"
+        )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,14 @@ def trace_path(name: str) -> Path:
 
 
 @st.composite
-def small_instances(draw, max_k: int = 4, max_jobs: int = 14, max_release: int = 12, max_size: int = 8, unit: bool = False):
+def small_instances(
+    draw,
+    max_k: int = 4,
+    max_jobs: int = 14,
+    max_release: int = 12,
+    max_size: int = 8,
+    unit: bool = False,
+):
     k = draw(st.integers(1, max_k))
     machines = draw(st.lists(st.integers(0, 3), min_size=k, max_size=k))
     if sum(machines) == 0:

@@ -81,8 +81,13 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
             if free <= 0:
                 continue
             waiting = {
-                u: [j for j in order if inst.org[j] == u and inst.release[j] <= t and j not in starts[C]]
-                for u in range(k) if C >> u & 1
+                u: [
+                    j
+                    for j in order
+                    if inst.org[j] == u and inst.release[j] <= t and j not in starts[C]
+                ]
+                for u in range(k)
+                if C >> u & 1
             }
             cand = [u for u in sorted(waiting) if waiting[u]]
             if not cand:
@@ -90,7 +95,9 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
             key = {u: shapley_eq1(v, C, u) - psi_u(C, u, t) for u in cand}
             if utility != "psi_sp":
                 c = bin(C).count("1")
-                key = {u: abs(key[u] + Fraction(1, c)) - abs(key[u] + Fraction(1, c) - 1) for u in cand}
+                key = {
+                    u: abs(key[u] + Fraction(1, c)) - abs(key[u] + Fraction(1, c) - 1) for u in cand
+                }
             ranked = sorted(cand, key=lambda u: (-key[u], u))
             if free >= sum(len(waiting[u]) for u in cand):
                 # every waiting job starts; the order only numbers machines: index order
@@ -102,7 +109,11 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
                     starts[C][j] = t
                     free -= 1
                     if C == NC - 1:
-                        busy = {gmach[x] for x in starts[C] if x in gmach and starts[C][x] <= t < starts[C][x] + inst.size[x]}
+                        busy = {
+                            gmach[x]
+                            for x in starts[C]
+                            if x in gmach and starts[C][x] <= t < starts[C][x] + inst.size[x]
+                        }
                         m = min(mm for mm in range(len(owner)) if mm not in busy)
                         gmach[j] = m
     values = {C: sum(psi_u(C, u, T) for u in range(k) if C >> u & 1) for C in range(1, NC)}

@@ -15,7 +15,21 @@ def instance_file(tmp_path):
 
 
 def test_simulate_json(instance_file, capsys):
-    assert main(["simulate", str(instance_file), "--policy", "fairshare", "--horizon", "10", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(instance_file),
+                "--policy",
+                "fairshare",
+                "--horizon",
+                "10",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["policy"] == "fairshare" and out["horizon"] == 10
     assert set(out["utilities"]) == {"a", "b"}
@@ -24,7 +38,16 @@ def test_simulate_json(instance_file, capsys):
 
 @pytest.mark.parametrize("policy", ["ref", "rand"])
 def test_simulate_ref_rand_json(instance_file, capsys, policy):
-    argv = ["simulate", str(instance_file), "--policy", policy, "--horizon", "10", "--format", "json"]
+    argv = [
+        "simulate",
+        str(instance_file),
+        "--policy",
+        policy,
+        "--horizon",
+        "10",
+        "--format",
+        "json",
+    ]
     if policy == "rand":
         argv += ["--samples", "75"]
     assert main(argv) == 0
@@ -60,7 +83,14 @@ def test_bad_arguments_one_line_error(argv, code, text, capsys):
 
 def test_bad_json_instance(tmp_path, capsys):
     p = tmp_path / "b.json"
-    p.write_text(json.dumps({"organizations": [{"name": "a", "machines": 1}], "jobs": [{"org": "a", "release": 0, "size": 0}]}))
+    p.write_text(
+        json.dumps(
+            {
+                "organizations": [{"name": "a", "machines": 1}],
+                "jobs": [{"org": "a", "release": 0, "size": 0}],
+            }
+        )
+    )
     assert main(["simulate", str(p)]) == 1
     assert "jobs[0].size: must be >= 1" in capsys.readouterr().err
 
@@ -86,9 +116,24 @@ def test_trace_info_and_swf_errors(tmp_path, capsys):
 
 def test_simulate_swf_window(tmp_path, capsys):
     p = tmp_path / "t.swf"
-    rows = "\n".join(f"{j} {10 * j} 0 {5 + j} 1 -1 -1 1 -1 -1 1 {j % 3} 1 -1 1 1 -1 -1" for j in range(1, 30))
+    rows = "\n".join(
+        f"{j} {10 * j} 0 {5 + j} 1 -1 -1 1 -1 -1 1 {j % 3} 1 -1 1 1 -1 -1" for j in range(1, 30)
+    )
     p.write_text("; MaxProcs: 4\n" + rows + "\n")
-    argv = ["simulate", str(p), "-k", "2", "--window-start", "50", "--window-length", "200", "--policy", "directcontr", "--format", "json"]
+    argv = [
+        "simulate",
+        str(p),
+        "-k",
+        "2",
+        "--window-start",
+        "50",
+        "--window-length",
+        "200",
+        "--policy",
+        "directcontr",
+        "--format",
+        "json",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["horizon"] == 200 and len(out["jobs"]) == 20

@@ -18,7 +18,11 @@ ALL = SIMPLE + ["rand", "ref"]
 
 
 @settings(max_examples=60, deadline=None)
-@given(inst=small_instances(), policy=st.sampled_from(ALL), horizon=st.one_of(st.none(), st.integers(1, 30)))
+@given(
+    inst=small_instances(),
+    policy=st.sampled_from(ALL),
+    horizon=st.one_of(st.none(), st.integers(1, 30)),
+)
 def test_every_policy_gives_valid_schedules(inst, policy, horizon):
     """Valid, greedy, FIFO per organization, nothing lost (hypothesis)."""
     if policy == "ref" and horizon is None:
@@ -51,7 +55,10 @@ def test_non_clairvoyant(inst, policy, data):
         if s + size[j] > t0:  # not completed by t0 (s >= 0 always here: no horizon)
             low = max(1, t0 - s + 1)
             size[j] = data.draw(st.integers(low, low + 6))
-    other = make_instance(inst.machines.tolist(), list(zip(inst.org.tolist(), inst.release.tolist(), size.tolist(), strict=True)))
+    other = make_instance(
+        inst.machines.tolist(),
+        list(zip(inst.org.tolist(), inst.release.tolist(), size.tolist(), strict=True)),
+    )
     b = get_policy(policy).run(other)
     for j in range(inst.n):
         if a.start[j] <= t0 or b.start[j] <= t0:
@@ -141,6 +148,7 @@ def test_registry():
 
 # ------------------------------------------------------------------ the paper's examples
 
+
 def coalition_values(inst, policy, t):
     k = inst.k
     vals = {}
@@ -181,7 +189,11 @@ def test_fig7_greedy_utilization_100_vs_75():
 
 
 @settings(max_examples=25, deadline=None)
-@given(inst=small_instances(max_k=2, max_jobs=5, max_release=4, max_size=5), T=st.integers(1, 7), policy=st.sampled_from(SIMPLE + ["ref"]))
+@given(
+    inst=small_instances(max_k=2, max_jobs=5, max_release=4, max_size=5),
+    T=st.integers(1, 7),
+    policy=st.sampled_from(SIMPLE + ["ref"]),
+)
 def test_theorem_6_2_greedy_is_three_quarters_competitive(inst, T, policy):
     """Thm. 6.2: any greedy schedule reaches >= 3/4 of the best utilization (exhaustive)."""
     if inst.total_machines > 3:
@@ -192,6 +204,7 @@ def test_theorem_6_2_greedy_is_three_quarters_competitive(inst, T, policy):
 
 
 # ------------------------------------------------------------------ the checker can fail
+
 
 def bad_schedule(start, machine, inst, horizon=None):
     return Schedule(inst, np.array(start), np.array(machine), "hand", horizon)

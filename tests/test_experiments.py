@@ -61,12 +61,19 @@ def test_task_key_is_order_independent():
 def test_sweep_on_dask_cluster(tmp_path):
     distributed = pytest.importorskip("distributed")
     ts, marks = tasks(tmp_path, n=4)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         rows = run_sweep(ts, square, tmp_path / "rows.jsonl", scheduler=client, quiet=True)
     assert [r["y"] for r in rows] == [0, 1, 4, 9]
 
 
-@pytest.mark.skipif(not (TRACES / "LPC-EGEE-2004-1.2-cln.swf.gz").exists(), reason="traces not available")
+@pytest.mark.skipif(
+    not (TRACES / "LPC-EGEE-2004-1.2-cln.swf.gz").exists(), reason="traces not available"
+)
 @pytest.mark.parametrize("what", ["table1", "table2", "fig10"])
 def test_quick_reproduction_runs_and_resumes(tmp_path, what):
     from coopsched.experiments.reproduce import reproduce

@@ -35,7 +35,15 @@ def instance(machines, jobs):
 
 
 @st.composite
-def games(draw, max_orgs=3, max_m=3, max_jobs=6, max_p=4, sequential=False, mechanisms=("organizations", "jobs")):
+def games(
+    draw,
+    max_orgs=3,
+    max_m=3,
+    max_jobs=6,
+    max_p=4,
+    sequential=False,
+    mechanisms=("organizations", "jobs"),
+):
     """Small MOSP games: clusters, jobs (few distinct lengths, so many ties) and a mechanism."""
     N = draw(st.integers(1, max_orgs))
     machines = draw(st.lists(st.integers(1, max_m), min_size=N, max_size=N))
@@ -67,12 +75,16 @@ def brute_force_best_response(inst, config, mech, k):
 
 # ----------------------------------------------------------------- exact best responses
 
+
 @settings(max_examples=150, deadline=None)
 @given(game=games(), data=st.data())
 def test_exact_best_response_matches_brute_force(game, data):
     inst, mech = game
     q, m = inst.processors, inst.machines
-    config = [data.draw(st.sampled_from([c for c in range(inst.k) if m[c] >= q[j]])) for j in range(inst.n)]
+    config = [
+        data.draw(st.sampled_from([c for c in range(inst.k) if m[c] >= q[j]]))
+        for j in range(inst.n)
+    ]
     for k in range(inst.k):
         br = best_response(inst, config, mech, k)
         assert br.cost == brute_force_best_response(inst, config, mech, k)
@@ -86,7 +98,12 @@ def test_exact_best_response_matches_brute_force(game, data):
 def test_every_configuration_gives_a_valid_my_jobs_first_schedule(game, data):
     inst, mech = game
     q, m, owner = inst.processors, inst.machines, inst.org
-    config = np.array([data.draw(st.sampled_from([c for c in range(inst.k) if m[c] >= q[j]])) for j in range(inst.n)])
+    config = np.array(
+        [
+            data.draw(st.sampled_from([c for c in range(inst.k) if m[c] >= q[j]]))
+            for j in range(inst.n)
+        ]
+    )
     sched = schedule(inst, config, mech)
     # every job placed once, never more than m processors busy (the local constraint aside)
     assert check(MospSchedule(inst, sched.cluster, sched.start, "any configuration")).valid
@@ -102,14 +119,19 @@ def test_every_configuration_gives_a_valid_my_jobs_first_schedule(game, data):
         for f in on[owner[on] != c]:
             keep = np.setdiff1d(np.arange(inst.n), [f])
             rest = schedule(restrict_jobs(inst, keep), config[keep], mech)
-            before = [i for i, j in enumerate(keep) if config[j] == c and (owner[j] == c or pr[j] > pr[f])]
+            before = [
+                i for i, j in enumerate(keep) if config[j] == c and (owner[j] == c or pr[j] > pr[f])
+            ]
             assert (rest.start[before] == sched.start[keep[before]]).all()
 
 
 def restrict_jobs(inst, jobs):
     """The same organizations with only the given jobs (in the same order)."""
     jobs = np.asarray(jobs, dtype=np.int64)
-    return mosp(inst.machines.tolist(), [(int(inst.org[j]), int(inst.size[j]), int(inst.processors[j])) for j in jobs])
+    return mosp(
+        inst.machines.tolist(),
+        [(int(inst.org[j]), int(inst.size[j]), int(inst.processors[j])) for j in jobs],
+    )
 
 
 def test_best_response_keeps_a_maximal_set_of_jobs_at_home():
@@ -148,11 +170,20 @@ def test_theorem_1_best_response_dynamics_cycles():
 # for the case where organizations have more than one processor ... reapply the algorithm
 # until no agent can improve"): its bounds are tested there; beyond, the extension is.
 
-RHO = {"lpt": 1.5, "spt": 2.0, "hf": 2.0, "list": 2.0}  # LPT, machines free at different times: 3/2 (Lee)
+RHO = {
+    "lpt": 1.5,
+    "spt": 2.0,
+    "hf": 2.0,
+    "list": 2.0,
+}  # LPT, machines free at different times: 3/2 (Lee)
 
 
 @settings(max_examples=200, deadline=None)
-@given(game=games(max_orgs=5, max_m=1, max_jobs=8, max_p=9, sequential=True, mechanisms=("organizations",)))
+@given(
+    game=games(
+        max_orgs=5, max_m=1, max_jobs=8, max_p=9, sequential=True, mechanisms=("organizations",)
+    )
+)
 def test_theorem_2_rho_approximate_equilibria_with_one_processor_per_organization(game):
     inst, mech = game
     eq = construct_equilibrium(inst, mech)
@@ -164,8 +195,10 @@ def test_theorem_2_rho_approximate_equilibria_with_one_processor_per_organizatio
 
 
 @settings(max_examples=120, deadline=None)
-@given(game=games(max_orgs=4, max_m=4, max_jobs=7, max_p=8, mechanisms=("organizations",)),
-       rebalance=st.sampled_from(["list", "exact"]))
+@given(
+    game=games(max_orgs=4, max_m=4, max_jobs=7, max_p=8, mechanisms=("organizations",)),
+    rebalance=st.sampled_from(["list", "exact"]),
+)
 def test_stabilized_construction_is_a_pure_equilibrium_when_it_converges(game, rebalance):
     inst, mech = game
     eq = construct_equilibrium(inst, mech, rebalance=rebalance, stabilize=True)
@@ -179,7 +212,10 @@ def test_stabilized_construction_is_a_pure_equilibrium_when_it_converges(game, r
 def test_one_pass_construction_has_no_guarantee_beyond_one_processor():
     """O0's job backfills a hole of O1's cluster; O1, rebalanced later, re-lists its own
     jobs into that hole and pushes O0's job from 0 to 14: O0 ends at 19 against 7 alone."""
-    inst = instance([4, 4], [(1, 6, 2), (1, 8, 3), (1, 7, 2), (0, 4, 2), (0, 2, 2), (1, 7, 3), (0, 5, 2), (1, 6, 3)])
+    inst = instance(
+        [4, 4],
+        [(1, 6, 2), (1, 8, 3), (1, 7, 2), (0, 4, 2), (0, 2, 2), (1, 7, 3), (0, 5, 2), (1, 6, 3)],
+    )
     mech = Mechanism("organizations", "spt")
     eq = construct_equilibrium(inst, mech)
     assert eq.schedule.org_makespans().tolist() == [19, 18] and eq.local.tolist() == [7, 34]
@@ -219,6 +255,7 @@ def test_my_jobs_first():
 
 # ----------------------------------------------------------------- Theorem 5 (Fig. 6)
 
+
 def test_theorem_5_price_of_anarchy_2K_over_K_plus_1():
     K = 2
     T = theorem5(K)
@@ -235,7 +272,11 @@ def test_theorem_5_price_of_anarchy_2K_over_K_plus_1():
     opt = min(c.max() for c in table.values())
     worst_ne = 0
     for combo, c in table.items():
-        if all(table[combo[:k] + (i,) + combo[k + 1:]][k] >= c[k] for k in range(inst.k) for i in range(len(S[k]))):
+        if all(
+            table[combo[:k] + (i,) + combo[k + 1 :]][k] >= c[k]
+            for k in range(inst.k)
+            for i in range(len(S[k]))
+        ):
             worst_ne = max(worst_ne, c.max())
     assert opt == K + 1 and worst_ne == 2 * K
     assert worst_ne / opt == pytest.approx(2 * K / (K + 1))
@@ -261,6 +302,7 @@ def test_theorem_5_family_beyond_K2(K):
 
 # ----------------------------------------------------------------- Theorem 4 (Fig. 5)
 
+
 @pytest.mark.parametrize("x", [1, 2, 3])
 def test_theorem_4_instance_has_optimum_L(x):
     T = theorem4(x)
@@ -276,8 +318,12 @@ def test_theorem_4_price_of_anarchy_grows_with_x():
         T = theorem4(x)
         sched = schedule(T.instance, T.worst_config, mech)
         assert sched.makespan == (x + 1) * T.L - 1  # the proof's equilibrium cost
-        assert epsilon(T.instance, T.worst_config, mech)[0] == 1.0  # a pure Nash equilibrium, exactly
-        assert (sched.org_makespans() <= local_makespans(T.instance, mech)).all()  # local constraint kept
+        assert (
+            epsilon(T.instance, T.worst_config, mech)[0] == 1.0
+        )  # a pure Nash equilibrium, exactly
+        assert (
+            sched.org_makespans() <= local_makespans(T.instance, mech)
+        ).all()  # local constraint kept
         ratios.append(sched.makespan / T.L)
     assert ratios == sorted(ratios) and ratios[0] > 1.8 and ratios[-1] > 3.9  # x + (L-1)/L
 
@@ -309,9 +355,12 @@ def test_theorem_4_construction_finds_better_equilibria():
 
 # ----------------------------------------------------------------- checkers, rotation, CLI
 
+
 def test_selfishness_checker():
     inst = instance([2, 2], [(0, 4, 2), (1, 1, 2)])
-    bad = MospSchedule(inst, np.array([1, 0]), np.array([1, 0]), "hand")  # O1's job runs first on O0's cluster
+    bad = MospSchedule(
+        inst, np.array([1, 0]), np.array([1, 0]), "hand"
+    )  # O1's job runs first on O0's cluster
     assert selfishness_violations(bad)
     good = MospSchedule(inst, np.array([0, 1]), np.array([0, 0]), "hand")
     assert selfishness_violations(good) == []
@@ -337,17 +386,65 @@ def test_cli_game(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert out["epsilon"] <= 2.0 and len(out["config"]) == 6
     assert all(o["cost"] <= o["local"] for o in out["organizations"])
-    assert main(["game", "--generate", "uni:2:4:2", "--action", "verify", "--config", "0,0,0,0"]) == 0
+    assert (
+        main(["game", "--generate", "uni:2:4:2", "--action", "verify", "--config", "0,0,0,0"]) == 0
+    )
     assert "epsilon-approximate" in capsys.readouterr().out
-    assert main(["game", "--action", "dynamics", "--priority", "jobs", "--generate", "uni:2:4:2"]) == 0
+    assert (
+        main(["game", "--action", "dynamics", "--priority", "jobs", "--generate", "uni:2:4:2"]) == 0
+    )
     assert main(["game", "--action", "fly"]) == 1
     capsys.readouterr()
-    assert main(["game", "--generate", "theorem4:2", "--action", "verify", "--config", "paper", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "game",
+                "--generate",
+                "theorem4:2",
+                "--action",
+                "verify",
+                "--config",
+                "paper",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["epsilon"] == 1.0 and out["makespan"] == 3 * 36 - 1
-    assert main(["game", "--generate", "theorem5:3", "--action", "search", "--starts", "10", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "game",
+                "--generate",
+                "theorem5:3",
+                "--action",
+                "search",
+                "--starts",
+                "10",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["makespan"] == 6
-    assert main(["game", "--generate", "uni:2:5:2", "--rebalance", "exact", "--stabilize", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "game",
+                "--generate",
+                "uni:2:5:2",
+                "--rebalance",
+                "exact",
+                "--stabilize",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["converged"] is False or out["epsilon"] == 1.0
     assert main(["game", "--generate", "theorem1", "--config", "paper"]) == 1

@@ -99,9 +99,14 @@ def test_constructions_cover_both_cases():
     assert slow_first == {True, False}
     for flag in (True, False):
         for name in NON_MIGRATING:
+
             class Forced(POLICIES[name]):
                 def order_machines(self, idle, _flag=flag):
-                    return sorted(idle, key=lambda m: (self.inst.speeds[m] if _flag else -self.inst.speeds[m], m))
+                    return sorted(
+                        idle,
+                        key=lambda m: (self.inst.speeds[m] if _flag else -self.inst.speeds[m], m),
+                    )
+
             if name == "preemptive-priority":
                 continue
             assert not check_ef(simulate(prop1(40, flag), Forced())).holds
@@ -118,7 +123,15 @@ def test_non_clairvoyant(inst, name, data):
     for j in range(inst.n):
         if a.completion[j] > t0:
             work[j] += data.draw(st.integers(0, 5))
-    other = RelatedInstance(inst.speeds, inst.machine_org, inst.release, tuple(work), inst.priority, inst.org, inst.names)
+    other = RelatedInstance(
+        inst.speeds,
+        inst.machine_org,
+        inst.release,
+        tuple(work),
+        inst.priority,
+        inst.org,
+        inst.names,
+    )
     b = simulate(other, get_policy(name, 1))
 
     def before(res):
@@ -137,7 +150,12 @@ def test_busy_schedulers_are_busy_and_never_preempt(inst, name):
     for a, b in zip(points, points[1:], strict=False):
         mid = (Fraction(a) + Fraction(b)) / 2
         busy = {m for j, m, s, e in res.segments if s <= mid < e}
-        waiting = [j for j in range(inst.n) if inst.release[j] <= mid and not any(jj == j and s <= mid for jj, _, s, _ in res.segments)]
+        waiting = [
+            j
+            for j in range(inst.n)
+            if inst.release[j] <= mid
+            and not any(jj == j and s <= mid for jj, _, s, _ in res.segments)
+        ]
         assert not (waiting and len(busy) < inst.machines)
 
 
@@ -162,7 +180,10 @@ def test_migration_cost_breaks_envy_freeness_but_not_without_cost():
     assert sum(costly.migrations) > 0
     assert ef_violations(costly) == [(0, 1)]
     for name in NON_MIGRATING:
-        assert simulate(inst, get_policy(name), 10).completion == simulate(inst, get_policy(name), 0).completion
+        assert (
+            simulate(inst, get_policy(name), 10).completion
+            == simulate(inst, get_policy(name), 0).completion
+        )
 
 
 @settings(max_examples=40, deadline=None)
@@ -182,17 +203,26 @@ def test_hunt_finds_small_counterexamples():
 
 def test_cli_migration(tmp_path, capsys):
     p = tmp_path / "m.json"
-    p.write_text(json.dumps({
-        "organizations": [{"name": "a", "machines": 2, "speeds": [1, 2]}],
-        "jobs": [{"org": "a", "release": r, "size": t, "priority": 1} for r, t in [(0, 8), (1, 7), (4, 10), (8, 8), (9, 9)]],
-    }))
+    p.write_text(
+        json.dumps(
+            {
+                "organizations": [{"name": "a", "machines": 2, "speeds": [1, 2]}],
+                "jobs": [
+                    {"org": "a", "release": r, "size": t, "priority": 1}
+                    for r, t in [(0, 8), (1, 7), (4, 10), (8, 8), (9, 9)]
+                ],
+            }
+        )
+    )
     assert main(["migration", str(p), "--policy", "fcfs-fastest", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["properties"]["ef"]["holds"] is False and out["properties"]["wpm"]["holds"] is False
     assert out["jobs"][4]["completion"] == "27/2"
     assert main(["migration", str(p), "--policy", "gm", "--format", "json"]) == 0
     assert all(v["holds"] for v in json.loads(capsys.readouterr().out)["properties"].values())
-    assert main(["migration", "--hunt", "ilv", "--policy", "priority-fastest", "--tries", "200"]) == 0
+    assert (
+        main(["migration", "--hunt", "ilv", "--policy", "priority-fastest", "--tries", "200"]) == 0
+    )
     assert "ilv: VIOLATED" in capsys.readouterr().out
     assert main(["migration", "--policy", "nope", str(p)]) == 1
 

@@ -16,7 +16,9 @@ from coopsched.workloads.lublin import lublin_jobs
 def brute_earliest(placed, m, p, q, after=0):
     t = after
     while True:
-        if all(m - sum(qq for s, pp, qq in placed if s <= x < s + pp) >= q for x in range(t, t + p)):
+        if all(
+            m - sum(qq for s, pp, qq in placed if s <= x < s + pp) >= q for x in range(t, t + p)
+        ):
             return t
         t += 1
 
@@ -36,7 +38,11 @@ def test_profile_earliest_start_matches_brute_force(m, data):
         j = data.draw(st.integers(0, len(placed) - 1))
         prof.remove(j)
         placed[j] = (0, 0, 0)
-    p, q, after = data.draw(st.integers(1, 6)), data.draw(st.integers(1, m)), data.draw(st.integers(0, 10))
+    p, q, after = (
+        data.draw(st.integers(1, 6)),
+        data.draw(st.integers(1, m)),
+        data.draw(st.integers(0, 10)),
+    )
     assert prof.earliest_start(p, q, after) == brute_earliest(placed, m, p, q, after)
     assert prof.makespan == max((s + pp for s, pp, _ in placed), default=0)
 
@@ -127,9 +133,21 @@ def test_meta_and_ilba_on_tiny_instances(data):
     N = data.draw(st.integers(1, 4))
     m = data.draw(st.integers(1, 6))
     n = data.draw(st.integers(1, 12))
-    jobs = [(data.draw(st.integers(0, N - 1)), data.draw(st.integers(1, 9)), data.draw(st.integers(1, m))) for _ in range(n)]
-    inst = Instance([Organization(f"O{k}", m) for k in range(N)], [j[0] for j in jobs], [0] * n, [j[1] for j in jobs],
-                    processors=[j[2] for j in jobs])
+    jobs = [
+        (
+            data.draw(st.integers(0, N - 1)),
+            data.draw(st.integers(1, 9)),
+            data.draw(st.integers(1, m)),
+        )
+        for _ in range(n)
+    ]
+    inst = Instance(
+        [Organization(f"O{k}", m) for k in range(N)],
+        [j[0] for j in jobs],
+        [0] * n,
+        [j[1] for j in jobs],
+        processors=[j[2] for j in jobs],
+    )
     for alg in ("local", "molba", "meta", "ilba"):
         s = run(inst, alg)
         rep = check(s)
@@ -138,13 +156,28 @@ def test_meta_and_ilba_on_tiny_instances(data):
 
 
 def test_checker_catches_overload_and_growth():
-    inst = Instance([Organization("a", 2), Organization("b", 2)], [0, 0, 1], [0, 0, 0], [3, 3, 1], processors=[2, 1, 1])
-    s = MospSchedule(inst, np.array([0, 0, 1]), np.array([0, 1, 0]), "hand", local_makespans=np.array([3, 1]))
+    inst = Instance(
+        [Organization("a", 2), Organization("b", 2)],
+        [0, 0, 1],
+        [0, 0, 0],
+        [3, 3, 1],
+        processors=[2, 1, 1],
+    )
+    s = MospSchedule(
+        inst, np.array([0, 0, 1]), np.array([0, 1, 0]), "hand", local_makespans=np.array([3, 1])
+    )
     rep = check(s)
     assert any("processors busy" in v for v in rep.violations)
     assert rep.grew == [0]
     with pytest.raises(InstanceError, match="needs 3 processors but its cluster has 2"):
-        check(MospSchedule(Instance([Organization("a", 2)], [0], [0], [1], processors=[3]), np.array([0]), np.array([0]), "x"))
+        check(
+            MospSchedule(
+                Instance([Organization("a", 2)], [0], [0], [1], processors=[3]),
+                np.array([0]),
+                np.array([0]),
+                "x",
+            )
+        )
 
 
 def test_generators():
@@ -178,15 +211,19 @@ def test_lublin_model_shape():
 
 
 def test_cli_mosp(tmp_path, capsys):
-    assert main(["mosp", "--generate", "uni:3:30:16", "--algorithm", "ilba", "--format", "json"]) == 0
+    assert (
+        main(["mosp", "--generate", "uni:3:30:16", "--algorithm", "ilba", "--format", "json"]) == 0
+    )
     import json
 
     out = json.loads(capsys.readouterr().out)
     assert out["valid"] and len(out["jobs"]) == 30
     assert all(o["makespan"] <= o["local_makespan"] for o in out["organizations"])
     p = tmp_path / "w.json"
-    p.write_text('{"organizations":[{"name":"a","machines":4},{"name":"b","machines":2}],'
-                 '"jobs":[{"org":"b","release":0,"size":2,"processors":4}]}')
+    p.write_text(
+        '{"organizations":[{"name":"a","machines":4},{"name":"b","machines":2}],'
+        '"jobs":[{"org":"b","release":0,"size":2,"processors":4}]}'
+    )
     assert main(["mosp", str(p)]) == 1
     assert "needs 4 processors but its cluster has 2" in capsys.readouterr().err
     assert main(["mosp", "--generate", "tri:3:4"]) == 1

@@ -94,7 +94,10 @@ def test_no_machine_count_needs_parameter(tmp_path):
 
 def test_json_roundtrip(tmp_path):
     doc = {
-        "organizations": [{"name": "a", "machines": 2}, {"name": "b", "machines": 1, "speeds": [2.0]}],
+        "organizations": [
+            {"name": "a", "machines": 2},
+            {"name": "b", "machines": 1, "speeds": [2.0]},
+        ],
         "jobs": [
             {"org": "a", "release": 0, "size": 3, "id": "x", "priority": 1, "processors": 1},
             {"org": "b", "release": 1, "size": 2, "id": "y", "priority": 0.5, "processors": 2},
@@ -111,13 +114,46 @@ def test_json_roundtrip(tmp_path):
 @pytest.mark.parametrize(
     "doc, msg",
     [
-        ({"organizations": [{"name": "a", "machines": 1}], "jobs": [{"org": "a", "release": 0, "size": 1, "colour": 1}]}, "jobs[0]: unknown key(s) ['colour']"),
-        ({"organizations": [{"name": "a", "machines": 1}], "jobs": [{"org": "z", "release": 0, "size": 1}]}, "jobs[0].org: no organization named 'z'"),
-        ({"organizations": [{"name": "a", "machines": 1}], "jobs": [{"org": "a", "release": -1, "size": 1}]}, "jobs[0].release: must be >= 0"),
-        ({"organizations": [{"name": "a", "machines": 1}], "jobs": [{"org": "a", "release": 0, "size": 1.5}]}, "jobs[0].size: expected an integer"),
-        ({"organizations": [{"name": "a", "machines": 1}], "jobs": [{"org": "a", "release": 0}]}, "jobs[0]: missing 'size'"),
-        ({"organizations": [{"name": "a", "machines": -1}], "jobs": []}, "organizations[0].machines: must be >= 0"),
-        ({"organizations": [{"name": "a", "machines": 1, "size": 3}], "jobs": []}, "organizations[0]: unknown key(s)"),
+        (
+            {
+                "organizations": [{"name": "a", "machines": 1}],
+                "jobs": [{"org": "a", "release": 0, "size": 1, "colour": 1}],
+            },
+            "jobs[0]: unknown key(s) ['colour']",
+        ),
+        (
+            {
+                "organizations": [{"name": "a", "machines": 1}],
+                "jobs": [{"org": "z", "release": 0, "size": 1}],
+            },
+            "jobs[0].org: no organization named 'z'",
+        ),
+        (
+            {
+                "organizations": [{"name": "a", "machines": 1}],
+                "jobs": [{"org": "a", "release": -1, "size": 1}],
+            },
+            "jobs[0].release: must be >= 0",
+        ),
+        (
+            {
+                "organizations": [{"name": "a", "machines": 1}],
+                "jobs": [{"org": "a", "release": 0, "size": 1.5}],
+            },
+            "jobs[0].size: expected an integer",
+        ),
+        (
+            {"organizations": [{"name": "a", "machines": 1}], "jobs": [{"org": "a", "release": 0}]},
+            "jobs[0]: missing 'size'",
+        ),
+        (
+            {"organizations": [{"name": "a", "machines": -1}], "jobs": []},
+            "organizations[0].machines: must be >= 0",
+        ),
+        (
+            {"organizations": [{"name": "a", "machines": 1, "size": 3}], "jobs": []},
+            "organizations[0]: unknown key(s)",
+        ),
         ({"organizations": [], "jobs": []}, "'organizations' is empty"),
         ({"jobs": []}, "missing key 'organizations'"),
     ],

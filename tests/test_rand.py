@@ -57,7 +57,10 @@ def test_samples_formula():
 
 def test_rand_seeded_and_valid():
     rng = np.random.default_rng(3)
-    jobs = [(int(rng.integers(0, 5)), int(rng.integers(0, 100)), int(rng.integers(1, 40))) for _ in range(200)]
+    jobs = [
+        (int(rng.integers(0, 5)), int(rng.integers(0, 100)), int(rng.integers(1, 40)))
+        for _ in range(200)
+    ]
     inst = make_instance([2, 1, 3, 1, 1], jobs)
     a = get_policy("rand", seed=4).run(inst, 150)
     b = get_policy("rand", seed=4).run(inst, 150)

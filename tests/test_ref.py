@@ -18,7 +18,11 @@ from coopsched.workloads.instance import make_instance
 
 
 @settings(max_examples=120, deadline=None)
-@given(inst=small_instances(max_k=3, max_jobs=8, max_release=6, max_size=5), T=st.integers(1, 12), utility=st.sampled_from(["psi_sp", "work"]))
+@given(
+    inst=small_instances(max_k=3, max_jobs=8, max_release=6, max_size=5),
+    T=st.integers(1, 12),
+    utility=st.sampled_from(["psi_sp", "work"]),
+)
 def test_ref_matches_brute_force_definition(inst, T, utility):
     """Every coalition, every time step, Eq. (1): same starts, machines and values."""
     s, values = ref_schedule(inst, T, utility=utility)
@@ -66,6 +70,7 @@ def test_ref_grand_phi_equals_shapley_of_values():
 
 
 # ------------------------------------------------------------- Theorem 5.1 construction
+
 
 def theorem_5_1_instance(xs: list[int], x: int):
     """Skowron & Rzadca, proof of Thm 5.1: contribution of `a` encodes SUBSETSUM."""
@@ -134,7 +139,10 @@ def test_ref_event_driven_cost_not_horizon():
 @pytest.mark.parametrize("k", [2, 4, 6])
 def test_ref_on_random_instances_is_valid(k):
     rng = np.random.default_rng(k)
-    jobs = [(int(rng.integers(0, k)), int(rng.integers(0, 200)), int(rng.integers(1, 60))) for _ in range(150)]
+    jobs = [
+        (int(rng.integers(0, k)), int(rng.integers(0, 200)), int(rng.integers(1, 60)))
+        for _ in range(150)
+    ]
     inst = make_instance(rng.integers(1, 4, size=k).tolist(), jobs)
     s = get_policy("ref").run(inst, 300)
     assert check_schedule(s) == []

@@ -17,7 +17,9 @@ from coopsched.online.shapley import (
 @settings(max_examples=80, deadline=None)
 @given(k=st.integers(1, 5), data=st.data())
 def test_exact_matches_permutation_definition(k, data):
-    vals = [0] + data.draw(st.lists(st.integers(-1000, 10**12), min_size=(1 << k) - 1, max_size=(1 << k) - 1))
+    vals = [0] + data.draw(
+        st.lists(st.integers(-1000, 10**12), min_size=(1 << k) - 1, max_size=(1 << k) - 1)
+    )
     v = dict(enumerate(vals))
     assert shapley(vals) == shapley_eq2(v, k)
     # efficiency
@@ -27,7 +29,9 @@ def test_exact_matches_permutation_definition(k, data):
 @settings(max_examples=40, deadline=None)
 @given(k=st.integers(2, 5), data=st.data())
 def test_restricted_game_matches_eq1(k, data):
-    vals = [0] + data.draw(st.lists(st.integers(0, 10**6), min_size=(1 << k) - 1, max_size=(1 << k) - 1))
+    vals = [0] + data.draw(
+        st.lists(st.integers(0, 10**6), min_size=(1 << k) - 1, max_size=(1 << k) - 1)
+    )
     C = data.draw(st.integers(1, (1 << k) - 1))
     v = dict(enumerate(vals))
     got = shapley_restricted(vals, C)
@@ -42,6 +46,7 @@ def test_integer_weights():
         for c in range(1, k + 1):
             # the weights of Eq. (1) sum to 1 over the subsets of C \ {u}
             from math import comb
+
             assert sum(Fraction(int(omega[c, s]) * comb(c - 1, s), L) for s in range(c)) == 1
 
 

@@ -14,12 +14,21 @@ def write(tmp_path, text, name="t.swf"):
 
 
 def test_reads_fields_and_header(tmp_path):
-    p = write(tmp_path, "; MaxNodes: 70\n; MaxProcs: 140\n; UnixStartTime: 123\n; Note: x: y\n" + LINE + "\n")
+    p = write(
+        tmp_path,
+        "; MaxNodes: 70\n; MaxProcs: 140\n; UnixStartTime: 123\n; Note: x: y\n" + LINE + "\n",
+    )
     tr = read_swf(p)
     assert (tr.max_nodes, tr.max_procs, tr.unix_start_time) == (70, 140, 123)
     assert len(tr.jobs) == 1
     row = tr.jobs.iloc[0]
-    assert [row[f] for f in ("job", "submit", "run_time", "alloc_procs", "user")] == [1, 0, 100, 2, 7]
+    assert [row[f] for f in ("job", "submit", "run_time", "alloc_procs", "user")] == [
+        1,
+        0,
+        100,
+        2,
+        7,
+    ]
     assert row["processors"] == 2 and row["line"] == 5
     assert list(tr.jobs.columns[: len(FIELDS)]) == list(FIELDS)
 
@@ -41,7 +50,10 @@ def test_requested_processors_when_allocated_unknown(tmp_path):
     [
         (LINE + "\n1 2 3\n", "t.swf:2: expected 18 fields, found 3"),
         (LINE.replace("100", "abc") + "\n", "t.swf:1: field 4 (run_time): 'abc' is not a number"),
-        ("; c\n" + LINE.replace("1 0 5", "1 -3 5") + "\n", "t.swf:2: field 2 (submit): negative submit time"),
+        (
+            "; c\n" + LINE.replace("1 0 5", "1 -3 5") + "\n",
+            "t.swf:2: field 2 (submit): negative submit time",
+        ),
         (LINE.replace(" 7 1 ", " 7.5 1 ") + "\n", "t.swf:1: field 12 (user)"),
     ],
 )

@@ -33,7 +33,19 @@ def test_metacentrum_needs_machines():
     assert trace_to_instance(tr, k=5, length=10_000, machines=60).total_machines == 60
 
 
-@pytest.mark.parametrize("policy", ["fifo", "roundrobin", "fairshare", "utfairshare", "currfairshare", "directcontr", "rand", "ref"])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        "fifo",
+        "roundrobin",
+        "fairshare",
+        "utfairshare",
+        "currfairshare",
+        "directcontr",
+        "rand",
+        "ref",
+    ],
+)
 def test_policies_on_lpc_windows(lpc, policy):
     for start in random_windows(lpc, 50_000, 3, seed=11):
         inst = trace_to_instance(lpc, k=5, start=start, length=50_000, seed=start)

@@ -22,8 +22,13 @@ class CLIError(Exception):
 
 
 def _load(
-    path: Path | None, orgs: int, window_start: int | None, window_length: int | None,
-    machines: int | None, split: str, seed: int,
+    path: Path | None,
+    orgs: int,
+    window_start: int | None,
+    window_length: int | None,
+    machines: int | None,
+    split: str,
+    seed: int,
 ):
     """An instance from a JSON file, an SWF trace, or the built-in synthetic default."""
     from ..workloads.generators import synthetic_instance
@@ -39,8 +44,13 @@ def _load(
     if name.endswith(".swf") or name.endswith(".swf.gz"):
         trace = read_swf(path)
         return trace_to_instance(
-            trace, k=orgs, start=window_start, length=window_length, machines=machines,
-            split=split, seed=seed,
+            trace,
+            k=orgs,
+            start=window_start,
+            length=window_length,
+            machines=machines,
+            split=split,
+            seed=seed,
         )
     raise CLIError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")
 
@@ -80,10 +90,16 @@ def _horizon(inst, horizon: int | None) -> int | None:
     return inst.meta.get("horizon")
 
 
-Orgs = Annotated[int, typer.Option("--orgs", "-k", min=1, help="Organizations (traces, synthetic).")]
-WStart = Annotated[int | None, typer.Option(help="Window start, seconds after the trace's first submit.")]
+Orgs = Annotated[
+    int, typer.Option("--orgs", "-k", min=1, help="Organizations (traces, synthetic).")
+]
+WStart = Annotated[
+    int | None, typer.Option(help="Window start, seconds after the trace's first submit.")
+]
 WLen = Annotated[int | None, typer.Option(help="Window length in seconds (default: whole trace).")]
 Machines = Annotated[int | None, typer.Option(help="Machines in total (default: from the trace).")]
 Split = Annotated[str, typer.Option(help="Machine split across organizations: uniform or zipf.")]
-Seed = Annotated[int, typer.Option(help="Seed for users-to-organizations, machine split, policies.")]
+Seed = Annotated[
+    int, typer.Option(help="Seed for users-to-organizations, machine split, policies.")
+]
 Fmt = Annotated[str, typer.Option("--format", help="table or json.")]

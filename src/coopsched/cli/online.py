@@ -28,16 +28,22 @@ from ._app import (
 
 @app.command()
 def simulate(
-    input: Annotated[Path | None, typer.Argument(help="JSON instance or SWF trace; none: synthetic.")] = None,
+    input: Annotated[
+        Path | None, typer.Argument(help="JSON instance or SWF trace; none: synthetic.")
+    ] = None,
     policy: Annotated[str, typer.Option(help="Policy name (see 'coopsched policies').")] = "fifo",
-    horizon: Annotated[int | None, typer.Option(help="Stop at this time (default: window length).")] = None,
+    horizon: Annotated[
+        int | None, typer.Option(help="Stop at this time (default: window length).")
+    ] = None,
     orgs: Orgs = 5,
     window_start: WStart = None,
     window_length: WLen = None,
     machines: Machines = None,
     split: Split = "uniform",
     seed: Seed = 0,
-    samples: Annotated[int, typer.Option(min=1, help="RAND: sampled orderings N (paper: 15, 75).")] = 15,
+    samples: Annotated[
+        int, typer.Option(min=1, help="RAND: sampled orderings N (paper: 15, 75).")
+    ] = 15,
     format: Fmt = "table",
 ) -> None:
     """Simulate one policy and print per-organization results (or the schedule as JSON)."""
@@ -61,12 +67,19 @@ def simulate(
     for row in sched.per_org_table(t):
         mf = row["mean_flow"]
         table.add_row(
-            row["org"], str(row["machines"]), str(row["jobs"]), str(row["started"]),
-            str(row["completed"]), f"{row['psi_sp']:,}", f"{row['work']:,}",
+            row["org"],
+            str(row["machines"]),
+            str(row["jobs"]),
+            str(row["started"]),
+            str(row["completed"]),
+            f"{row['psi_sp']:,}",
+            f"{row['work']:,}",
             "-" if mf is None else f"{mf:,.0f}",
         )
     console.print(table)
-    console.print(f"utilization {sched.utilization(t):.1%}; {len(sched.unstarted)} job(s) not started before t={t}")
+    console.print(
+        f"utilization {sched.utilization(t):.1%}; {len(sched.unstarted)} job(s) not started before t={t}"
+    )
 
 
 def _compare_table(inst, T: int, policies: list[str], seed: int, title: str) -> None:
@@ -96,7 +109,9 @@ def _compare_table(inst, T: int, policies: list[str], seed: int, title: str) -> 
 def demo(
     seed: Seed = 0,
     orgs: Orgs = 5,
-    workload: Annotated[str, typer.Option(help="bursty (default) or lublin (Lublin-Feitelson model).")] = "bursty",
+    workload: Annotated[
+        str, typer.Option(help="bursty (default) or lublin (Lublin-Feitelson model).")
+    ] = "bursty",
 ) -> None:
     """Compare every policy on a built-in synthetic workload (no files needed)."""
     from ..workloads.generators import lublin_instance, synthetic_instance
@@ -109,9 +124,15 @@ def demo(
         raise CLIError("--workload must be 'bursty' or 'lublin'")
     T = inst.meta["horizon"]
     shares = ", ".join(f"{o.name}:{o.machines}" for o in inst.organizations)
-    jobs = ", ".join(f"{inst.organizations[u].name}:{int((inst.org == u).sum())}" for u in range(inst.k))
-    console.print(f"Synthetic {workload} workload (seed {seed}): {inst.n} jobs, {inst.total_machines} machines.")
-    console.print(f"  machines per organization {shares}; jobs per organization {jobs}; horizon {T}.")
+    jobs = ", ".join(
+        f"{inst.organizations[u].name}:{int((inst.org == u).sum())}" for u in range(inst.k)
+    )
+    console.print(
+        f"Synthetic {workload} workload (seed {seed}): {inst.n} jobs, {inst.total_machines} machines."
+    )
+    console.print(
+        f"  machines per organization {shares}; jobs per organization {jobs}; horizon {T}."
+    )
     from ..experiments.compare import DEFAULT_POLICIES
 
     _compare_table(inst, T, list(DEFAULT_POLICIES), seed, "Policies compared at the horizon")
@@ -119,9 +140,20 @@ def demo(
 
 @app.command()
 def compare(
-    input: Annotated[Path | None, typer.Argument(help="JSON instance or SWF trace; none: synthetic.")] = None,
+    input: Annotated[
+        Path | None, typer.Argument(help="JSON instance or SWF trace; none: synthetic.")
+    ] = None,
     policies: Annotated[str, typer.Option(help="Comma-separated policy names.")] = ",".join(
-        ("ref", "rand", "directcontr", "fairshare", "utfairshare", "currfairshare", "roundrobin", "fifo")
+        (
+            "ref",
+            "rand",
+            "directcontr",
+            "fairshare",
+            "utfairshare",
+            "currfairshare",
+            "roundrobin",
+            "fifo",
+        )
     ),
     horizon: Annotated[int | None, typer.Option(help="Horizon (default: window length).")] = None,
     orgs: Orgs = 5,
@@ -184,8 +216,17 @@ def generate(
     from ..workloads.swf import write_swf
 
     df = lublin_jobs(jobs, machines, seed=seed)
-    write_swf(out, df, {"Version": "2.2", "Computer": "Lublin-Feitelson model (coopsched)",
-                        "MaxProcs": str(machines), "MaxNodes": str(machines), "Note": f"seed {seed}"})
+    write_swf(
+        out,
+        df,
+        {
+            "Version": "2.2",
+            "Computer": "Lublin-Feitelson model (coopsched)",
+            "MaxProcs": str(machines),
+            "MaxNodes": str(machines),
+            "Note": f"seed {seed}",
+        },
+    )
     print(f"wrote {jobs} jobs to {out}")
 
 

@@ -15,12 +15,22 @@ from ..online.policies.ref import Ref
 from ..workloads.instance import Instance
 
 DEFAULT_POLICIES = (
-    "ref", "rand", "directcontr", "fairshare", "utfairshare", "currfairshare", "roundrobin", "fifo",
+    "ref",
+    "rand",
+    "directcontr",
+    "fairshare",
+    "utfairshare",
+    "currfairshare",
+    "roundrobin",
+    "fifo",
 )
 
 
 def compare_policies(
-    instance: Instance, horizon: int, policies: tuple[str, ...] = DEFAULT_POLICIES, seed: int = 0,
+    instance: Instance,
+    horizon: int,
+    policies: tuple[str, ...] = DEFAULT_POLICIES,
+    seed: int = 0,
     ref_max_k: int = 14,
 ) -> list[dict]:
     """One row per policy; the fairness columns need REF (skipped when ``k > ref_max_k``)."""

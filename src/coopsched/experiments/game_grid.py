@@ -39,11 +39,20 @@ class GameSpec:
 
 
 def evaluate_cell(task: dict) -> dict:
-    out: dict[str, list] = {"global_ratio": [], "org_ratio": [], "before_lb": [], "after_lb": [],
-                            "grew": [], "selfish": [], "epsilon": []}
+    out: dict[str, list] = {
+        "global_ratio": [],
+        "org_ratio": [],
+        "before_lb": [],
+        "after_lb": [],
+        "grew": [],
+        "selfish": [],
+        "epsilon": [],
+    }
     cell = zlib.crc32(f"game-{task['N']}-{task['n']}-{task['m']}".encode()) % 100_000
     for i in range(task["instances"]):
-        inst = mosp_instance("uni", task["N"], task["n"], task["m"], seed=task["seed"] * 1_000_003 + cell * 1000 + i)
+        inst = mosp_instance(
+            "uni", task["N"], task["n"], task["m"], seed=task["seed"] * 1_000_003 + cell * 1000 + i
+        )
         mech = Mechanism("organizations", "lpt")
         eq = construct_equilibrium(inst, mech)
         p, q, owner, m = mosp_arrays(inst)
@@ -63,7 +72,9 @@ def evaluate_cell(task: dict) -> dict:
         out["grew"].append(bool((orgm > loc).any()))
         out["selfish"].append(len(selfishness_violations(eq.schedule)))
         try:  # exact epsilon where every agent has few enough jobs (the n = 10 cells)
-            out["epsilon"].append(epsilon(inst, eq.config, mech)[0] if task["n"] <= EPSILON_MAX_JOBS else None)
+            out["epsilon"].append(
+                epsilon(inst, eq.config, mech)[0] if task["n"] <= EPSILON_MAX_JOBS else None
+            )
         except ValueError:
             out["epsilon"].append(None)
     return out
@@ -74,13 +85,31 @@ def frame(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     for r in rows:
         t = r["task"]
         for i in range(len(r["global_ratio"])):
-            inst_rows.append({"N": t["N"], "m": t["m"], "n": t["n"], "instance": i,
-                              "global_ratio": r["global_ratio"][i], "org_ratio_mean": float(np.mean(r["org_ratio"][i])),
-                              "grew": r["grew"][i], "selfishness_violations": r["selfish"][i],
-                              "epsilon": (r.get("epsilon") or [None] * len(r["grew"]))[i]})
+            inst_rows.append(
+                {
+                    "N": t["N"],
+                    "m": t["m"],
+                    "n": t["n"],
+                    "instance": i,
+                    "global_ratio": r["global_ratio"][i],
+                    "org_ratio_mean": float(np.mean(r["org_ratio"][i])),
+                    "grew": r["grew"][i],
+                    "selfishness_violations": r["selfish"][i],
+                    "epsilon": (r.get("epsilon") or [None] * len(r["grew"]))[i],
+                }
+            )
             for a, b, c in zip(r["org_ratio"][i], r["before_lb"][i], r["after_lb"][i], strict=True):
-                org_rows.append({"N": t["N"], "m": t["m"], "n": t["n"], "instance": i, "ratio": a,
-                                 "before_lb": b, "after_lb": c})
+                org_rows.append(
+                    {
+                        "N": t["N"],
+                        "m": t["m"],
+                        "n": t["n"],
+                        "instance": i,
+                        "ratio": a,
+                        "before_lb": b,
+                        "after_lb": c,
+                    }
+                )
     return pd.DataFrame(inst_rows), pd.DataFrame(org_rows)
 
 
@@ -92,8 +121,14 @@ def figures(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec, out: Pa
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     xs = np.arange(len(spec.Ns))
-    for off, (df, col, label) in zip((-0.1, 0.1), ((org_df, "ratio", "local Cmax(k) / Cmax(k) local"),
-                                                  (inst_df, "global_ratio", "global Cmax / max local Cmax")), strict=True):
+    for off, (df, col, label) in zip(
+        (-0.1, 0.1),
+        (
+            (org_df, "ratio", "local Cmax(k) / Cmax(k) local"),
+            (inst_df, "global_ratio", "global Cmax / max local Cmax"),
+        ),
+        strict=True,
+    ):
         g = df.groupby("N")[col]
         mean, sd, cnt = g.mean(), g.std(ddof=1), g.count()
         ax.errorbar(xs + off, mean, yerr=1.96 * sd / np.sqrt(cnt), fmt="o", capsize=4, label=label)
@@ -137,8 +172,10 @@ def summarize(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> st
         o = org_df[org_df.N == N]
         g = inst_df[inst_df.N == N]
         ci = lambda s: 1.96 * s.std(ddof=1) / np.sqrt(len(s))  # noqa: E731
-        lines.append(f"| {N} | {o.ratio.mean():.3f} ± {ci(o.ratio):.3f} | {g.global_ratio.mean():.3f} ± {ci(g.global_ratio):.3f} | "
-                     f"{(o.after_lb < 1).mean():.0%} / {(o.before_lb < 1).mean():.0%} |")
+        lines.append(
+            f"| {N} | {o.ratio.mean():.3f} ± {ci(o.ratio):.3f} | {g.global_ratio.mean():.3f} ± {ci(g.global_ratio):.3f} | "
+            f"{(o.after_lb < 1).mean():.0%} / {(o.before_lb < 1).mean():.0%} |"
+        )
     n20 = org_df[org_df.N == 20].ratio.mean() if 20 in spec.Ns else float("nan")
     n2 = inst_df[inst_df.N == 2].global_ratio.mean() if 2 in spec.Ns else float("nan")
     lines += [
@@ -160,7 +197,9 @@ def summarize(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> st
     for N in spec.Ns:
         e = eps[eps.N == N]["epsilon"].astype(float)
         if len(e):
-            lines.append(f"| {N} | {len(e)} | {(e == 1.0).mean():.0%} | {e.mean():.3f} | {e.max():.3f} |")
+            lines.append(
+                f"| {N} | {len(e)} | {(e == 1.0).mean():.0%} | {e.mean():.3f} | {e.max():.3f} |"
+            )
     lines += [
         "",
         "The paper calls both figures 'improvement' and defines Figure 7 as the mean of the ratios; "
@@ -170,8 +209,16 @@ def summarize(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> st
     return "\n".join(lines) + "\n"
 
 
-def reproduce_game(out: Path, *, quick: bool = False, workers=None, scheduler=None, instances=None,
-                   seed: int = 0, quiet: bool = False) -> tuple[pd.DataFrame, str]:
+def reproduce_game(
+    out: Path,
+    *,
+    quick: bool = False,
+    workers=None,
+    scheduler=None,
+    instances=None,
+    seed: int = 0,
+    quiet: bool = False,
+) -> tuple[pd.DataFrame, str]:
     spec = GameSpec(seed=seed)
     if quick:
         spec.instances = 2
@@ -179,10 +226,19 @@ def reproduce_game(out: Path, *, quick: bool = False, workers=None, scheduler=No
         spec.instances = instances
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [{"N": N, "m": m, "n": n, "instances": spec.instances, "seed": spec.seed}
-             for N, m, n in itertools.product(spec.Ns, spec.ms, spec.ns)]
-    rows = run_sweep(tasks, evaluate_cell, out / "rows.jsonl", workers=workers, scheduler=scheduler,
-                     description="game grid", quiet=quiet)
+    tasks = [
+        {"N": N, "m": m, "n": n, "instances": spec.instances, "seed": spec.seed}
+        for N, m, n in itertools.product(spec.Ns, spec.ms, spec.ns)
+    ]
+    rows = run_sweep(
+        tasks,
+        evaluate_cell,
+        out / "rows.jsonl",
+        workers=workers,
+        scheduler=scheduler,
+        description="game grid",
+        quiet=quiet,
+    )
     inst_df, org_df = frame(rows)
     inst_df.to_csv(out / "results.csv", index=False)
     org_df.to_csv(out / "organizations.csv", index=False)

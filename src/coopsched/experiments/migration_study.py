@@ -40,7 +40,12 @@ class StudySpec:
     k: int = 5
     machines: int = 70
     costs: tuple[int, ...] = (0, 1, 10, 60, 300, 1800)
-    policies: tuple[str, ...] = ("fcfs-fastest", "fcfs-random", "priority-fastest", "preemptive-priority")
+    policies: tuple[str, ...] = (
+        "fcfs-fastest",
+        "fcfs-random",
+        "priority-fastest",
+        "preemptive-priority",
+    )
     seed: int = 0
     min_jobs: int = 200
     sampling: str = "job"  # windows anchored at random jobs: busy periods, where migration matters
@@ -48,14 +53,23 @@ class StudySpec:
 
 def related_instance(task: dict) -> RelatedInstance:
     trace = load_trace(task["path"])
-    inst = trace_to_instance(trace, k=task["k"], start=task["start"], length=task["length"],
-                             machines=task["machines"], seed=task["seed"])
+    inst = trace_to_instance(
+        trace,
+        k=task["k"],
+        start=task["start"],
+        length=task["length"],
+        machines=task["machines"],
+        seed=task["seed"],
+    )
     rng = random.Random(task["seed"])
     speeds = tuple(Fraction(rng.choice(SPEEDS)) for _ in range(inst.total_machines))
     return RelatedInstance(
-        speeds=speeds, machine_org=tuple(int(x) for x in inst.machine_owner()),
-        release=tuple(int(x) for x in inst.release), work=tuple(int(x) for x in inst.size),
-        priority=tuple(Fraction(int(u) + 1) for u in inst.org), org=tuple(int(x) for x in inst.org),
+        speeds=speeds,
+        machine_org=tuple(int(x) for x in inst.machine_owner()),
+        release=tuple(int(x) for x in inst.release),
+        work=tuple(int(x) for x in inst.size),
+        priority=tuple(Fraction(int(u) + 1) for u in inst.org),
+        org=tuple(int(x) for x in inst.org),
         names=tuple(inst.names),
     )
 
@@ -69,22 +83,41 @@ def evaluate(task: dict) -> dict:
         res = simulate(inst, get_policy(name, task["seed"]), cost)
         resp = np.array([float(d - r) for d, r in zip(res.completion, inst.release, strict=True)])
         org = np.array(inst.org)
-        per_org = [float(resp[org == u].mean()) if (org == u).any() else None for u in range(task["k"])]
-        out["results"].append({
-            "policy": name, "cost": cost, "mean_response": float(resp.mean()), "per_org": per_org,
-            "ef_violations": len(ef_violations(res)), "migrations": int(sum(res.migrations)),
-        })
+        per_org = [
+            float(resp[org == u].mean()) if (org == u).any() else None for u in range(task["k"])
+        ]
+        out["results"].append(
+            {
+                "policy": name,
+                "cost": cost,
+                "mean_response": float(resp.mean()),
+                "per_org": per_org,
+                "ef_violations": len(ef_violations(res)),
+                "migrations": int(sum(res.migrations)),
+            }
+        )
     return out
 
 
 def tasks(spec: StudySpec, traces_dir: Path) -> list[dict]:
     path = str(traces_dir / TRACE_FILES[spec.trace])
     trace = load_trace(path)
-    starts = random_windows(trace, spec.length, spec.windows, seed=spec.seed, min_jobs=spec.min_jobs, by=spec.sampling)
+    starts = random_windows(
+        trace, spec.length, spec.windows, seed=spec.seed, min_jobs=spec.min_jobs, by=spec.sampling
+    )
     return [
-        {"path": path, "trace": spec.trace, "start": int(st), "length": spec.length, "k": spec.k,
-         "machines": spec.machines, "seed": spec.seed + i, "costs": list(spec.costs),
-         "policies": list(spec.policies), "window": i}
+        {
+            "path": path,
+            "trace": spec.trace,
+            "start": int(st),
+            "length": spec.length,
+            "k": spec.k,
+            "machines": spec.machines,
+            "seed": spec.seed + i,
+            "costs": list(spec.costs),
+            "policies": list(spec.policies),
+            "window": i,
+        }
         for i, st in enumerate(starts)
     ]
 
@@ -93,8 +126,15 @@ def frame(rows: list[dict], k: int) -> pd.DataFrame:
     recs = []
     for r in rows:
         for x in r["results"]:
-            d = {"window": r["task"]["window"], "n_jobs": r["n_jobs"], "policy": x["policy"], "cost": x["cost"],
-                 "mean_response": x["mean_response"], "ef_violations": x["ef_violations"], "migrations": x["migrations"]}
+            d = {
+                "window": r["task"]["window"],
+                "n_jobs": r["n_jobs"],
+                "policy": x["policy"],
+                "cost": x["cost"],
+                "mean_response": x["mean_response"],
+                "ef_violations": x["ef_violations"],
+                "migrations": x["migrations"],
+            }
             for u in range(k):
                 d[f"org{u}_response"] = x["per_org"][u]
             recs.append(d)
@@ -118,7 +158,9 @@ def plot(df: pd.DataFrame, spec: StudySpec, png: Path) -> None:
     ax.plot(xplot, gm["mean_response"], color="black", lw=2, marker="s", label="GM, all jobs")
     for pol in others.index:
         ax.axhline(others.loc[pol, "mean_response"], ls="--", lw=1, color="gray")
-        ax.text(xplot[-1], others.loc[pol, "mean_response"], pol, fontsize=7, va="bottom", ha="right")
+        ax.text(
+            xplot[-1], others.loc[pol, "mean_response"], pol, fontsize=7, va="bottom", ha="right"
+        )
     ax.set_xscale("log")
     ax.set_xlabel("migration cost (s; 0 drawn at 0.3)")
     ax.set_ylabel("mean response time (s)")
@@ -141,8 +183,10 @@ def plot(df: pd.DataFrame, spec: StudySpec, png: Path) -> None:
     ax.set_xlabel("migration cost (s)")
     ax.set_ylabel("migrations per window (GM)")
     ax.set_title("Migrations")
-    fig.suptitle(f"Price of migration on {spec.trace} windows of {spec.length:g} s, {spec.k} organizations, "
-                 f"speeds uniform in {set(SPEEDS)}")
+    fig.suptitle(
+        f"Price of migration on {spec.trace} windows of {spec.length:g} s, {spec.k} organizations, "
+        f"speeds uniform in {set(SPEEDS)}"
+    )
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
@@ -160,21 +204,37 @@ def summarize(df: pd.DataFrame, spec: StudySpec) -> str:
         f"uniform in {{1, 2, 3, 4}}), {spec.k} organizations, priority v0 = index + 1; mean over windows. "
         "Response time = completion - release (s). Plot: `migration.png`.",
         "",
-        "| policy | cost (s) | mean response | " + " | ".join(f"org {u} (v0={u + 1})" for u in range(spec.k)) +
-        " | EF violations | migrations |",
+        "| policy | cost (s) | mean response | "
+        + " | ".join(f"org {u} (v0={u + 1})" for u in range(spec.k))
+        + " | EF violations | migrations |",
         "|---" * (5 + spec.k) + "|",
     ]
     for c, row in gm.iterrows():
-        lines.append(f"| GM | {c} | {row['mean_response']:,.0f} | " + " | ".join(f"{row[o]:,.0f}" for o in orgs)
-                     + f" | {row['ef_violations']:.1f} | {row['migrations']:.0f} |")
+        lines.append(
+            f"| GM | {c} | {row['mean_response']:,.0f} | "
+            + " | ".join(f"{row[o]:,.0f}" for o in orgs)
+            + f" | {row['ef_violations']:.1f} | {row['migrations']:.0f} |"
+        )
     for pol, row in others.iterrows():
-        lines.append(f"| {pol} | - | {row['mean_response']:,.0f} | " + " | ".join(f"{row[o]:,.0f}" for o in orgs)
-                     + f" | {row['ef_violations']:.1f} | 0 |")
+        lines.append(
+            f"| {pol} | - | {row['mean_response']:,.0f} | "
+            + " | ".join(f"{row[o]:,.0f}" for o in orgs)
+            + f" | {row['ef_violations']:.1f} | 0 |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def run_study(out: Path, *, quick: bool = False, traces=None, workers=None, scheduler=None, windows=None,
-              seed: int = 0, quiet: bool = False) -> tuple[pd.DataFrame, str]:
+def run_study(
+    out: Path,
+    *,
+    quick: bool = False,
+    traces=None,
+    workers=None,
+    scheduler=None,
+    windows=None,
+    seed: int = 0,
+    quiet: bool = False,
+) -> tuple[pd.DataFrame, str]:
     spec = StudySpec(seed=seed)
     if quick:
         spec.windows, spec.costs, spec.length, spec.min_jobs = 2, (0, 60, 600), 10_000, 50
@@ -182,8 +242,15 @@ def run_study(out: Path, *, quick: bool = False, traces=None, workers=None, sche
         spec.windows = windows
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = run_sweep(tasks(spec, find_traces(traces)), evaluate, out / "rows.jsonl", workers=workers,
-                     scheduler=scheduler, description="migration study", quiet=quiet)
+    rows = run_sweep(
+        tasks(spec, find_traces(traces)),
+        evaluate,
+        out / "rows.jsonl",
+        workers=workers,
+        scheduler=scheduler,
+        description="migration study",
+        quiet=quiet,
+    )
     df = frame(rows, spec.k)
     df.to_csv(out / "results.csv", index=False)
     plot(df, spec, out / "migration.png")

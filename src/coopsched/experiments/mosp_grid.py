@@ -51,7 +51,9 @@ def grid_tasks(spec: GridSpec) -> list[dict]:
 
 def evaluate_cell(task: dict) -> dict:
     """All instances of one (kind, N, n, m) cell (a sweep task)."""
-    out: dict[str, list] = {k: [] for k in ("local", "molba", "ilba", "grew", "fallback", "bound_ok", "valid", "alpha")}
+    out: dict[str, list] = {
+        k: [] for k in ("local", "molba", "ilba", "grew", "fallback", "bound_ok", "valid", "alpha")
+    }
     # a stable seed per cell (str hashes are salted per process; crc32 is not)
     base_seed = zlib.crc32(f"{task['kind']}-{task['N']}-{task['n']}-{task['m']}".encode()) % 100_000
     for i in range(task["instances"]):
@@ -79,8 +81,19 @@ def frame(rows: list[dict]) -> pd.DataFrame:
     for r in rows:
         t = r["task"]
         for i in range(len(r["local"])):
-            recs.append({"kind": t["kind"], "N": t["N"], "n": t["n"], "m": t["m"], "instance": i,
-                         **{k: r[k][i] for k in ("local", "molba", "ilba", "grew", "fallback", "bound_ok", "valid")}})
+            recs.append(
+                {
+                    "kind": t["kind"],
+                    "N": t["N"],
+                    "n": t["n"],
+                    "m": t["m"],
+                    "instance": i,
+                    **{
+                        k: r[k][i]
+                        for k in ("local", "molba", "ilba", "grew", "fallback", "bound_ok", "valid")
+                    },
+                }
+            )
     return pd.DataFrame(recs)
 
 
@@ -91,8 +104,12 @@ def figure7(df: pd.DataFrame, png: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), sharey=False)
-    panels = [("uni", "N", "(a) uni, average over n"), ("uni", "n", "(b) uni, average over N"),
-              ("swf", "N", "(c) swf, average over n"), ("swf", "n", "(d) swf, average over N")]
+    panels = [
+        ("uni", "N", "(a) uni, average over n"),
+        ("uni", "n", "(b) uni, average over N"),
+        ("swf", "N", "(c) swf, average over n"),
+        ("swf", "n", "(d) swf, average over N"),
+    ]
     for ax, (kind, var, title) in zip(axes.flat, panels, strict=True):
         sub = df[df.kind == kind]
         if sub.empty:
@@ -100,8 +117,14 @@ def figure7(df: pd.DataFrame, png: Path) -> None:
             continue
         g = sub.groupby(var)
         xs = np.arange(len(g))
-        for off, alg, label in ((-0.2, "local", "Local"), (0.0, "molba", "MOLBA(2)"), (0.2, "ilba", "ILBA")):
-            ax.errorbar(xs + off, g[alg].mean(), yerr=g[alg].std(ddof=1), fmt="o", capsize=3, label=label)
+        for off, alg, label in (
+            (-0.2, "local", "Local"),
+            (0.0, "molba", "MOLBA(2)"),
+            (0.2, "ilba", "ILBA"),
+        ):
+            ax.errorbar(
+                xs + off, g[alg].mean(), yerr=g[alg].std(ddof=1), fmt="o", capsize=3, label=label
+            )
         ax.set_xticks(xs, [str(v) for v in g.groups])
         ax.set_xlabel("number of organizations N" if var == "N" else "number of jobs n")
         ax.set_ylabel("score Cmax / max(Wbar, pmax)")
@@ -129,23 +152,41 @@ def summarize(df: pd.DataFrame, spec: GridSpec) -> str:
     uni = df[(df.kind == "uni") & (df.n != 10)]
     for N, paper in PAPER["local_uni_by_N_without_n10"].items():
         if N in spec.Ns and not uni.empty:
-            lines.append(f"| LOCAL score, uni, N={N} (n=10 left out) | {f(uni[uni.N == N]['local'].mean())} | {paper:.2f} |")
+            lines.append(
+                f"| LOCAL score, uni, N={N} (n=10 left out) | {f(uni[uni.N == N]['local'].mean())} | {paper:.2f} |"
+            )
     for kind in spec.kinds:
         sub = df[df.kind == kind]
-        lines.append(f"| mean MOLBA(2) score, {kind} | {f(sub['molba'].mean())} | {PAPER['mean_molba'][kind]:.2f} |")
-        lines.append(f"| mean ILBA score, {kind} | {f(sub['ilba'].mean())} | {PAPER['mean_ilba'][kind]:.2f} |")
-    lines.append(f"| share of instances at score 1, MOLBA(2) | {(df['molba'] <= 1 + 1e-12).mean():.0%} | {PAPER['score1_share']['molba']:.0%} |")
-    lines.append(f"| share of instances at score 1, ILBA | {(df['ilba'] <= 1 + 1e-12).mean():.0%} | at least {PAPER['score1_share']['ilba']:.0%} |")
+        lines.append(
+            f"| mean MOLBA(2) score, {kind} | {f(sub['molba'].mean())} | {PAPER['mean_molba'][kind]:.2f} |"
+        )
+        lines.append(
+            f"| mean ILBA score, {kind} | {f(sub['ilba'].mean())} | {PAPER['mean_ilba'][kind]:.2f} |"
+        )
+    lines.append(
+        f"| share of instances at score 1, MOLBA(2) | {(df['molba'] <= 1 + 1e-12).mean():.0%} | {PAPER['score1_share']['molba']:.0%} |"
+    )
+    lines.append(
+        f"| share of instances at score 1, ILBA | {(df['ilba'] <= 1 + 1e-12).mean():.0%} | at least {PAPER['score1_share']['ilba']:.0%} |"
+    )
     for alg in ("local", "molba", "ilba"):
         i = df[alg].idxmax()
         w = df.loc[i]
-        lines.append(f"| worst {alg.upper() if alg != 'molba' else 'MOLBA(2)'} score | {f(w[alg])} ({w.kind}, N={w.N}, n={w.n}, m={w.m}) | {PAPER['worst'][alg]:.2f} |")
-    lines.append(f"| instances where an organization's makespan grew | {int(df['grew'].sum())} | {PAPER['grew']} |")
-    lines.append(f"| instances where the meta-algorithm fell back to MOLBA(3) | {int(df['fallback'].sum())} | 0 |")
-    lines.append(f"| instances breaking a theorem bound (4, or 3 with a low last job) | {int((~df['bound_ok']).sum())} | - |")
+        lines.append(
+            f"| worst {alg.upper() if alg != 'molba' else 'MOLBA(2)'} score | {f(w[alg])} ({w.kind}, N={w.N}, n={w.n}, m={w.m}) | {PAPER['worst'][alg]:.2f} |"
+        )
+    lines.append(
+        f"| instances where an organization's makespan grew | {int(df['grew'].sum())} | {PAPER['grew']} |"
+    )
+    lines.append(
+        f"| instances where the meta-algorithm fell back to MOLBA(3) | {int(df['fallback'].sum())} | 0 |"
+    )
+    lines.append(
+        f"| instances breaking a theorem bound (4, or 3 with a low last job) | {int((~df['bound_ok']).sum())} | - |"
+    )
     lines.append(f"| invalid schedules | {int((~df['valid']).sum())} | - |")
     if not uni.empty and uni["N"].nunique() > 1:
-        r = np.corrcoef(df[df.kind == 'uni']['N'], df[df.kind == 'uni']['local'])[0, 1]
+        r = np.corrcoef(df[df.kind == "uni"]["N"], df[df.kind == "uni"]["local"])[0, 1]
         lines.append(f"| correlation of N and the LOCAL score, uni | {r:.2f} | 0.69 |")
     lines += ["", "Mean scores by cell group (Figure 7's data):", ""]
     for kind in spec.kinds:
@@ -156,7 +197,14 @@ def summarize(df: pd.DataFrame, spec: GridSpec) -> str:
             lines.append(f"| {var} | LOCAL | MOLBA(2) | ILBA |")
             lines.append("|---|---|---|---|")
             for key, row in g.iterrows():
-                lines.append(f"| {key} | " + " | ".join(f"{f(row[(a, 'mean')])} ± {f(row[(a, 'std')])}" for a in ("local", "molba", "ilba")) + " |")
+                lines.append(
+                    f"| {key} | "
+                    + " | ".join(
+                        f"{f(row[(a, 'mean')])} ± {f(row[(a, 'std')])}"
+                        for a in ("local", "molba", "ilba")
+                    )
+                    + " |"
+                )
             lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -165,8 +213,16 @@ def _f(x: float) -> str:
     return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.2f}"
 
 
-def reproduce_mosp(out: Path, *, quick: bool = False, workers: int | None = None, scheduler: str | None = None,
-                   instances: int | None = None, seed: int = 0, quiet: bool = False) -> tuple[pd.DataFrame, str]:
+def reproduce_mosp(
+    out: Path,
+    *,
+    quick: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    instances: int | None = None,
+    seed: int = 0,
+    quiet: bool = False,
+) -> tuple[pd.DataFrame, str]:
     """Run (or resume) the grid; write rows.jsonl, results.csv, summary.md and fig7.png."""
     spec = GridSpec(seed=seed)
     if quick:
@@ -175,8 +231,15 @@ def reproduce_mosp(out: Path, *, quick: bool = False, workers: int | None = None
         spec.instances = instances
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = run_sweep(grid_tasks(spec), evaluate_cell, out / "rows.jsonl", workers=workers, scheduler=scheduler,
-                     description="mosp grid", quiet=quiet)
+    rows = run_sweep(
+        grid_tasks(spec),
+        evaluate_cell,
+        out / "rows.jsonl",
+        workers=workers,
+        scheduler=scheduler,
+        description="mosp grid",
+        quiet=quiet,
+    )
     df = frame(rows)
     df.to_csv(out / "results.csv", index=False)
     figure7(df, out / "fig7.png")

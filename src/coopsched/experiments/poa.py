@@ -50,8 +50,12 @@ def theorem1_epsilons(D: int = 50) -> tuple[np.ndarray, np.ndarray]:
 def _theorem1(task: dict) -> dict:
     eps, ok = theorem1_epsilons(task["D"])
     D = task["D"]
-    return {"min_epsilon": float(eps.min()), "min_epsilon_local": float(eps[ok].min()),
-            "paper": (2 * D + 4) / (D + 3), "configurations": int(eps.size)}
+    return {
+        "min_epsilon": float(eps.min()),
+        "min_epsilon_local": float(eps[ok].min()),
+        "paper": (2 * D + 4) / (D + 3),
+        "configurations": int(eps.size),
+    }
 
 
 def _theorem4(task: dict) -> dict:
@@ -59,11 +63,19 @@ def _theorem4(task: dict) -> dict:
     T = theorem4(task["x"])
     inst = T.instance
     worst = schedule(inst, T.worst_config, ORG_PRIORITY)
-    row = {"organizations": inst.k, "jobs": inst.n, "m": int(inst.machines[0]), "L": T.L,
-           "optimum": T.optimum.makespan, "worst": worst.makespan,
-           "worst_epsilon": epsilon(inst, T.worst_config, ORG_PRIORITY)[0],
-           "worst_local_ok": bool((worst.org_makespans() <= local_makespans(inst, ORG_PRIORITY)).all()),
-           "paper_worst": (task["x"] + 1) * T.L - 1}
+    row = {
+        "organizations": inst.k,
+        "jobs": inst.n,
+        "m": int(inst.machines[0]),
+        "L": T.L,
+        "optimum": T.optimum.makespan,
+        "worst": worst.makespan,
+        "worst_epsilon": epsilon(inst, T.worst_config, ORG_PRIORITY)[0],
+        "worst_local_ok": bool(
+            (worst.org_makespans() <= local_makespans(inst, ORG_PRIORITY)).all()
+        ),
+        "paper_worst": (task["x"] + 1) * T.L - 1,
+    }
     for rebalance in ("list", "exact"):
         eq = construct_equilibrium(inst, ORG_PRIORITY, rebalance=rebalance)
         row[f"sec71_{rebalance}"] = eq.schedule.makespan
@@ -76,26 +88,44 @@ def _theorem5(task: dict) -> dict:
     K = task["K"]
     T = theorem5(K)
     inst = T.instance
-    row = {"organizations": inst.k, "optimum": schedule(inst, T.optimum_config, ORG_PRIORITY).makespan,
-           "fig6c": schedule(inst, T.fig6c_config, ORG_PRIORITY).makespan,
-           "fig6c_epsilon": epsilon(inst, T.fig6c_config, ORG_PRIORITY)[0]}
+    row = {
+        "organizations": inst.k,
+        "optimum": schedule(inst, T.optimum_config, ORG_PRIORITY).makespan,
+        "fig6c": schedule(inst, T.fig6c_config, ORG_PRIORITY).makespan,
+        "fig6c_epsilon": epsilon(inst, T.fig6c_config, ORG_PRIORITY)[0],
+    }
     found = search_equilibria(inst, ORG_PRIORITY, starts=task["starts"], seed=task["seed"])
-    row.update(equilibria_found=len(found), worst_found=found[0].makespan if found else None,
-               worst_found_epsilon=epsilon(inst, found[0].config, ORG_PRIORITY)[0] if found else None,
-               starts=task["starts"], paper=2 * K)
+    row.update(
+        equilibria_found=len(found),
+        worst_found=found[0].makespan if found else None,
+        worst_found_epsilon=epsilon(inst, found[0].config, ORG_PRIORITY)[0] if found else None,
+        starts=task["starts"],
+        paper=2 * K,
+    )
     return row
 
 
 def _no_equilibrium(task: dict) -> dict:
     inst = mosp(*NO_EQUILIBRIUM)
-    best = min(epsilon(inst, cfg, ORG_PRIORITY)[0] for cfg in itertools.product(range(inst.k), repeat=inst.n))
+    best = min(
+        epsilon(inst, cfg, ORG_PRIORITY)[0]
+        for cfg in itertools.product(range(inst.k), repeat=inst.n)
+    )
     eq = construct_equilibrium(inst, ORG_PRIORITY, rebalance="exact", stabilize=True)
-    return {"min_epsilon": best, "configurations": inst.k ** inst.n, "dynamics_cycle": bool(eq.info.get("cycle"))}
+    return {
+        "min_epsilon": best,
+        "configurations": inst.k**inst.n,
+        "dynamics_cycle": bool(eq.info.get("cycle")),
+    }
 
 
 def evaluate(task: dict) -> dict:
-    return {"theorem1": _theorem1, "theorem4": _theorem4, "theorem5": _theorem5,
-            "no_equilibrium": _no_equilibrium}[task["what"]](task)
+    return {
+        "theorem1": _theorem1,
+        "theorem4": _theorem4,
+        "theorem5": _theorem5,
+        "no_equilibrium": _no_equilibrium,
+    }[task["what"]](task)
 
 
 def summarize(rows: list[dict]) -> str:
@@ -134,7 +164,8 @@ def summarize(rows: list[dict]) -> str:
             f"| {x} | {r['organizations']} | {r['jobs']} | {r['m']} | {L} | {r['worst']} | {r['worst_epsilon']:.3f} | "
             f"{r['worst'] / r['optimum']:.3f} | {r['paper_worst']}, {r['paper_worst'] / L:.3f} | "
             f"{r['sec71_list']}, {r['sec71_list'] / L:.3f} (eps {r['sec71_list_epsilon']:.2f}) | "
-            f"{r['sec71_exact']}, {r['sec71_exact'] / L:.3f} (eps {r['sec71_exact_epsilon']:.2f}) |")
+            f"{r['sec71_exact']}, {r['sec71_exact'] / L:.3f} (eps {r['sec71_exact_epsilon']:.2f}) |"
+        )
     lines += [
         "",
         "The worst equilibrium grows as x + (L-1)/L, exactly the paper's value, and keeps every organization "
@@ -152,7 +183,8 @@ def summarize(rows: list[dict]) -> str:
         lines.append(
             f"| {K} | {r['organizations']} | {r['optimum']} | {r['fig6c']} | {r['fig6c_epsilon']:.3f} | "
             f"{r['equilibria_found']} (of {r['starts']} starts) | {r['worst_found']} | {r['worst_found_epsilon']:.3f} | "
-            f"{r['worst_found'] / r['optimum']:.3f} | {2 * K / (K + 1):.3f} |")
+            f"{r['worst_found'] / r['optimum']:.3f} | {2 * K / (K + 1):.3f} |"
+        )
     ne = by["no_equilibrium"][0]
     lines += [
         "",
@@ -184,8 +216,16 @@ def figure(rows: list[dict], out: Path) -> None:
     t5 = sorted((r for r in rows if r["task"]["what"] == "theorem5"), key=lambda r: r["task"]["K"])
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8))
     xs = [r["task"]["x"] for r in t4]
-    a.plot(xs, [r["worst"] / r["optimum"] for r in t4], "o-", label="proof's equilibrium (measured)")
-    a.plot(xs, [x + (r["L"] - 1) / r["L"] for x, r in zip(xs, t4, strict=True)], "k--", lw=1, label="paper: x + (L-1)/L")
+    a.plot(
+        xs, [r["worst"] / r["optimum"] for r in t4], "o-", label="proof's equilibrium (measured)"
+    )
+    a.plot(
+        xs,
+        [x + (r["L"] - 1) / r["L"] for x, r in zip(xs, t4, strict=True)],
+        "k--",
+        lw=1,
+        label="paper: x + (L-1)/L",
+    )
     a.plot(xs, [r["sec71_list"] / r["optimum"] for r in t4], "s-", label="Sec. 7.1, LPT")
     a.plot(xs, [r["sec71_exact"] / r["optimum"] for r in t4], "^-", label="Sec. 7.1, exact")
     a.set(xlabel="x", ylabel="equilibrium Cmax / optimum", title="Theorem 4: parallel jobs")
@@ -203,23 +243,38 @@ def figure(rows: list[dict], out: Path) -> None:
     plt.close(fig)
 
 
-def reproduce_poa(out: Path, *, quick: bool = False, workers=None, scheduler=None, seed: int = 0,
-                  quiet: bool = False) -> tuple[pd.DataFrame, str]:
+def reproduce_poa(
+    out: Path,
+    *,
+    quick: bool = False,
+    workers=None,
+    scheduler=None,
+    seed: int = 0,
+    quiet: bool = False,
+) -> tuple[pd.DataFrame, str]:
     """Run every measurement (``quick``: x <= 3, K <= 4, fewer random starts)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     xs = (1, 2, 3) if quick else (1, 2, 3, 4)
     Ks = (2, 3, 4) if quick else (2, 3, 4, 5, 6)
     starts = 10 if quick else 40
-    tasks = ([{"what": "theorem1", "D": 50}, {"what": "no_equilibrium"}]
-             + [{"what": "theorem4", "x": x} for x in xs]
-             + [{"what": "theorem5", "K": K, "starts": starts, "seed": seed} for K in Ks])
-    rows = run_sweep(tasks, evaluate, out / "rows.jsonl", workers=workers, scheduler=scheduler,
-                     description="theorems", quiet=quiet)
+    tasks = (
+        [{"what": "theorem1", "D": 50}, {"what": "no_equilibrium"}]
+        + [{"what": "theorem4", "x": x} for x in xs]
+        + [{"what": "theorem5", "K": K, "starts": starts, "seed": seed} for K in Ks]
+    )
+    rows = run_sweep(
+        tasks,
+        evaluate,
+        out / "rows.jsonl",
+        workers=workers,
+        scheduler=scheduler,
+        description="theorems",
+        quiet=quiet,
+    )
     df = pd.json_normalize(rows)
     df.to_csv(out / "results.csv", index=False)
     figure(rows, out)
     md = summarize(rows)
     (out / "summary.md").write_text(md)
     return df, md
-

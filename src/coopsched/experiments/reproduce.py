@@ -35,7 +35,12 @@ TRACE_FILES = {
     "HPC2N": "HPC2N-2002-2.2-cln.swf.gz",
 }
 #: Which of our traces stands for which of the paper's.
-STANDS_FOR = {"LPC-EGEE": "LPC-EGEE", "RICC": "RICC", "METACENTRUM": "PIK-IPLEX", "HPC2N": "SHARCNET-Whale"}
+STANDS_FOR = {
+    "LPC-EGEE": "LPC-EGEE",
+    "RICC": "RICC",
+    "METACENTRUM": "PIK-IPLEX",
+    "HPC2N": "SHARCNET-Whale",
+}
 POLICIES = paper_values.POLICY_ORDER
 
 
@@ -73,8 +78,13 @@ def evaluate_window(task: dict) -> dict:
     trace = load_trace(task["path"])
     L = task["length"]
     inst = trace_to_instance(
-        trace, k=task["k"], start=task["start"], length=L, machines=task["machines"],
-        split=task["split"], seed=task["seed"],
+        trace,
+        k=task["k"],
+        start=task["start"],
+        length=L,
+        machines=task["machines"],
+        split=task["split"],
+        seed=task["seed"],
     )
     row: dict = {"n_jobs": inst.n, "machines": inst.machines.tolist()}
     t0 = time.perf_counter()
@@ -120,9 +130,17 @@ def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
         for i, st in enumerate(starts):
             tasks.append(
                 {
-                    "trace": name, "path": path, "start": int(st), "length": spec.length,
-                    "k": spec.k, "split": spec.split, "seed": spec.seed + i, "machines": machines,
-                    "policies": list(spec.policies), "rand_samples": spec.rand_samples, "window": i,
+                    "trace": name,
+                    "path": path,
+                    "start": int(st),
+                    "length": spec.length,
+                    "k": spec.k,
+                    "split": spec.split,
+                    "seed": spec.seed + i,
+                    "machines": machines,
+                    "policies": list(spec.policies),
+                    "rand_samples": spec.rand_samples,
+                    "window": i,
                 }
             )
     return tasks
@@ -132,7 +150,10 @@ def rows_frame(rows: list[dict]) -> pd.DataFrame:
     flat = []
     for r in rows:
         t = r["task"]
-        d = {key: t[key] for key in ("trace", "start", "length", "k", "split", "seed", "machines", "window")}
+        d = {
+            key: t[key]
+            for key in ("trace", "start", "length", "k", "split", "seed", "machines", "window")
+        }
         d.update({key: v for key, v in r.items() if key not in ("task", "machines")})
         flat.append(d)
     return pd.DataFrame(flat)
@@ -140,15 +161,27 @@ def rows_frame(rows: list[dict]) -> pd.DataFrame:
 
 def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, str]:
     """Mean and std per trace and policy, and the Markdown beside the paper's table."""
-    paper = paper_values.TABLE1 if spec.length == 50_000 else paper_values.TABLE2 if spec.length == 500_000 else None
+    paper = (
+        paper_values.TABLE1
+        if spec.length == 50_000
+        else paper_values.TABLE2
+        if spec.length == 500_000
+        else None
+    )
     recs = []
     for name in spec.traces:
         sub = df[df["trace"] == name]
         for pol in spec.policies:
             col = sub[f"ratio_{pol}"]
             recs.append(
-                {"trace": name, "policy": pol, "mean": col.mean(), "std": col.std(ddof=1), "windows": len(col),
-                 "zero_windows": int((col == 0).sum())}
+                {
+                    "trace": name,
+                    "policy": pol,
+                    "mean": col.mean(),
+                    "std": col.std(ddof=1),
+                    "windows": len(col),
+                    "zero_windows": int((col == 0).sum()),
+                }
             )
     stats = pd.DataFrame(recs)
     label = {50_000: "Table 1", 500_000: "Table 2"}.get(spec.length, f"duration {spec.length}")
@@ -161,9 +194,9 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         f"{label if paper else 'no published counterpart'}.",
         "",
     ]
-    header = "| policy | " + " | ".join(
-        f"{n} ours | {STANDS_FOR[n]} paper" for n in spec.traces
-    ) + " |"
+    header = (
+        "| policy | " + " | ".join(f"{n} ours | {STANDS_FOR[n]} paper" for n in spec.traces) + " |"
+    )
     lines += [header, "|---" * (1 + 2 * len(spec.traces)) + "|"]
     for pol in spec.policies:
         cells = [pol.upper()]
@@ -178,7 +211,9 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         "",
         "Ours over the windows with contention only (where some policy departs from REF):",
         "",
-        "| policy | " + " | ".join(f"{n} ({int((busy.trace == n).sum())} windows)" for n in spec.traces) + " |",
+        "| policy | "
+        + " | ".join(f"{n} ({int((busy.trace == n).sum())} windows)" for n in spec.traces)
+        + " |",
         "|---" * (1 + len(spec.traces)) + "|",
     ]
     for pol in spec.policies:
@@ -217,6 +252,7 @@ def _fmt(x: float) -> str:
 
 # ---------------------------------------------------------------------------- Figure 10
 
+
 @dataclass
 class Fig10Spec:
     orgs: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8, 9, 10)
@@ -234,9 +270,17 @@ def fig10_tasks(spec: Fig10Spec, traces_dir: Path) -> list[dict]:
     starts = random_windows(trace, spec.length, spec.windows, seed=spec.seed)
     return [
         {
-            "trace": "LPC-EGEE", "path": path, "start": int(st), "length": spec.length, "k": k,
-            "split": spec.split, "seed": spec.seed + i, "machines": 70, "policies": list(spec.policies),
-            "rand_samples": spec.rand_samples, "window": i,
+            "trace": "LPC-EGEE",
+            "path": path,
+            "start": int(st),
+            "length": spec.length,
+            "k": k,
+            "split": spec.split,
+            "seed": spec.seed + i,
+            "machines": 70,
+            "policies": list(spec.policies),
+            "rand_samples": spec.rand_samples,
+            "window": i,
         }
         for k in spec.orgs
         for i, st in enumerate(starts)
@@ -255,16 +299,26 @@ def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.Da
         for pol in spec.policies:
             col = sub[f"ratio_{pol}"]
             n = len(col)
-            recs.append({"k": k, "policy": pol, "mean": col.mean(), "std": col.std(ddof=1),
-                         "ci95": 1.96 * col.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan, "windows": n,
-                         "ref_seconds": sub["seconds_ref"].mean()})
+            recs.append(
+                {
+                    "k": k,
+                    "policy": pol,
+                    "mean": col.mean(),
+                    "std": col.std(ddof=1),
+                    "ci95": 1.96 * col.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan,
+                    "windows": n,
+                    "ref_seconds": sub["seconds_ref"].mean(),
+                }
+            )
     stats = pd.DataFrame(recs)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, pol in enumerate(spec.policies):
         s = stats[stats.policy == pol]
         x = s["k"] + (i - len(spec.policies) / 2) * 0.06  # small offsets keep the bars apart
         low = np.minimum(s["ci95"].fillna(0), s["mean"])  # the measure is >= 0: clip the bar at 0
-        ax.errorbar(x, s["mean"], yerr=[low, s["ci95"].fillna(0)], marker="o", capsize=3, label=pol.upper())
+        ax.errorbar(
+            x, s["mean"], yerr=[low, s["ci95"].fillna(0)], marker="o", capsize=3, label=pol.upper()
+        )
     ax.set_xlabel("number of organizations")
     ax.set_ylabel(r"$\Delta\psi / p_{tot}$ (s)")
     ax.set_ylim(bottom=0)
@@ -295,6 +349,7 @@ def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.Da
 
 # ---------------------------------------------------------------------------- driver
 
+
 def reproduce(
     name: str,
     out: Path,
@@ -316,15 +371,27 @@ def reproduce(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if name in ("table1", "table2"):
-        spec = TableSpec(length=50_000 if name == "table1" else 500_000, split=split, seed=seed,
-                         machines=machines or {}, sampling=sampling)
+        spec = TableSpec(
+            length=50_000 if name == "table1" else 500_000,
+            split=split,
+            seed=seed,
+            machines=machines or {},
+            sampling=sampling,
+        )
         if quick:
             spec.windows = 4
         if windows:
             spec.windows = windows
         tasks = table_tasks(spec, traces_dir)
-        rows = run_sweep(tasks, evaluate_window, out / "rows.jsonl", workers=workers, scheduler=scheduler,
-                         description=name, quiet=quiet)
+        rows = run_sweep(
+            tasks,
+            evaluate_window,
+            out / "rows.jsonl",
+            workers=workers,
+            scheduler=scheduler,
+            description=name,
+            quiet=quiet,
+        )
         df = rows_frame(rows)
         stats, md = summarize_table(df, spec)
     elif name == "fig10":
@@ -336,8 +403,15 @@ def reproduce(
         if windows:
             spec10.windows = windows
         tasks = fig10_tasks(spec10, traces_dir)
-        rows = run_sweep(tasks, evaluate_window, out / "rows.jsonl", workers=workers, scheduler=scheduler,
-                         description=name, quiet=quiet)
+        rows = run_sweep(
+            tasks,
+            evaluate_window,
+            out / "rows.jsonl",
+            workers=workers,
+            scheduler=scheduler,
+            description=name,
+            quiet=quiet,
+        )
         df = rows_frame(rows)
         stats, md = summarize_fig10(df, spec10, out / "fig10.png")
     else:

@@ -48,7 +48,9 @@ def first_on_slow(policy: MigrationPolicy) -> bool:
     return res.segments[0][1] == 0
 
 
-def for_policy(make_policy: Callable[[], MigrationPolicy], prop: str, X: int = 40, n: int = 3) -> RelatedInstance:
+def for_policy(
+    make_policy: Callable[[], MigrationPolicy], prop: str, X: int = 40, n: int = 3
+) -> RelatedInstance:
     """The paper's instance for ``prop`` and this policy."""
     if prop == "ef":
         return prop1(X, first_on_slow(make_policy()))
@@ -59,7 +61,9 @@ def for_policy(make_policy: Callable[[], MigrationPolicy], prop: str, X: int = 4
     raise ValueError(f"unknown property {prop!r}")
 
 
-def verdict(make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance, prop: str, cost=0) -> Verdict:
+def verdict(
+    make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance, prop: str, cost=0
+) -> Verdict:
     if prop == "ef":
         return check_ef(simulate(inst, make_policy(), cost))
     if prop == "wpm":
@@ -85,12 +89,23 @@ class Counterexample:
 def random_instance(rng: random.Random, max_jobs: int = 6) -> RelatedInstance:
     machines = rng.randint(1, 3)
     speeds = [rng.choice([1, 2, 3]) for _ in range(machines)]
-    jobs = [(rng.randint(0, 8), rng.randint(1, 8), rng.choice([1, 1, 2, 3])) for _ in range(rng.randint(2, max_jobs))]
+    jobs = [
+        (rng.randint(0, 8), rng.randint(1, 8), rng.choice([1, 1, 2, 3]))
+        for _ in range(rng.randint(2, max_jobs))
+    ]
     return RelatedInstance.make(speeds, jobs)
 
 
-def hunt(policy: str, prop: str, *, tries: int = 300, seed: int = 0, max_jobs: int = 6, policy_seed: int = 0,
-         cost=0) -> Counterexample | None:
+def hunt(
+    policy: str,
+    prop: str,
+    *,
+    tries: int = 300,
+    seed: int = 0,
+    max_jobs: int = 6,
+    policy_seed: int = 0,
+    cost=0,
+) -> Counterexample | None:
     """Smallest violation of ``prop`` by ``policy`` among the constructions and ``tries``
     random instances (None: none found)."""
 

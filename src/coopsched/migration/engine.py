@@ -62,21 +62,31 @@ class RelatedInstance:
             morg += [u] * o.machines
         pr = inst.priority if inst.priority is not None else np.zeros(inst.n)
         return cls(
-            speeds=tuple(speeds), machine_org=tuple(morg), release=tuple(int(x) for x in inst.release),
-            work=tuple(int(x) for x in inst.size), priority=tuple(Fraction(str(float(x))) for x in pr),
-            org=tuple(int(x) for x in inst.org), names=tuple(inst.names),
+            speeds=tuple(speeds),
+            machine_org=tuple(morg),
+            release=tuple(int(x) for x in inst.release),
+            work=tuple(int(x) for x in inst.size),
+            priority=tuple(Fraction(str(float(x))) for x in pr),
+            org=tuple(int(x) for x in inst.org),
+            names=tuple(inst.names),
         )
 
     @classmethod
     def make(cls, speeds, jobs) -> RelatedInstance:
         """From Python values: ``jobs`` are ``(r, t, v0)`` triples, one organization."""
         return cls(
-            speeds=tuple(Fraction(str(s)) for s in speeds), machine_org=(0,) * len(speeds),
-            release=tuple(int(j[0]) for j in jobs), work=tuple(int(j[1]) for j in jobs),
-            priority=tuple(Fraction(str(j[2])) for j in jobs), org=(0,) * len(jobs), names=("O0",),
+            speeds=tuple(Fraction(str(s)) for s in speeds),
+            machine_org=(0,) * len(speeds),
+            release=tuple(int(j[0]) for j in jobs),
+            work=tuple(int(j[1]) for j in jobs),
+            priority=tuple(Fraction(str(j[2])) for j in jobs),
+            org=(0,) * len(jobs),
+            names=("O0",),
         )
 
-    def replace_job(self, j: int, r: int | None = None, t: int | None = None, v0=None) -> RelatedInstance:
+    def replace_job(
+        self, j: int, r: int | None = None, t: int | None = None, v0=None
+    ) -> RelatedInstance:
         """The same instance with job ``j``'s type changed (WPM experiments)."""
         rel, work, pr = list(self.release), list(self.work), list(self.priority)
         if r is not None:
@@ -85,12 +95,19 @@ class RelatedInstance:
             work[j] = int(t)
         if v0 is not None:
             pr[j] = Fraction(str(v0)) if not isinstance(v0, Fraction) else v0
-        return RelatedInstance(self.speeds, self.machine_org, tuple(rel), tuple(work), tuple(pr), self.org, self.names)
+        return RelatedInstance(
+            self.speeds, self.machine_org, tuple(rel), tuple(work), tuple(pr), self.org, self.names
+        )
 
     def subset(self, jobs: list[int]) -> RelatedInstance:
         return RelatedInstance(
-            self.speeds, self.machine_org, tuple(self.release[j] for j in jobs), tuple(self.work[j] for j in jobs),
-            tuple(self.priority[j] for j in jobs), tuple(self.org[j] for j in jobs), self.names,
+            self.speeds,
+            self.machine_org,
+            tuple(self.release[j] for j in jobs),
+            tuple(self.work[j] for j in jobs),
+            tuple(self.priority[j] for j in jobs),
+            tuple(self.org[j] for j in jobs),
+            self.names,
         )
 
 
@@ -177,7 +194,9 @@ def simulate(inst: RelatedInstance, policy: MigrationPolicy, migration_cost=0) -
                 if nxt is None or e < nxt:
                     nxt = e
         if nxt is None:
-            raise MigrationError(f"jobs {sorted(present)} wait but no machine runs them (policy {policy.name})")
+            raise MigrationError(
+                f"jobs {sorted(present)} wait but no machine runs them (policy {policy.name})"
+            )
         # advance running jobs to nxt
         for j in present:
             m = on[j]
@@ -200,34 +219,78 @@ def simulate(inst: RelatedInstance, policy: MigrationPolicy, migration_cost=0) -
             i += 1
         if not present:
             continue
-        views = [JobView(j, inst.release[j], inst.priority[j], on[j], home[j] is not None, home[j]) for j in sorted(present)]
+        views = [
+            JobView(j, inst.release[j], inst.priority[j], on[j], home[j] is not None, home[j])
+            for j in sorted(present)
+        ]
         idle = [m for m in range(M) if machine_job[m] is None]
         want = policy.assign(t, views, idle)
-        _apply(inst, policy, t, want, present, on, home, blocked, seg_start, machine_job, segments,
-               migrations, preemptions, cost)
+        _apply(
+            inst,
+            policy,
+            t,
+            want,
+            present,
+            on,
+            home,
+            blocked,
+            seg_start,
+            machine_job,
+            segments,
+            migrations,
+            preemptions,
+            cost,
+        )
     return MigrationResult(
-        inst, policy.name, [c for c in completion], segments, migrations, preemptions, events, cost,
+        inst,
+        policy.name,
+        [c for c in completion],
+        segments,
+        migrations,
+        preemptions,
+        events,
+        cost,
     )
 
 
-def _apply(inst, policy, t, want, present, on, home, blocked, seg_start, machine_job, segments,
-           migrations, preemptions, cost) -> None:
+def _apply(
+    inst,
+    policy,
+    t,
+    want,
+    present,
+    on,
+    home,
+    blocked,
+    seg_start,
+    machine_job,
+    segments,
+    migrations,
+    preemptions,
+    cost,
+) -> None:
     jobs_assigned = list(want.values())
     if len(set(jobs_assigned)) != len(jobs_assigned):
         raise MigrationError(f"{policy.name}: a job on two machines at t={t}")
     for m, j in want.items():
         if not 0 <= m < inst.machines or j not in present:
-            raise MigrationError(f"{policy.name}: impossible assignment machine {m} -> job {j} at t={t}")
+            raise MigrationError(
+                f"{policy.name}: impossible assignment machine {m} -> job {j} at t={t}"
+            )
     new_on = {j: m for m, j in want.items()}
     for j in present:
         old, new = on[j], new_on.get(j)
         if old is not None and new != old:
             if not policy.preemptive and not policy.migrating:
-                raise MigrationError(f"{policy.name} is non-preemptive but moves/stops job {j} at t={t}")
+                raise MigrationError(
+                    f"{policy.name} is non-preemptive but moves/stops job {j} at t={t}"
+                )
             if new is None and not policy.preemptive:
                 raise MigrationError(f"{policy.name} is non-preemptive but stops job {j} at t={t}")
         if new is not None and home[j] is not None and new != home[j] and not policy.migrating:
-            raise MigrationError(f"{policy.name} does not migrate but moves job {j} off machine {home[j]} at t={t}")
+            raise MigrationError(
+                f"{policy.name} does not migrate but moves job {j} off machine {home[j]} at t={t}"
+            )
     for j in present:
         old, new = on[j], new_on.get(j)
         if old == new:
@@ -240,7 +303,9 @@ def _apply(inst, policy, t, want, present, on, home, blocked, seg_start, machine
         if new is not None:
             if home[j] is None:
                 home[j] = new
-            elif (old is not None and old != new) or (old is None and _last_machine(segments, j) not in (None, new)):
+            elif (old is not None and old != new) or (
+                old is None and _last_machine(segments, j) not in (None, new)
+            ):
                 migrations[j] += 1
                 blocked[j] = t + cost
             seg_start[j] = t

@@ -55,12 +55,18 @@ def _num(x) -> str:
 
 def precedes(inst: RelatedInstance, j: int, k: int) -> bool:
     """``j <= k`` of Def. 1."""
-    return inst.release[j] <= inst.release[k] and inst.priority[j] >= inst.priority[k] and inst.work[j] <= inst.work[k]
+    return (
+        inst.release[j] <= inst.release[k]
+        and inst.priority[j] >= inst.priority[k]
+        and inst.work[j] <= inst.work[k]
+    )
 
 
 def strictly_precedes(inst: RelatedInstance, j: int, k: int) -> bool:
     """``j < k`` of Def. 1: ``j <= k`` with an earlier release or a higher priority."""
-    return precedes(inst, j, k) and (inst.release[j] < inst.release[k] or inst.priority[j] > inst.priority[k])
+    return precedes(inst, j, k) and (
+        inst.release[j] < inst.release[k] or inst.priority[j] > inst.priority[k]
+    )
 
 
 def ef_violations(res: MigrationResult) -> list[tuple[int, int]]:
@@ -93,35 +99,56 @@ def check_ef(res: MigrationResult) -> Verdict:
     inst = res.instance
     j, k = min(bad, key=lambda p: (res.completion[p[0]] - res.completion[p[1]], p))
     return Verdict(
-        "ef", False,
+        "ef",
+        False,
         f"job {j} {_type(inst, j)} < job {k} {_type(inst, k)} but d_{j}={_num(res.completion[j])} > d_{k}={_num(res.completion[k])} "
         f"({len(bad)} violating pair(s))",
         (j, k),
     )
 
 
-def _perturbations(inst: RelatedInstance, j: int, deltas: Iterable[int]) -> list[tuple[str, RelatedInstance]]:
+def _perturbations(
+    inst: RelatedInstance, j: int, deltas: Iterable[int]
+) -> list[tuple[str, RelatedInstance]]:
     out = []
     for d in deltas:
-        out.append((f"release {inst.release[j]}->{inst.release[j] + d}", inst.replace_job(j, r=inst.release[j] + d)))
-        out.append((f"work {inst.work[j]}->{inst.work[j] + d}", inst.replace_job(j, t=inst.work[j] + d)))
-        out.append((f"priority {_num(inst.priority[j])}->{_num(inst.priority[j] - d)}", inst.replace_job(j, v0=inst.priority[j] - d)))
+        out.append(
+            (
+                f"release {inst.release[j]}->{inst.release[j] + d}",
+                inst.replace_job(j, r=inst.release[j] + d),
+            )
+        )
+        out.append(
+            (f"work {inst.work[j]}->{inst.work[j] + d}", inst.replace_job(j, t=inst.work[j] + d))
+        )
+        out.append(
+            (
+                f"priority {_num(inst.priority[j])}->{_num(inst.priority[j] - d)}",
+                inst.replace_job(j, v0=inst.priority[j] - d),
+            )
+        )
     return out
 
 
 def check_wpm(
-    make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance, *, jobs: Iterable[int] | None = None,
-    deltas: Iterable[int] = (1, 2), cost=0, base: MigrationResult | None = None,
+    make_policy: Callable[[], MigrationPolicy],
+    inst: RelatedInstance,
+    *,
+    jobs: Iterable[int] | None = None,
+    deltas: Iterable[int] = (1, 2),
+    cost=0,
+    base: MigrationResult | None = None,
 ) -> Verdict:
     """Re-run with each job's type made worse; a worse type must not finish earlier."""
     base = base or simulate(inst, make_policy(), cost)
     deltas = list(deltas)
-    for j in (range(inst.n) if jobs is None else jobs):
+    for j in range(inst.n) if jobs is None else jobs:
         for what, other in _perturbations(inst, j, deltas):
             d2 = simulate(other, make_policy(), cost).completion[j]
             if d2 < base.completion[j]:
                 return Verdict(
-                    "wpm", False,
+                    "wpm",
+                    False,
                     f"job {j} {_type(inst, j)} finishes at {_num(base.completion[j])}, but with {what} at {_num(d2)}",
                     (j,),
                 )
@@ -131,16 +158,25 @@ def check_wpm(
 def high_set(inst: RelatedInstance, j: int) -> list[int]:
     """``h(J)`` of job ``j`` (Def. 4), ``j`` included."""
     return [
-        k for k in range(inst.n)
-        if inst.priority[k] > inst.priority[j] or (inst.priority[k] == inst.priority[j] and inst.release[k] <= inst.release[j])
+        k
+        for k in range(inst.n)
+        if inst.priority[k] > inst.priority[j]
+        or (inst.priority[k] == inst.priority[j] and inst.release[k] <= inst.release[j])
     ]
 
 
-def check_ilv(make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance, *, cost=0,
-              base: MigrationResult | None = None) -> Verdict:
+def check_ilv(
+    make_policy: Callable[[], MigrationPolicy],
+    inst: RelatedInstance,
+    *,
+    cost=0,
+    base: MigrationResult | None = None,
+) -> Verdict:
     """Completion of each job on the whole instance vs on ``h(J)`` alone."""
     if len(set(inst.release)) != inst.n:
-        return Verdict("ilv", True, "releases are not distinct (Def. 4 needs them distinct)", applicable=False)
+        return Verdict(
+            "ilv", True, "releases are not distinct (Def. 4 needs them distinct)", applicable=False
+        )
     base = base or simulate(inst, make_policy(), cost)
     for j in range(inst.n):
         h = high_set(inst, j)
@@ -150,7 +186,8 @@ def check_ilv(make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance,
         d_sub = simulate(sub, make_policy(), cost).completion[h.index(j)]
         if d_sub != base.completion[j]:
             return Verdict(
-                "ilv", False,
+                "ilv",
+                False,
                 f"job {j} {_type(inst, j)} finishes at {_num(base.completion[j])} among all jobs but at "
                 f"{_num(d_sub)} with only h(J) ({len(h)} jobs): lower-priority jobs changed it",
                 (j,),
@@ -174,14 +211,21 @@ def check_non_wasteful(res: MigrationResult) -> Verdict:
             if started and j not in run_jobs and res.completion[j] > mid:
                 idle = sorted(set(range(inst.machines)) - busy)
                 return Verdict(
-                    "non-wasteful", False,
+                    "non-wasteful",
+                    False,
                     f"during ({_num(a)}, {_num(b)}) machine(s) {idle} idle while preempted job {j} waits",
                     (j,),
                 )
     return Verdict("non-wasteful", True)
 
 
-def check_all(make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance, cost=0) -> list[Verdict]:
+def check_all(
+    make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance, cost=0
+) -> list[Verdict]:
     res = simulate(inst, make_policy(), cost)
-    return [check_ef(res), check_wpm(make_policy, inst, cost=cost, base=res),
-            check_ilv(make_policy, inst, cost=cost, base=res), check_non_wasteful(res)]
+    return [
+        check_ef(res),
+        check_wpm(make_policy, inst, cost=cost, base=res),
+        check_ilv(make_policy, inst, cost=cost, base=res),
+        check_non_wasteful(res),
+    ]

@@ -80,7 +80,11 @@ def molba(inst: Instance, alpha: float = 2.0, *, base: MospSchedule | None = Non
         profs[best_c].place(j, best_s, int(p[j]), int(q[j]))
         cluster[j], start[j] = best_c, best_s
     return MospSchedule(
-        inst, cluster, start, f"molba({alpha:g})", local_ms.copy(),
+        inst,
+        cluster,
+        start,
+        f"molba({alpha:g})",
+        local_ms.copy(),
         info={"alpha": alpha, "overloaded": len(overloaded), "rescheduled": len(moved)},
     )
 
@@ -110,7 +114,12 @@ def ilba(sched: MospSchedule) -> MospSchedule:
             profs[best_c].place(j, best_s, int(p[j]), int(q[j]))
             cluster[j], start[j] = best_c, best_s
     return MospSchedule(
-        inst, cluster, start, f"ilba[{sched.algorithm}]", sched.local_makespans, info=dict(sched.info)
+        inst,
+        cluster,
+        start,
+        f"ilba[{sched.algorithm}]",
+        sched.local_makespans,
+        info=dict(sched.info),
     )
 
 

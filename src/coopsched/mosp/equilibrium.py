@@ -64,8 +64,12 @@ class _Counts:
             self.radix[t] = self.radix[t - 1] * (self.n[t - 1] + 1)
         self.size = int(np.prod(self.n + 1))
         grids = np.meshgrid(*[np.arange(x + 1) for x in self.n], indexing="ij")
-        digits = np.stack([g.ravel() for g in grids], axis=1) if len(n) else np.zeros((1, 0), np.int64)
-        self.digits = digits[np.argsort(digits @ self.radix, kind="stable")]  # row s = vector of index s
+        digits = (
+            np.stack([g.ravel() for g in grids], axis=1) if len(n) else np.zeros((1, 0), np.int64)
+        )
+        self.digits = digits[
+            np.argsort(digits @ self.radix, kind="stable")
+        ]  # row s = vector of index s
 
     def box(self, upper: np.ndarray) -> np.ndarray:
         """Indices of all vectors ``u <= upper``."""
@@ -75,8 +79,14 @@ class _Counts:
         return idx
 
 
-def _completions(arrays: tuple[np.ndarray, ...], config: np.ndarray, k: int, c: int,
-                 groups: list[list[int]], counts: _Counts) -> np.ndarray:
+def _completions(
+    arrays: tuple[np.ndarray, ...],
+    config: np.ndarray,
+    k: int,
+    c: int,
+    groups: list[list[int]],
+    counts: _Counts,
+) -> np.ndarray:
     """``g_c(s)`` for every count vector ``s``: the last completion of the jobs ``s`` of
     agent ``k`` sent to cluster ``c`` (INF when one of them is too wide, 0 for none).
 
@@ -85,7 +95,9 @@ def _completions(arrays: tuple[np.ndarray, ...], config: np.ndarray, k: int, c: 
     ``s`` takes the first ``s_t`` members of group t. A depth-first walk over the items
     shares every prefix: each profile is built once per distinct prefix of choices.
     """
-    p, q, owner, m, pr, pos = arrays  # mosp_arrays, then the mechanism's priorities and list positions
+    p, q, owner, m, pr, pos = (
+        arrays  # mosp_arrays, then the mechanism's priorities and list positions
+    )
     fixed = [int(j) for j in np.flatnonzero(config == c) if owner[j] != k]
     out = np.full(counts.size, INF, dtype=np.int64)
     group_of = {g[0]: t for t, g in enumerate(groups)}
@@ -114,7 +126,12 @@ def _completions(arrays: tuple[np.ndarray, ...], config: np.ndarray, k: int, c: 
             return  # too wide: INF stays for every s with s_t > 0
         for x, j in enumerate(g, start=1):
             end = max(end, prof.insert(j, int(p[j]), int(q[j])) + int(p[j]))
-            walk(i + 1, prof.copy() if i + 1 < len(items) else prof, index + x * int(counts.radix[t]), end)
+            walk(
+                i + 1,
+                prof.copy() if i + 1 < len(items) else prof,
+                index + x * int(counts.radix[t]),
+                end,
+            )
 
     walk(0, ClusterProfile(int(m[c])), 0, 0)
     return out
@@ -144,9 +161,11 @@ def best_response(inst: Instance, config: Sequence[int], mech: Mechanism, k: int
     others = [c for c in range(inst.k) if c != k]
     work = int(np.prod([(x + 1) * (x + 2) // 2 for x in n], dtype=float)) * max(len(others), 1)
     if work > DP_LIMIT:
-        raise ValueError(f"agent {k} has {sum(n)} jobs of {len(n)} kinds: an exact best response needs about "
-                         f"{work:.2e} steps (limit {DP_LIMIT:.0e}); best responses are NP-hard, exact ones are "
-                         "for agents with few distinct jobs")
+        raise ValueError(
+            f"agent {k} has {sum(n)} jobs of {len(n)} kinds: an exact best response needs about "
+            f"{work:.2e} steps (limit {DP_LIMIT:.0e}); best responses are NP-hard, exact ones are "
+            "for agents with few distinct jobs"
+        )
     counts = _Counts(n)
     arrays = (*mosp_arrays(inst), mech.priorities(inst), list_positions(inst, mech))
     g = {c: _completions(arrays, base, k, c, groups, counts) for c in range(inst.k)}
@@ -186,7 +205,7 @@ def best_response(inst: Instance, config: Sequence[int], mech: Mechanism, k: int
 
     def send(c: int, s: int) -> None:
         for t, x in enumerate(counts.digits[s]):
-            for j in groups[t][taken[t]: taken[t] + x]:
+            for j in groups[t][taken[t] : taken[t] + x]:
                 new[j] = c
             taken[t] += x
 
@@ -206,10 +225,14 @@ def strategies(inst: Instance, k: int, mech: Mechanism | None = None, limit: int
     per_group = []
     for jobs in agent_types(inst, k, mech or Mechanism()):
         ok = [c for c in range(inst.k) if m[c] >= q[jobs[0]]]
-        per_group.append([(jobs, combo) for combo in itertools.combinations_with_replacement(ok, len(jobs))])
+        per_group.append(
+            [(jobs, combo) for combo in itertools.combinations_with_replacement(ok, len(jobs))]
+        )
     count = int(np.prod([len(g) for g in per_group], dtype=float))
     if count > limit:
-        raise ValueError(f"agent {k} has {count} strategies; exhaustive enumeration is for small instances")
+        raise ValueError(
+            f"agent {k} has {count} strategies; exhaustive enumeration is for small instances"
+        )
     for choice in itertools.product(*per_group):
         yield {j: c for jobs, combo in choice for j, c in zip(jobs, combo, strict=True)}
 
@@ -236,7 +259,10 @@ class Dynamics:
 
 
 def best_response_dynamics(
-    inst: Instance, mech: Mechanism, config: Sequence[int] | None = None, max_rounds: int = 50,
+    inst: Instance,
+    mech: Mechanism,
+    config: Sequence[int] | None = None,
+    max_rounds: int = 50,
     order: Sequence[int] | None = None,
 ) -> Dynamics:
     """Agents in turn (``order``, default index order) switch to a strictly better best
@@ -259,7 +285,7 @@ def best_response_dynamics(
                 key = tuple(cfg)
                 history.append(key)
                 if key in seen:
-                    return Dynamics(False, history[seen[key]:], steps, cfg, history)
+                    return Dynamics(False, history[seen[key] :], steps, cfg, history)
                 seen[key] = len(history) - 1
                 improved = True
         if not improved:
@@ -275,7 +301,11 @@ class FoundEquilibrium:
 
 
 def search_equilibria(
-    inst: Instance, mech: Mechanism, starts: int = 100, seed: int = 0, max_rounds: int = 30,
+    inst: Instance,
+    mech: Mechanism,
+    starts: int = 100,
+    seed: int = 0,
+    max_rounds: int = 30,
 ) -> list[FoundEquilibrium]:
     """Pure equilibria reached by best-response dynamics from ``starts`` random
     configurations (random agent orders), distinct, worst (largest makespan) first.
@@ -289,7 +319,9 @@ def search_equilibria(
     found: dict[tuple[int, ...], FoundEquilibrium] = {}
     for s in range(starts):
         cfg = np.array([rng.choice(f) for f in fits], dtype=np.int64)
-        dyn = best_response_dynamics(inst, mech, cfg, max_rounds, order=rng.permutation(inst.k).tolist())
+        dyn = best_response_dynamics(
+            inst, mech, cfg, max_rounds, order=rng.permutation(inst.k).tolist()
+        )
         key = tuple(dyn.config)
         if dyn.converged and key not in found:
             found[key] = FoundEquilibrium(dyn.config, int(costs(inst, dyn.config, mech).max()), s)

@@ -110,7 +110,9 @@ def schedule(inst: Instance, config: Sequence[int], mech: Mechanism) -> MospSche
     wide = np.flatnonzero(q > m[config]) if inst.n else []
     if len(wide):
         j = int(wide[0])
-        raise ValueError(f"job {j} ({q[j]} processors) cannot run on cluster {config[j]} ({m[config[j]]} processors)")
+        raise ValueError(
+            f"job {j} ({q[j]} processors) cannot run on cluster {config[j]} ({m[config[j]]} processors)"
+        )
     pr = mech.priorities(inst)
     pos = list_positions(inst, mech)
     start = np.zeros(inst.n, dtype=np.int64)
@@ -118,8 +120,13 @@ def schedule(inst: Instance, config: Sequence[int], mech: Mechanism) -> MospSche
         prof = ClusterProfile(int(m[c]))
         for j in cluster_sequence(np.flatnonzero(config == c), c, owner, pos, pr):
             start[j] = prof.insert(int(j), int(p[j]), int(q[j]))
-    return MospSchedule(inst, config.copy(), start, f"game[{mech.kind},{mech.order}]",
-                        local_makespans=local_makespans(inst, mech))
+    return MospSchedule(
+        inst,
+        config.copy(),
+        start,
+        f"game[{mech.kind},{mech.order}]",
+        local_makespans=local_makespans(inst, mech),
+    )
 
 
 def local_makespans(inst: Instance, mech: Mechanism) -> np.ndarray:
@@ -158,7 +165,9 @@ class Equilibrium:
             return np.where(self.local > 0, (self.local - orgm) / np.maximum(self.local, 1), 0.0)
 
 
-def _list_rebalance(inst: Instance, config: np.ndarray, mech: Mechanism, k: int, pos: np.ndarray) -> None:
+def _list_rebalance(
+    inst: Instance, config: np.ndarray, mech: Mechanism, k: int, pos: np.ndarray
+) -> None:
     """Organization ``k`` takes its jobs back and list-schedules them on the platform
     (in place on ``config``), keeping a job at home when home is as early."""
     p, q, owner, m = mosp_arrays(inst)
@@ -192,7 +201,10 @@ def _list_rebalance(inst: Instance, config: np.ndarray, mech: Mechanism, k: int,
 
 
 def construct_equilibrium(
-    inst: Instance, mech: Mechanism | None = None, rebalance: str = "list", stabilize: bool = False,
+    inst: Instance,
+    mech: Mechanism | None = None,
+    rebalance: str = "list",
+    stabilize: bool = False,
     max_rounds: int = 50,
 ) -> Equilibrium:
     """Sec. 7.1: rebalance organizations one by one in priority order (Theorem 2).
@@ -253,8 +265,10 @@ def selfishness_violations(sched: MospSchedule) -> list[str]:
             f = foreign[np.argmin(sched.start[foreign])]
             for i in mine:
                 if sched.start[f] < sched.start[i] and q[f] >= q[i]:
-                    out.append(f"cluster {k}: foreign job {f} (q={q[f]}) starts at {sched.start[f]} before "
-                               f"job {i} of organization {k} (q={q[i]}) at {sched.start[i]}")
+                    out.append(
+                        f"cluster {k}: foreign job {f} (q={q[f]}) starts at {sched.start[f]} before "
+                        f"job {i} of organization {k} (q={q[i]}) at {sched.start[i]}"
+                    )
         else:
             prof = ClusterProfile(int(m[k]))
             for j in on_k:
@@ -264,8 +278,10 @@ def selfishness_violations(sched: MospSchedule) -> list[str]:
                     continue
                 t = prof.earliest_start(int(p[i]), int(q[i]))
                 if t < sched.start[i]:
-                    out.append(f"cluster {k} is idle enough at {t} for job {i} of organization {k}, "
-                               f"which starts at {sched.start[i]} on cluster {sched.cluster[i]}")
+                    out.append(
+                        f"cluster {k} is idle enough at {t} for job {i} of organization {k}, "
+                        f"which starts at {sched.start[i]} on cluster {sched.cluster[i]}"
+                    )
     return out
 
 

@@ -21,7 +21,9 @@ from ..workloads.prepare import ZIPF_EXPONENT
 KINDS = ("uni", "swf")
 
 
-def zipf_owners(n: int, N: int, rng: np.random.Generator, exponent: float = ZIPF_EXPONENT) -> np.ndarray:
+def zipf_owners(
+    n: int, N: int, rng: np.random.Generator, exponent: float = ZIPF_EXPONENT
+) -> np.ndarray:
     w = 1.0 / np.arange(1, N + 1) ** exponent
     return rng.choice(N, size=n, p=w / w.sum()).astype(np.int64)
 
@@ -35,7 +37,9 @@ def mosp_instance(kind: str, N: int, n: int, m: int, seed: int = 0) -> Instance:
         p = rng.integers(1, 51, size=n)
         q = rng.integers(1, m + 1, size=n)
     elif kind == "swf":
-        jobs = lublin_jobs(n, m, seed=int(rng.integers(2**31)), max_processors=max(1, m - 1), release_zero=True)
+        jobs = lublin_jobs(
+            n, m, seed=int(rng.integers(2**31)), max_processors=max(1, m - 1), release_zero=True
+        )
         p = jobs["run_time"].to_numpy()
         q = jobs["alloc_procs"].to_numpy()
     else:

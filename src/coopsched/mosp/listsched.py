@@ -32,7 +32,12 @@ def list_order(p: Sequence[int], q: Sequence[int], order: str = "hf") -> list[in
 
 
 def list_schedule(
-    p: Sequence[int], q: Sequence[int], m: int, order: str | Sequence[int] = "hf", *, available: int = 0,
+    p: Sequence[int],
+    q: Sequence[int],
+    m: int,
+    order: str | Sequence[int] = "hf",
+    *,
+    available: int = 0,
     busy: Sequence[tuple[int, int]] = (),
 ) -> np.ndarray:
     """Start times of list scheduling on an ``m``-processor cluster.

@@ -21,12 +21,19 @@ from .game import Mechanism
 from .schedule import MospSchedule
 
 
-def mosp(machines: list[int], jobs: list[tuple[int, int, int]], names: list[str] | None = None) -> Instance:
+def mosp(
+    machines: list[int], jobs: list[tuple[int, int, int]], names: list[str] | None = None
+) -> Instance:
     """A MOSP instance from cluster sizes and ``(owner, p, q)`` jobs."""
     names = names or [f"O{i}" for i in range(len(machines))]
     orgs = [Organization(nm, m) for nm, m in zip(names, machines, strict=True)]
-    return Instance(orgs, [j[0] for j in jobs], [0] * len(jobs), [j[1] for j in jobs],
-                    processors=[j[2] for j in jobs])
+    return Instance(
+        orgs,
+        [j[0] for j in jobs],
+        [0] * len(jobs),
+        [j[1] for j in jobs],
+        processors=[j[2] for j in jobs],
+    )
 
 
 def theorem1(D: int = 50) -> tuple[Instance, Mechanism]:
@@ -85,7 +92,11 @@ def theorem4(x: int) -> Theorem4:
         names += [f"B{i}", f"C{i}", f"D{i}"]
         jobs += [(k, L, m)] * i + [(k, 1, m)] * (n + 3 * (i - 1))
         jobs += [(k + 1, L, m)] * i + [(k + 1, 1, m - x + i - 1)] * (n + 3 * (i - 1) + 2)
-        jobs += [(k + 2, L, m)] * i + [(k + 2, 1, m - x + i - 1)] + [(k + 2, L - 1, x - i + 1)] * (n + 3 * i)
+        jobs += (
+            [(k + 2, L, m)] * i
+            + [(k + 2, 1, m - x + i - 1)]
+            + [(k + 2, L - 1, x - i + 1)] * (n + 3 * i)
+        )
         k += 3
     inst = mosp([m] * k, jobs, names)
     p, q, org = inst.size, inst.processors, inst.org
@@ -155,12 +166,12 @@ def theorem5(K: int) -> Theorem5:
     fig6c = org.copy()
     opt = org.copy()
     for i in range(K - 1):
-        extra = np.flatnonzero(org == i)[K + 1:]  # the K jobs that started after K + 1
+        extra = np.flatnonzero(org == i)[K + 1 :]  # the K jobs that started after K + 1
         fig6c[extra] = K + np.arange(K)
     big_k = int(np.flatnonzero(org == K - 1)[1])
     fig6c[big_k] = K
     opt[big_k] = 2 * K - 1
-    spread = [int(j) for i in range(K - 1) for j in np.flatnonzero(org == i)[K + 1:]]
+    spread = [int(j) for i in range(K - 1) for j in np.flatnonzero(org == i)[K + 1 :]]
     for t, j in enumerate(spread):  # K(K-1) unit jobs, K on each of the other K - 1
         opt[j] = K + t % (K - 1)
     return Theorem5(K, inst, fig6c, opt)

@@ -92,7 +92,9 @@ class ClusterProfile:
         b = self._split(start + p)
         for i in range(a, b):
             if self._f[i] < q:
-                raise ProfileError(f"job {job} does not fit at {start}: only {self._f[i]} free at {self._t[i]}")
+                raise ProfileError(
+                    f"job {job} does not fit at {start}: only {self._f[i]} free at {self._t[i]}"
+                )
         for i in range(a, b):
             self._f[i] -= q
         self.jobs[job] = (start, p, q)

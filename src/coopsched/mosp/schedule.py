@@ -167,7 +167,9 @@ def check(schedule: MospSchedule, *, bound_for: str | None = None) -> CheckRepor
         busy = np.cumsum(delta[order])
         over = np.flatnonzero(busy > m[k])
         if len(over):
-            v.append(f"cluster {k}: {busy[over[0]]} processors busy at t={times[order][over[0]]}, it has {m[k]}")
+            v.append(
+                f"cluster {k}: {busy[over[0]]} processors busy at t={times[order][over[0]]}, it has {m[k]}"
+            )
     orgm = schedule.org_makespans()
     local = schedule.local_makespans
     grew = [] if local is None else [int(k) for k in np.flatnonzero(orgm > local)]
@@ -182,8 +184,12 @@ def check(schedule: MospSchedule, *, bound_for: str | None = None) -> CheckRepor
     elif bound_for == "molba2" and last_low:
         bound = 3.0
     return CheckReport(
-        violations=v, score=schedule.score(), makespan=schedule.makespan,
+        violations=v,
+        score=schedule.score(),
+        makespan=schedule.makespan,
         org_makespans=[int(x) for x in orgm],
         local_makespans=None if local is None else [int(x) for x in local],
-        grew=grew, last_job_low=last_low, bound=bound,
+        grew=grew,
+        last_job_low=last_low,
+        bound=bound,
     )

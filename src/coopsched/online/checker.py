@@ -57,7 +57,9 @@ def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
 
     # 1. release and machine ownership
     for j in started[start[started] < rel[started]][:limit]:
-        out.append(Violation("release", f"job {j} starts at {start[j]} before its release {rel[j]}"))
+        out.append(
+            Violation("release", f"job {j} starts at {start[j]} before its release {rel[j]}")
+        )
     bad_m = started[(mach[started] < 0) | (mach[started] >= len(owner))]
     for j in bad_m[:limit]:
         out.append(Violation("machine", f"job {j} has no valid machine ({mach[j]})"))
@@ -66,7 +68,11 @@ def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
         out.append(Violation("machine", f"job {j} runs on machine {mach[j]} of a non-member"))
     if horizon is not None:
         for j in started[start[started] >= horizon][:limit]:
-            out.append(Violation("horizon", f"job {j} starts at {start[j]}, at or after the horizon {horizon}"))
+            out.append(
+                Violation(
+                    "horizon", f"job {j} starts at {start[j]}, at or after the horizon {horizon}"
+                )
+            )
 
     # 2. no overlap on a machine
     if len(ok_m):
@@ -93,13 +99,23 @@ def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
             first_un = int(np.argmax(~st))
             if st[first_un:].any():
                 later = q[first_un + int(np.argmax(st[first_un:]))]
-                out.append(Violation("fifo", f"organization {u}: job {q[first_un]} never starts but the later job {later} does"))
+                out.append(
+                    Violation(
+                        "fifo",
+                        f"organization {u}: job {q[first_un]} never starts but the later job {later} does",
+                    )
+                )
                 count += 1
         ss = s[st]
         inv = np.flatnonzero(ss[1:] < ss[:-1])
         for c in inv[: max(0, limit - count)]:
             a, b = q[st][c], q[st][c + 1]
-            out.append(Violation("fifo", f"organization {u}: job {b} starts at {start[b]} before the earlier job {a} ({start[a]})"))
+            out.append(
+                Violation(
+                    "fifo",
+                    f"organization {u}: job {b} starts at {start[b]} before the earlier job {a} ({start[a]})",
+                )
+            )
 
     # 4. greedy: whenever a job waits, every machine is busy
     M = int(sum(inst.machines[u] for u in coalition))
@@ -125,7 +141,9 @@ def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
             )
         over = np.flatnonzero(busy > M)
         for c in over[:limit]:
-            out.append(Violation("capacity", f"at t={points[c]} {busy[c]} jobs run on {M} machines"))
+            out.append(
+                Violation("capacity", f"at t={points[c]} {busy[c]} jobs run on {M} machines")
+            )
 
     # 5. accounting
     if horizon is None:

@@ -39,11 +39,24 @@ class SimView:
     """
 
     __slots__ = (
-        "t", "k", "members", "machines", "total_machines", "waiting", "running",
-        "_psi", "_work", "_tl", "_head_pos", "_machine_owner", "_free",
+        "t",
+        "k",
+        "members",
+        "machines",
+        "total_machines",
+        "waiting",
+        "running",
+        "_psi",
+        "_work",
+        "_tl",
+        "_head_pos",
+        "_machine_owner",
+        "_free",
     )
 
-    def __init__(self, k: int, members: tuple[int, ...], machines: list[int], machine_owner: list[int]):
+    def __init__(
+        self, k: int, members: tuple[int, ...], machines: list[int], machine_owner: list[int]
+    ):
         self.t = 0
         self.k = k
         self.members = members
@@ -217,7 +230,9 @@ def simulate(
         while free and total_waiting:
             u = select(view)
             if not waiting[u]:
-                raise PolicyError(f"{policy!r} chose organization {u}, which has no waiting job at t={t}")
+                raise PolicyError(
+                    f"{policy!r} chose organization {u}, which has no waiting job at t={t}"
+                )
             pos = queues[u][head[u]]
             head[u] += 1
             waiting[u] -= 1

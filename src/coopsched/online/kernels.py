@@ -40,7 +40,9 @@ def _fifo_kernel(release, size, m):
     return out
 
 
-def fifo_starts(release: np.ndarray, size: np.ndarray, machines: int, horizon: int | None = None) -> np.ndarray:
+def fifo_starts(
+    release: np.ndarray, size: np.ndarray, machines: int, horizon: int | None = None
+) -> np.ndarray:
     """Start times under global FIFO on ``machines`` machines (``-1``: not before horizon).
 
     ``release`` and ``size`` must already be in submission order.
@@ -48,7 +50,9 @@ def fifo_starts(release: np.ndarray, size: np.ndarray, machines: int, horizon: i
     n = len(release)
     if machines <= 0 or n == 0:
         return np.full(n, -1, dtype=np.int64)
-    s = _fifo_kernel(np.ascontiguousarray(release, np.int64), np.ascontiguousarray(size, np.int64), int(machines))
+    s = _fifo_kernel(
+        np.ascontiguousarray(release, np.int64), np.ascontiguousarray(size, np.int64), int(machines)
+    )
     if horizon is not None:
         s[s >= horizon] = -1
     return s

@@ -69,7 +69,9 @@ class Schedule:
 
     def flow_time(self, t: int | None = None) -> list[int]:
         inst = self.instance
-        return utilities.flow_time(inst.org, inst.release, self.start, inst.size, self._at(t), inst.k)
+        return utilities.flow_time(
+            inst.org, inst.release, self.start, inst.size, self._at(t), inst.k
+        )
 
     def completed(self, t: int | None = None) -> list[int]:
         inst = self.instance
@@ -132,7 +134,13 @@ class Schedule:
             "policy": self.policy,
             "horizon": t,
             "utilities": {names[u]: psi[u] for u in self.coalition},
-            "work": dict(zip([names[u] for u in self.coalition], [self.work(t)[u] for u in self.coalition], strict=True)),
+            "work": dict(
+                zip(
+                    [names[u] for u in self.coalition],
+                    [self.work(t)[u] for u in self.coalition],
+                    strict=True,
+                )
+            ),
             "unstarted": int(len(self.unstarted)),
             "jobs": jobs,
         }

@@ -110,7 +110,12 @@ class ShapleyEstimate:
 
 
 def shapley_monte_carlo(
-    value, k: int, samples: int, *, seed: int = 0, confidence: float = 0.95,
+    value,
+    k: int,
+    samples: int,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
     value_range: float | None = None,
 ) -> ShapleyEstimate:
     """Estimate Shapley values by sampling ``samples`` permutations (Eq. 2).

@@ -67,7 +67,9 @@ def flow_time(
     return group_sum(ft, org, k, bound=int(t))
 
 
-def completed_jobs(org: np.ndarray, start: np.ndarray, size: np.ndarray, t: int, k: int) -> list[int]:
+def completed_jobs(
+    org: np.ndarray, start: np.ndarray, size: np.ndarray, t: int, k: int
+) -> list[int]:
     """Number of each organization's jobs completed by ``t``."""
     done = (start >= 0) & (start + size <= t)
     return group_sum(done.astype(np.int64), org, k, bound=1)
@@ -122,8 +124,10 @@ class ValueCurve:
         two = (
             (a - b) * (t * t + t)
             - 2 * t * (int(self._A1[a]) - int(self._B1[b]))
-            + int(self._A2[a]) - int(self._B2[b])
-            + 2 * t * int(self._BP[b]) - int(self._BQ[b])
+            + int(self._A2[a])
+            - int(self._B2[b])
+            + 2 * t * int(self._BP[b])
+            - int(self._BQ[b])
         )
         return two // 2
 

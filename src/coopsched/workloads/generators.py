@@ -55,7 +55,9 @@ def synthetic_instance(
     return Instance(orgs, owner[order], release[order], sizes[order], meta=meta)
 
 
-def lublin_instance(k: int = 5, machines: int = 32, jobs: int = 300, *, split: str = "zipf", seed: int = 0) -> Instance:
+def lublin_instance(
+    k: int = 5, machines: int = 32, jobs: int = 300, *, split: str = "zipf", seed: int = 0
+) -> Instance:
     """An online instance from the Lublin-Feitelson model (:mod:`coopsched.workloads.lublin`).
 
     Parallel jobs become sequential copies (as for traces, CONVENTIONS 1); each job's owner

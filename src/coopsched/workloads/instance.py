@@ -106,7 +106,9 @@ class Instance:
             return
         bad = np.flatnonzero((self.org < 0) | (self.org >= k))
         if bad.size:
-            raise InstanceError(f"job {bad[0]}: owner index {self.org[bad[0]]} out of range 0..{k - 1}")
+            raise InstanceError(
+                f"job {bad[0]}: owner index {self.org[bad[0]]} out of range 0..{k - 1}"
+            )
         bad = np.flatnonzero(self.release < 0)
         if bad.size:
             raise InstanceError(f"job {bad[0]}: release {self.release[bad[0]]} is negative")
@@ -135,7 +137,9 @@ class Instance:
             size=self.size[keep],
             processors=None if self.processors is None else self.processors[keep],
             priority=None if self.priority is None else self.priority[keep],
-            ids=None if self.ids is None else [i for i, kp in zip(self.ids, keep, strict=True) if kp],
+            ids=None
+            if self.ids is None
+            else [i for i, kp in zip(self.ids, keep, strict=True) if kp],
             meta=dict(self.meta),
         )
 

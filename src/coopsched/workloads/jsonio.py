@@ -65,7 +65,9 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
         if "speeds" in o:
             sp = o["speeds"]
             if not isinstance(sp, list) or len(sp) != machines:
-                raise InstanceError(f"{where}.speeds: must be a list of {machines} positive numbers")
+                raise InstanceError(
+                    f"{where}.speeds: must be a list of {machines} positive numbers"
+                )
             for s in sp:
                 if isinstance(s, bool) or not isinstance(s, int | float) or s <= 0:
                     raise InstanceError(f"{where}.speeds: {s!r} is not a positive number")
@@ -156,7 +158,9 @@ def instance_to_dict(inst: Instance) -> dict:
         jobs.append(d)
     out: dict[str, Any] = {"organizations": orgs, "jobs": jobs}
     if inst.meta:
-        out["meta"] = {k: v for k, v in inst.meta.items() if isinstance(v, int | float | str | None)}
+        out["meta"] = {
+            k: v for k, v in inst.meta.items() if isinstance(v, int | float | str | None)
+        }
     return out
 
 

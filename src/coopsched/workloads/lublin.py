@@ -56,14 +56,20 @@ def _gamma_cdf_weights(a: float, b: float) -> np.ndarray:
     """Weight of each half-hour bucket of the day (numerically integrated gamma pdf)."""
     w = np.zeros(BUCKETS)
     for bucket in range(BUCKETS):
-        x0 = bucket - CYCLE_START_BUCKET if bucket >= CYCLE_START_BUCKET else bucket + BUCKETS - CYCLE_START_BUCKET
+        x0 = (
+            bucket - CYCLE_START_BUCKET
+            if bucket >= CYCLE_START_BUCKET
+            else bucket + BUCKETS - CYCLE_START_BUCKET
+        )
         xs = np.linspace(x0 + CYCLE_START_BUCKET, x0 + CYCLE_START_BUCKET + 1, 33)
         pdf = np.exp((a - 1) * np.log(xs) - xs / b - math.lgamma(a) - a * math.log(b))
         w[bucket] = np.trapezoid(pdf, xs) if hasattr(np, "trapezoid") else np.trapz(pdf, xs)
     return w / w.sum()
 
 
-def sizes(n: int, machines: int, rng: np.random.Generator, params: LublinParams = LublinParams()) -> np.ndarray:
+def sizes(
+    n: int, machines: int, rng: np.random.Generator, params: LublinParams = LublinParams()
+) -> np.ndarray:
     """Numbers of processors (1..machines)."""
     u_hi = math.log2(max(machines, 2))
     u_med = max(params.u_low, u_hi - params.u_med_offset)
@@ -76,7 +82,9 @@ def sizes(n: int, machines: int, rng: np.random.Generator, params: LublinParams 
     return np.clip(q, 1, machines).astype(np.int64)
 
 
-def runtimes(q: np.ndarray, rng: np.random.Generator, params: LublinParams = LublinParams()) -> np.ndarray:
+def runtimes(
+    q: np.ndarray, rng: np.random.Generator, params: LublinParams = LublinParams()
+) -> np.ndarray:
     """Run times in seconds (hyper-gamma on the log scale, at least 1)."""
     n = len(q)
     p = np.clip(params.pa * q + params.pb, 0.0, 1.0)
@@ -85,7 +93,9 @@ def runtimes(q: np.ndarray, rng: np.random.Generator, params: LublinParams = Lub
     return np.maximum(1, np.rint(np.exp(np.minimum(g, params.max_log_runtime)))).astype(np.int64)
 
 
-def arrivals(n: int, rng: np.random.Generator, params: LublinParams = LublinParams(), start: int = 0) -> np.ndarray:
+def arrivals(
+    n: int, rng: np.random.Generator, params: LublinParams = LublinParams(), start: int = 0
+) -> np.ndarray:
     """Submit times (seconds from midnight of day 0) with the daily cycle."""
     w = _gamma_cdf_weights(params.a_num, params.b_num)
     speed = w / w.max()  # rush-hour seconds per real second in each bucket
@@ -108,8 +118,13 @@ def arrivals(n: int, rng: np.random.Generator, params: LublinParams = LublinPara
 
 
 def lublin_jobs(
-    n: int, machines: int, *, seed: int = 0, params: LublinParams = LublinParams(),
-    max_processors: int | None = None, release_zero: bool = False,
+    n: int,
+    machines: int,
+    *,
+    seed: int = 0,
+    params: LublinParams = LublinParams(),
+    max_processors: int | None = None,
+    release_zero: bool = False,
 ) -> pd.DataFrame:
     """``n`` jobs of the model for a machine of ``machines`` processors.
 
@@ -127,8 +142,14 @@ def lublin_jobs(
     submit = np.zeros(n, dtype=np.int64) if release_zero else arrivals(n, rng, params)
     return pd.DataFrame(
         {
-            "job": np.arange(1, n + 1), "submit": submit, "wait": -1, "run_time": rt,
-            "alloc_procs": q, "req_procs": q, "status": 1, "user": -1,
+            "job": np.arange(1, n + 1),
+            "submit": submit,
+            "wait": -1,
+            "run_time": rt,
+            "alloc_procs": q,
+            "req_procs": q,
+            "status": 1,
+            "user": -1,
         }
     )
 

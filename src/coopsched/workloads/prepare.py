@@ -36,7 +36,11 @@ class Window:
 
 
 def split_machines(
-    total: int, k: int, split: str = "uniform", *, exponent: float = ZIPF_EXPONENT,
+    total: int,
+    k: int,
+    split: str = "uniform",
+    *,
+    exponent: float = ZIPF_EXPONENT,
     rng: np.random.Generator | None = None,
 ) -> list[int]:
     """Split ``total`` machines across ``k`` organizations.
@@ -166,7 +170,11 @@ def random_windows(
     eligible = submit[submit < hi]
     for _ in range(count):
         for _try in range(100):
-            t0 = int(rng.integers(first, hi)) if by == "time" else int(eligible[rng.integers(len(eligible))])
+            t0 = (
+                int(rng.integers(first, hi))
+                if by == "time"
+                else int(eligible[rng.integers(len(eligible))])
+            )
             nj = np.searchsorted(submit, t0 + length) - np.searchsorted(submit, t0)
             if nj >= min_jobs:
                 break

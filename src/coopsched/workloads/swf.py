@@ -148,9 +148,7 @@ def _locate_error(path: str, lines: list[str]) -> SWFError:
             continue
         parts = s.split()
         if len(parts) != len(FIELDS):
-            return SWFError(
-                f"{path}:{no}: expected {len(FIELDS)} fields, found {len(parts)}"
-            )
+            return SWFError(f"{path}:{no}: expected {len(FIELDS)} fields, found {len(parts)}")
         for i, tok in enumerate(parts):
             try:
                 float(tok)
@@ -228,7 +226,9 @@ def read_swf(path: str | Path) -> SWFTrace:
     int_cols = [c for c in FIELDS if c not in ("avg_cpu", "used_mem", "req_mem", "think_time")]
     for c in int_cols:
         df[c] = np.floor(df[c]).astype(np.int64)
-    procs = np.where(df["alloc_procs"].to_numpy() == -1, df["req_procs"].to_numpy(), df["alloc_procs"].to_numpy())
+    procs = np.where(
+        df["alloc_procs"].to_numpy() == -1, df["req_procs"].to_numpy(), df["alloc_procs"].to_numpy()
+    )
     df["processors"] = procs.astype(np.int64)
     bad_rt = df["run_time"].to_numpy() <= 0
     bad_pr = (~bad_rt) & (df["processors"].to_numpy() <= 0)

@@ -41,6 +41,16 @@ def get_policy(name: str, **params) -> Policy:
 
 
 __all__ = [
-    "POLICIES", "Policy", "Fifo", "RoundRobin", "FairShare", "UtFairShare",
-    "CurrFairShare", "DirectContr", "Ref", "Rand", "get_policy", "register",
+    "POLICIES",
+    "Policy",
+    "Fifo",
+    "RoundRobin",
+    "FairShare",
+    "UtFairShare",
+    "CurrFairShare",
+    "DirectContr",
+    "Ref",
+    "Rand",
+    "get_policy",
+    "register",
 ]

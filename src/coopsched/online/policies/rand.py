@@ -68,8 +68,11 @@ class Rand(Policy):
 
     def params(self) -> dict:
         return {
-            "n_samples": self.n_samples, "epsilon": self.epsilon, "lam": self.lam,
-            "sub_policy": self.sub_policy, "seed": self.seed,
+            "n_samples": self.n_samples,
+            "epsilon": self.epsilon,
+            "lam": self.lam,
+            "sub_policy": self.sub_policy,
+            "seed": self.seed,
         }
 
     def samples(self, k: int) -> int:
@@ -108,7 +111,9 @@ class Rand(Policy):
             members = [u for u in range(k) if mask >> u & 1]
             if self.sub_policy == "fifo":  # closed form, same starts as the engine's FIFO
                 sel = order[np.isin(instance.org[order], members)]
-                starts = fifo_starts(instance.release[sel], instance.size[sel], int(machines[members].sum()), horizon)
+                starts = fifo_starts(
+                    instance.release[sel], instance.size[sel], int(machines[members].sum()), horizon
+                )
                 self._curves.append(ValueCurve(starts, instance.size[sel]))
             else:
                 sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
@@ -131,7 +136,10 @@ class Rand(Policy):
     def phi_times_n(self, t: int) -> list[int]:
         """``N * phi_u`` at ``t`` for every organization (exact integers)."""
         vals = self._values(t)
-        return [sum(int(c) * v for c, v in zip(row, vals, strict=True) if c) for row in self._coeff.tolist()]
+        return [
+            sum(int(c) * v for c, v in zip(row, vals, strict=True) if c)
+            for row in self._coeff.tolist()
+        ]
 
     def select(self, view: SimView) -> int:
         t = view.t

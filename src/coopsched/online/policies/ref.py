@@ -83,8 +83,30 @@ def _hpop(h, off, n):
 
 @numba.njit(**_NB)
 def _ref_kernel(
-    k, machines, rel, size, org, org_ptr, org_jobs, T, utility, rule, L, omega, pc,
-    accP, accW, V, WV, vals, Z, phi_dec, out_start, out_machine, final_v, stats,
+    k,
+    machines,
+    rel,
+    size,
+    org,
+    org_ptr,
+    org_jobs,
+    T,
+    utility,
+    rule,
+    L,
+    omega,
+    pc,
+    accP,
+    accW,
+    V,
+    WV,
+    vals,
+    Z,
+    phi_dec,
+    out_start,
+    out_machine,
+    final_v,
+    stats,
 ):
     NC = 1 << k
     G = NC - 1
@@ -405,9 +427,30 @@ def ref_schedule(
     stats = np.zeros(5, dtype=np.int64)
     fn = _ref_kernel.py_func if python else _ref_kernel
     fn(
-        k, inst.machines, rel, size, org, org_ptr, org_jobs, T, _UTILITIES[utility],
-        _RULES[rule], L if python else np.int64(L), omega, pc, accP, accW, V, WV, vals, Z,
-        phi_dec, out_start, out_machine, final_v, stats,
+        k,
+        inst.machines,
+        rel,
+        size,
+        org,
+        org_ptr,
+        org_jobs,
+        T,
+        _UTILITIES[utility],
+        _RULES[rule],
+        L if python else np.int64(L),
+        omega,
+        pc,
+        accP,
+        accW,
+        V,
+        WV,
+        vals,
+        Z,
+        phi_dec,
+        out_start,
+        out_machine,
+        final_v,
+        stats,
     )
     start = np.full(inst.n, -1, dtype=np.int64)
     machine = np.full(inst.n, -1, dtype=np.int64)

@@ -1,0 +1,65 @@
+"""Recorded schedules from accounting logs: the common input of the audit.
+
+A :class:`RecordedLog` is what a platform actually did: every job with its submit time, the
+time it actually started (or ``-1`` if it never started), its end, its width and the names
+an operator may group organizations by. Readers of concrete formats (SWF: start = submit +
+wait; Slurm's ``sacct``: the ``Start`` column) return this one type, so the audit never
+depends on where a log came from.
+
+Times are integer seconds on one clock per log: seconds since the Unix epoch when the log
+says when it started (SWF ``UnixStartTime``, sacct timestamps), otherwise seconds since the
+log's own origin. ``epoch`` is the Unix time of ``0`` on that clock, or ``None`` if unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+#: Columns of :attr:`RecordedLog.jobs`, in order, with their meaning.
+COLUMNS: dict[str, str] = {
+    "job": "job id as the log writes it (str)",
+    "submit": "submit time (int s)",
+    "start": "actual start time (int s), -1 if the job never started",
+    "end": "end time (int s), -1 if unknown or never started",
+    "processors": "processors allocated (int >= 1)",
+    "user": "user name or id (str)",
+    "group": "group name or id (str)",
+    "account": "account (str; '' if the log has none)",
+    "partition": "partition (str; '' if the log has none)",
+    "queue": "queue (str; '' if the log has none)",
+    "line": "line number in the source file (int), for error messages",
+}
+
+#: The grouping keys an operator may use as organizations (``--org-by``).
+ORG_KEYS: tuple[str, ...] = ("user", "group", "account", "partition", "queue")
+
+
+@dataclass
+class RecordedLog:
+    """A recorded schedule read from an accounting log.
+
+    ``jobs`` has exactly the columns of :data:`COLUMNS`. ``excluded`` counts the jobs the
+    reader left out, by reason (never silently); ``machines`` is the platform's processor
+    count when the log states it; ``timezone`` is the IANA name the timestamps were read in.
+    """
+
+    path: str
+    jobs: pd.DataFrame
+    excluded: dict[str, int] = field(default_factory=dict)
+    machines: int | None = None
+    epoch: int | None = None
+    timezone: str | None = None
+    source: str = "swf"
+
+    def __post_init__(self) -> None:
+        missing = [c for c in COLUMNS if c not in self.jobs.columns]
+        if missing:
+            raise ValueError(f"{self.path}: recorded log lacks column(s) {', '.join(missing)}")
+        self.jobs = self.jobs[list(COLUMNS)].reset_index(drop=True)
+
+    @property
+    def n(self) -> int:
+        """Number of jobs kept."""
+        return len(self.jobs)

@@ -76,10 +76,10 @@ def test_sweep_on_dask_cluster(tmp_path):
 )
 @pytest.mark.parametrize("what", ["table1", "table2", "fig10"])
 def test_quick_reproduction_runs_and_resumes(tmp_path, what):
-    from coopsched.experiments.reproduce import reproduce
+    from coopsched.experiments.study import run_study
 
     out = tmp_path / what
-    stats, md = reproduce(what, out, quick=True, traces=TRACES, workers=2, quiet=True)
+    _, md = run_study(what, out, quick=True, traces=TRACES, workers=2, quiet=True)
     assert (out / "summary.md").read_text() == md
     df = pd.read_csv(out / "results.csv")
     assert len(df) == (9 if what == "fig10" else 16)
@@ -91,5 +91,5 @@ def test_quick_reproduction_runs_and_resumes(tmp_path, what):
     if what == "fig10":
         assert (out / "fig10.png").stat().st_size > 1000
     lines = (out / "rows.jsonl").read_text().splitlines()
-    reproduce(what, out, quick=True, traces=TRACES, workers=2, quiet=True)
+    run_study(what, out, quick=True, traces=TRACES, workers=2, quiet=True)
     assert (out / "rows.jsonl").read_text().splitlines() == lines  # resumed: nothing recomputed

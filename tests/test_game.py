@@ -453,9 +453,9 @@ def test_cli_game(capsys, tmp_path):
 
 
 def test_quick_game_grid(tmp_path):
-    from coopsched.experiments.game_grid import reproduce_game
+    from coopsched.experiments.study import run_study
 
-    df, md = reproduce_game(tmp_path / "g", quick=True, workers=2, quiet=True)
+    df, md = run_study("game", tmp_path / "g", quick=True, workers=2, quiet=True)
     assert len(df) == 4 * 3 * 4 * 2
     assert not df["grew"].any()
     eps = df[df.n == 10]["epsilon"]
@@ -465,9 +465,9 @@ def test_quick_game_grid(tmp_path):
 
 
 def test_quick_poa_reproduction(tmp_path):
-    from coopsched.experiments.poa import reproduce_poa
+    from coopsched.experiments.study import run_study
 
-    df, md = reproduce_poa(tmp_path / "p", quick=True, workers=2, quiet=True)
+    df, md = run_study("poa", tmp_path / "p", quick=True, workers=2, quiet=True)
     t4 = df[df["task.what"] == "theorem4"].sort_values("task.x")
     assert (t4.worst == t4.paper_worst).all() and (t4.worst_epsilon == 1.0).all()
     t5 = df[df["task.what"] == "theorem5"]

@@ -232,9 +232,11 @@ def test_quick_study(tmp_path):
 
     if not (TRACES / "LPC-EGEE-2004-1.2-cln.swf.gz").exists():
         pytest.skip("traces not available")
-    from coopsched.experiments.migration_study import run_study
+    from coopsched.experiments.study import run_study
 
-    df, md = run_study(tmp_path / "s", quick=True, traces=TRACES, workers=2, quiet=True)
+    df, md = run_study(
+        "migration", tmp_path / "s", quick=True, traces=TRACES, workers=2, quiet=True
+    )
     gm0 = df[(df.policy == "gm") & (df.cost == 0)]
     assert (gm0["ef_violations"] == 0).all()  # zero-cost GM is envy-free (Lemma 1)
     assert (tmp_path / "s" / "migration.png").stat().st_size > 1000

@@ -231,9 +231,9 @@ def test_cli_mosp(tmp_path, capsys):
 
 
 def test_quick_mosp_grid(tmp_path):
-    from coopsched.experiments.mosp_grid import reproduce_mosp
+    from coopsched.experiments.study import run_study
 
-    df, md = reproduce_mosp(tmp_path / "g", quick=True, workers=2, quiet=True)
+    df, md = run_study("mosp", tmp_path / "g", quick=True, workers=2, quiet=True)
     assert len(df) == 2 * 4 * 4 * 3 * 3
     assert df["valid"].all() and df["bound_ok"].all()
     assert "| instances where an organization's makespan grew | 0 | 0 |" in md

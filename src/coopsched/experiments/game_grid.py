@@ -23,7 +23,7 @@ from ..mosp.equilibrium import epsilon
 from ..mosp.game import Mechanism, construct_equilibrium, selfishness_violations
 from ..mosp.generators import mosp_instance
 from ..mosp.schedule import mosp_arrays
-from .sweep import run_sweep
+from .study import Study, register_study
 
 PAPER = {"local_ratio_N20": 0.428, "global_ratio_N2": 0.892}
 EPSILON_MAX_JOBS = 10  # instances with at most this many jobs get their exact epsilon
@@ -209,40 +209,35 @@ def summarize(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> st
     return "\n".join(lines) + "\n"
 
 
-def reproduce_game(
-    out: Path,
-    *,
-    quick: bool = False,
-    workers=None,
-    scheduler=None,
-    instances=None,
-    seed: int = 0,
-    quiet: bool = False,
-) -> tuple[pd.DataFrame, str]:
-    spec = GameSpec(seed=seed)
-    if quick:
-        spec.instances = 2
-    if instances:
-        spec.instances = instances
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    tasks = [
-        {"N": N, "m": m, "n": n, "instances": spec.instances, "seed": spec.seed}
-        for N, m, n in itertools.product(spec.Ns, spec.ms, spec.ns)
-    ]
-    rows = run_sweep(
-        tasks,
-        evaluate_cell,
-        out / "rows.jsonl",
-        workers=workers,
-        scheduler=scheduler,
-        description="game grid",
-        quiet=quiet,
-    )
-    inst_df, org_df = frame(rows)
-    inst_df.to_csv(out / "results.csv", index=False)
-    org_df.to_csv(out / "organizations.csv", index=False)
-    figures(inst_df, org_df, spec, out)
-    md = summarize(inst_df, org_df, spec)
-    (out / "summary.md").write_text(md)
-    return inst_df, md
+@register_study
+class GameGrid(Study):
+    """Cohen, Cordeiro, Trystram, Sec. 8: the grid of games, Figures 7 and 8."""
+
+    name = "game"
+    title = "Cohen, Cordeiro, Trystram, Sec. 8: 2400 instances, Figures 7 and 8"
+    files = ("organizations.csv", "fig7.png", "fig8.png")
+    options = ("instances",)
+    evaluate = staticmethod(evaluate_cell)
+
+    def configure(self, instances: int | None = None) -> None:
+        self.spec = GameSpec(seed=self.seed)
+        if self.quick:
+            self.spec.instances = 2
+        if instances:
+            self.spec.instances = instances
+
+    def tasks(self) -> list[dict]:
+        s = self.spec
+        return [
+            {"N": N, "m": m, "n": n, "instances": s.instances, "seed": s.seed}
+            for N, m, n in itertools.product(s.Ns, s.ms, s.ns)
+        ]
+
+    def frame(self, rows: list[dict]) -> pd.DataFrame:
+        return frame(rows)[0]
+
+    def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
+        inst_df, org_df = frame(rows)
+        org_df.to_csv(out / "organizations.csv", index=False)
+        figures(inst_df, org_df, self.spec, out)
+        return summarize(inst_df, org_df, self.spec)

@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 
 from ..migration.engine import RelatedInstance, simulate
-from ..migration.policies import NON_MIGRATING, get_policy
+from ..migration.policies import get_policy
 from ..migration.properties import ef_violations
 from ..workloads.prepare import random_windows, trace_to_instance
 from .reproduce import TRACE_FILES, find_traces, load_trace
-from .sweep import run_sweep
+from .study import Study, register_study
 
 SPEEDS = (1, 2, 3, 4)
 
@@ -224,39 +224,31 @@ def summarize(df: pd.DataFrame, spec: StudySpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_study(
-    out: Path,
-    *,
-    quick: bool = False,
-    traces=None,
-    workers=None,
-    scheduler=None,
-    windows=None,
-    seed: int = 0,
-    quiet: bool = False,
-) -> tuple[pd.DataFrame, str]:
-    spec = StudySpec(seed=seed)
-    if quick:
-        spec.windows, spec.costs, spec.length, spec.min_jobs = 2, (0, 60, 600), 10_000, 50
-    if windows:
-        spec.windows = windows
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = run_sweep(
-        tasks(spec, find_traces(traces)),
-        evaluate,
-        out / "rows.jsonl",
-        workers=workers,
-        scheduler=scheduler,
-        description="migration study",
-        quiet=quiet,
-    )
-    df = frame(rows, spec.k)
-    df.to_csv(out / "results.csv", index=False)
-    plot(df, spec, out / "migration.png")
-    md = summarize(df, spec)
-    (out / "summary.md").write_text(md)
-    return df, md
+@register_study
+class PriceOfMigration(Study):
+    """GM with a migration delay against the non-migrating policies (beyond the paper)."""
 
+    name = "migration"
+    title = "Migration and fairness: the price of migration (GM with a migration delay)"
+    files = ("migration.png",)
+    options = ("traces", "windows")
+    evaluate = staticmethod(evaluate)
 
-__all__ = ["StudySpec", "run_study", "NON_MIGRATING"]
+    def configure(self, traces: str | Path | None = None, windows: int | None = None) -> None:
+        self.spec = StudySpec(seed=self.seed)
+        if self.quick:
+            s = self.spec
+            s.windows, s.costs, s.length, s.min_jobs = 2, (0, 60, 600), 10_000, 50
+        if windows:
+            self.spec.windows = windows
+        self.traces_dir = find_traces(traces)
+
+    def tasks(self) -> list[dict]:
+        return tasks(self.spec, self.traces_dir)
+
+    def frame(self, rows: list[dict]) -> pd.DataFrame:
+        return frame(rows, self.spec.k)
+
+    def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
+        plot(df, self.spec, out / "migration.png")
+        return summarize(df, self.spec)

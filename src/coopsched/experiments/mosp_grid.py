@@ -20,7 +20,7 @@ import pandas as pd
 from ..mosp.algorithms import ilba, local, meta
 from ..mosp.generators import mosp_instance
 from ..mosp.schedule import check
-from .sweep import run_sweep
+from .study import Study, register_study
 
 PAPER = {
     "local_uni_by_N_without_n10": {2: 1.57, 5: 3.00, 10: 4.93, 20: 7.35},
@@ -213,36 +213,29 @@ def _f(x: float) -> str:
     return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.2f}"
 
 
-def reproduce_mosp(
-    out: Path,
-    *,
-    quick: bool = False,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    instances: int | None = None,
-    seed: int = 0,
-    quiet: bool = False,
-) -> tuple[pd.DataFrame, str]:
-    """Run (or resume) the grid; write rows.jsonl, results.csv, summary.md and fig7.png."""
-    spec = GridSpec(seed=seed)
-    if quick:
-        spec.instances = 3
-    if instances:
-        spec.instances = instances
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = run_sweep(
-        grid_tasks(spec),
-        evaluate_cell,
-        out / "rows.jsonl",
-        workers=workers,
-        scheduler=scheduler,
-        description="mosp grid",
-        quiet=quiet,
-    )
-    df = frame(rows)
-    df.to_csv(out / "results.csv", index=False)
-    figure7(df, out / "fig7.png")
-    md = summarize(df, spec)
-    (out / "summary.md").write_text(md)
-    return df, md
+@register_study
+class MospGrid(Study):
+    """Pascual et al., Sec. 6: the grid of instances, Figure 7."""
+
+    name = "mosp"
+    title = "Pascual, Rzadca, Trystram, Sec. 6: 4800 instances, Figure 7"
+    files = ("fig7.png",)
+    options = ("instances",)
+    evaluate = staticmethod(evaluate_cell)
+
+    def configure(self, instances: int | None = None) -> None:
+        self.spec = GridSpec(seed=self.seed)
+        if self.quick:
+            self.spec.instances = 3
+        if instances:
+            self.spec.instances = instances
+
+    def tasks(self) -> list[dict]:
+        return grid_tasks(self.spec)
+
+    def frame(self, rows: list[dict]) -> pd.DataFrame:
+        return frame(rows)
+
+    def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
+        figure7(df, out / "fig7.png")
+        return summarize(df, self.spec)

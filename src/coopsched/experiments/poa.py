@@ -23,7 +23,7 @@ import pandas as pd
 from ..mosp.equilibrium import epsilon, search_equilibria
 from ..mosp.game import Mechanism, construct_equilibrium, costs, local_makespans, schedule
 from ..mosp.paper_instances import mosp, theorem1, theorem4, theorem5
-from .sweep import run_sweep
+from .study import Study, register_study
 
 ORG_PRIORITY = Mechanism("organizations", "lpt")
 NO_EQUILIBRIUM = ([2, 2], [(0, 1, 2), (0, 4, 1), (1, 3, 2), (1, 5, 2), (1, 7, 1)])
@@ -243,38 +243,25 @@ def figure(rows: list[dict], out: Path) -> None:
     plt.close(fig)
 
 
-def reproduce_poa(
-    out: Path,
-    *,
-    quick: bool = False,
-    workers=None,
-    scheduler=None,
-    seed: int = 0,
-    quiet: bool = False,
-) -> tuple[pd.DataFrame, str]:
-    """Run every measurement (``quick``: x <= 3, K <= 4, fewer random starts)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    xs = (1, 2, 3) if quick else (1, 2, 3, 4)
-    Ks = (2, 3, 4) if quick else (2, 3, 4, 5, 6)
-    starts = 10 if quick else 40
-    tasks = (
-        [{"what": "theorem1", "D": 50}, {"what": "no_equilibrium"}]
-        + [{"what": "theorem4", "x": x} for x in xs]
-        + [{"what": "theorem5", "K": K, "starts": starts, "seed": seed} for K in Ks]
-    )
-    rows = run_sweep(
-        tasks,
-        evaluate,
-        out / "rows.jsonl",
-        workers=workers,
-        scheduler=scheduler,
-        description="theorems",
-        quiet=quiet,
-    )
-    df = pd.json_normalize(rows)
-    df.to_csv(out / "results.csv", index=False)
-    figure(rows, out)
-    md = summarize(rows)
-    (out / "summary.md").write_text(md)
-    return df, md
+@register_study
+class PriceOfAnarchy(Study):
+    """Cohen, Cordeiro, Trystram: Theorems 1, 4 and 5 and an instance without equilibrium."""
+
+    name = "poa"
+    title = "Cohen, Cordeiro, Trystram: Theorems 1, 4, 5 on the paper's instances"
+    files = ("poa.png",)
+    evaluate = staticmethod(evaluate)
+
+    def tasks(self) -> list[dict]:
+        xs = (1, 2, 3) if self.quick else (1, 2, 3, 4)
+        Ks = (2, 3, 4) if self.quick else (2, 3, 4, 5, 6)
+        starts = 10 if self.quick else 40
+        return (
+            [{"what": "theorem1", "D": 50}, {"what": "no_equilibrium"}]
+            + [{"what": "theorem4", "x": x} for x in xs]
+            + [{"what": "theorem5", "K": K, "starts": starts, "seed": self.seed} for K in Ks]
+        )
+
+    def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
+        figure(rows, out)
+        return summarize(rows)

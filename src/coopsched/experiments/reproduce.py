@@ -16,6 +16,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ from ..online.policies.ref import Ref
 from ..workloads.prepare import peak_concurrency, random_windows, trace_machines, trace_to_instance
 from ..workloads.swf import SWFTrace, read_swf
 from . import paper_values
-from .sweep import run_sweep
+from .study import Study, register_study
 
 TRACE_FILES = {
     "LPC-EGEE": "LPC-EGEE-2004-1.2-cln.swf.gz",
@@ -347,76 +348,114 @@ def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.Da
     return stats, "\n".join(lines) + "\n"
 
 
-# ---------------------------------------------------------------------------- driver
+# ---------------------------------------------------------------------------- studies
 
 
-def reproduce(
-    name: str,
-    out: Path,
-    *,
-    quick: bool = False,
-    traces: str | Path | None = None,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    windows: int | None = None,
-    split: str = "zipf",
-    seed: int = 0,
-    machines: dict[str, int] | None = None,
-    orgs: tuple[int, ...] | None = None,
-    quiet: bool = False,
-    sampling: str = "time",
-) -> tuple[pd.DataFrame, str]:
-    """Run (or resume) one reproduction; write rows.jsonl, results.csv and summary.md."""
-    traces_dir = find_traces(traces)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    if name in ("table1", "table2"):
-        spec = TableSpec(
-            length=50_000 if name == "table1" else 500_000,
+class _TraceTable(Study):
+    """Table 1 or 2: ``dpsi/p_tot`` of every policy on random windows of four traces."""
+
+    files = ("summary.csv",)
+    options = ("traces", "windows", "split", "machines", "sampling")
+    evaluate = staticmethod(evaluate_window)
+    length: ClassVar[int] = 50_000
+
+    def configure(
+        self,
+        traces: str | Path | None = None,
+        windows: int | None = None,
+        split: str = "zipf",
+        machines: dict[str, int] | None = None,
+        sampling: str = "time",
+    ) -> None:
+        if split not in ("uniform", "zipf"):
+            raise ValueError("split must be 'uniform' or 'zipf'")
+        if sampling not in ("time", "job"):
+            raise ValueError("window sampling must be 'time' or 'job'")
+        self.spec = TableSpec(
+            length=self.length,
             split=split,
-            seed=seed,
+            seed=self.seed,
             machines=machines or {},
             sampling=sampling,
         )
-        if quick:
-            spec.windows = 4
+        if self.quick:
+            self.spec.windows = 4
         if windows:
-            spec.windows = windows
-        tasks = table_tasks(spec, traces_dir)
-        rows = run_sweep(
-            tasks,
-            evaluate_window,
-            out / "rows.jsonl",
-            workers=workers,
-            scheduler=scheduler,
-            description=name,
-            quiet=quiet,
-        )
-        df = rows_frame(rows)
-        stats, md = summarize_table(df, spec)
-    elif name == "fig10":
-        spec10 = Fig10Spec(split=split, seed=seed)
-        if quick:
-            spec10.orgs, spec10.windows = (2, 4, 6), 3
+            self.spec.windows = windows
+        self.traces_dir = find_traces(traces)
+
+    def tasks(self) -> list[dict]:
+        return table_tasks(self.spec, self.traces_dir)
+
+    def frame(self, rows: list[dict]) -> pd.DataFrame:
+        return rows_frame(rows)
+
+    def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
+        stats, md = summarize_table(df, self.spec)
+        stats.to_csv(out / "summary.csv", index=False)
+        return md
+
+
+@register_study
+class Table1(_TraceTable):
+    name = "table1"
+    title = "Skowron & Rzadca, Table 1: 100 windows of 5e4 s x 4 traces"
+    length = 50_000
+
+
+@register_study
+class Table2(_TraceTable):
+    name = "table2"
+    title = "Skowron & Rzadca, Table 2: 100 windows of 5e5 s x 4 traces"
+    length = 500_000
+
+
+@register_study
+class Fig10(Study):
+    """Figure 10: ``dpsi/p_tot`` on LPC-EGEE as the number of organizations grows."""
+
+    name = "fig10"
+    title = "Skowron & Rzadca, Figure 10: LPC-EGEE, 2..10 organizations"
+    files = ("summary.csv", "fig10.png")
+    options = ("traces", "windows", "split", "orgs")
+    evaluate = staticmethod(evaluate_window)
+
+    def configure(
+        self,
+        traces: str | Path | None = None,
+        windows: int | None = None,
+        split: str = "zipf",
+        orgs: tuple[int, ...] | str | None = None,
+    ) -> None:
+        if split not in ("uniform", "zipf"):
+            raise ValueError("split must be 'uniform' or 'zipf'")
+        self.spec = Fig10Spec(split=split, seed=self.seed)
+        if self.quick:
+            self.spec.orgs, self.spec.windows = (2, 4, 6), 3
         if orgs:
-            spec10.orgs = tuple(orgs)
+            self.spec.orgs = parse_ints(orgs, "orgs")
         if windows:
-            spec10.windows = windows
-        tasks = fig10_tasks(spec10, traces_dir)
-        rows = run_sweep(
-            tasks,
-            evaluate_window,
-            out / "rows.jsonl",
-            workers=workers,
-            scheduler=scheduler,
-            description=name,
-            quiet=quiet,
-        )
-        df = rows_frame(rows)
-        stats, md = summarize_fig10(df, spec10, out / "fig10.png")
-    else:
-        raise ValueError(f"unknown reproduction {name!r}; choose table1, table2 or fig10")
-    df.to_csv(out / "results.csv", index=False)
-    stats.to_csv(out / "summary.csv", index=False)
-    (out / "summary.md").write_text(md)
-    return stats, md
+            self.spec.windows = windows
+        self.traces_dir = find_traces(traces)
+
+    def tasks(self) -> list[dict]:
+        return fig10_tasks(self.spec, self.traces_dir)
+
+    def frame(self, rows: list[dict]) -> pd.DataFrame:
+        return rows_frame(rows)
+
+    def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
+        stats, md = summarize_fig10(df, self.spec, out / "fig10.png")
+        stats.to_csv(out / "summary.csv", index=False)
+        return md
+
+
+def parse_ints(value: tuple[int, ...] | str, what: str) -> tuple[int, ...]:
+    """``"2,4,6"`` or ``(2, 4, 6)`` as a tuple of positive integers."""
+    try:
+        ints = tuple(int(x) for x in (value.split(",") if isinstance(value, str) else value))
+    except ValueError:
+        raise ValueError(f"{what} takes comma-separated integers, e.g. 2,4,6") from None
+    if not ints or min(ints) < 1:
+        raise ValueError(f"{what} takes positive integers, e.g. 2,4,6")
+    return ints

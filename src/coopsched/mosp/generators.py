@@ -16,16 +16,9 @@ import numpy as np
 
 from ..workloads.instance import Instance, Organization
 from ..workloads.lublin import lublin_jobs
-from ..workloads.prepare import ZIPF_EXPONENT
+from ..workloads.prepare import zipf_owners
 
 KINDS = ("uni", "swf")
-
-
-def zipf_owners(
-    n: int, N: int, rng: np.random.Generator, exponent: float = ZIPF_EXPONENT
-) -> np.ndarray:
-    w = 1.0 / np.arange(1, N + 1) ** exponent
-    return rng.choice(N, size=n, p=w / w.sum()).astype(np.int64)
 
 
 def mosp_instance(kind: str, N: int, n: int, m: int, seed: int = 0) -> Instance:

@@ -64,8 +64,8 @@ def lublin_instance(
     is drawn from Zipf(1.4267) over the ``k`` organizations; machines split by ``split``.
     The horizon is the last submit time.
     """
-    from ..mosp.generators import zipf_owners
     from .lublin import lublin_jobs
+    from .prepare import zipf_owners
 
     df = lublin_jobs(jobs, machines, seed=seed)
     rng = np.random.default_rng(seed + 1)

@@ -35,6 +35,16 @@ class Window:
     length: int
 
 
+def zipf_owners(
+    n: int, N: int, rng: np.random.Generator, exponent: float = ZIPF_EXPONENT
+) -> np.ndarray:
+    """Owners of ``n`` jobs drawn from Zipf over ``N`` organizations: P(i) proportional to
+    ``1 / i**exponent``, i = 1..N (Iosup et al.'s exponent 1.4267, as Pascual et al. Sec. 6.1
+    and Cohen et al. Sec. 8 use)."""
+    w = 1.0 / np.arange(1, N + 1) ** exponent
+    return rng.choice(N, size=n, p=w / w.sum()).astype(np.int64)
+
+
 def split_machines(
     total: int,
     k: int,

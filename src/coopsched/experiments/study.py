@@ -1,0 +1,143 @@
+"""One runner for every study and reproduction, and the registry the CLI iterates over.
+
+A study is a list of independent tasks (JSON-able dicts), a module-level function that maps
+a task to a row, and what to make of the rows: a table, a summary, figures. The base class
+:class:`Study` names the override points (in the manner of SimPy's base classes); the
+skeleton that every study shares, run the sweep resumably, tabulate, write ``results.csv``,
+``summary.md`` and the figures, lives once, in :meth:`Study.run`.
+
+Override points:
+
+* :meth:`Study.configure`: set the study's parameters from ``quick`` and the options;
+* :meth:`Study.tasks`: the tasks;
+* :attr:`Study.evaluate`: a module-level function ``task -> row`` (picklable: it runs in
+  worker processes or on a dask cluster);
+* :meth:`Study.frame`: the rows as a DataFrame (written to ``results.csv``);
+* :meth:`Study.report`: writes extra tables and figures into ``out`` and returns the
+  Markdown summary (written to ``summary.md``).
+
+Register a study with :func:`register_study`; ``coopsched reproduce NAME`` finds it there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from .sweep import run_sweep
+
+#: Every study by name, in registration order (the CLI lists them in this order).
+STUDIES: dict[str, type[Study]] = {}
+
+
+def register_study(cls: type[Study]) -> type[Study]:
+    """Add a study class to :data:`STUDIES` under ``cls.name``."""
+    if not cls.name or cls.name in STUDIES and STUDIES[cls.name] is not cls:
+        raise ValueError(f"study name {cls.name!r} is empty or already taken")
+    STUDIES[cls.name] = cls
+    return cls
+
+
+class Study:
+    """Base class of a study: override :meth:`configure`, :meth:`tasks`, :attr:`evaluate`,
+    :meth:`frame` and :meth:`report`; :meth:`run` is shared.
+
+    ``options`` names the keyword options the study accepts beyond ``quick`` and ``seed``
+    (for example ``windows``, ``traces``); giving another one is an error, never ignored.
+    """
+
+    name: ClassVar[str] = ""
+    #: One line for ``coopsched reproduce --help``: what is reproduced, from which paper.
+    title: ClassVar[str] = ""
+    #: Files written besides ``rows.jsonl``, ``results.csv`` and ``summary.md``.
+    files: ClassVar[tuple[str, ...]] = ()
+    options: ClassVar[tuple[str, ...]] = ()
+    #: ``task -> row``; a module-level function (set it with ``staticmethod``).
+    evaluate: ClassVar[Callable[[dict], dict]]
+
+    def __init__(self, *, quick: bool = False, seed: int = 0, **options: Any) -> None:
+        unknown = sorted(k for k, v in options.items() if v is not None and k not in self.options)
+        if unknown:
+            accepted = ", ".join(self.options) or "none besides quick and seed"
+            raise ValueError(
+                f"reproduce {self.name}: option(s) {', '.join(unknown)} do not apply "
+                f"(accepted: {accepted})"
+            )
+        self.quick = quick
+        self.seed = seed
+        self.configure(**{k: v for k, v in options.items() if v is not None})
+
+    # ------------------------------------------------------------ override points
+    def configure(self, **options: Any) -> None:
+        """Set the study's parameters (``self.quick`` and ``self.seed`` are already set)."""
+
+    def tasks(self) -> list[dict]:
+        """The independent tasks of the sweep."""
+        raise NotImplementedError
+
+    def frame(self, rows: list[dict]) -> pd.DataFrame:
+        """The finished rows as one table (``results.csv``)."""
+        return pd.json_normalize(rows)
+
+    def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
+        """Write figures and extra tables into ``out``; return the Markdown summary."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ shared skeleton
+    def run(
+        self,
+        out: str | Path,
+        *,
+        workers: int | None = None,
+        scheduler: Any = None,
+        quiet: bool = False,
+    ) -> tuple[pd.DataFrame, str]:
+        """Run (or resume) the sweep; write ``rows.jsonl``, ``results.csv``, ``summary.md``
+        and the study's own files into ``out``; return the table and the summary."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        rows = run_sweep(
+            self.tasks(),
+            type(self).evaluate,
+            out / "rows.jsonl",
+            workers=workers,
+            scheduler=scheduler,
+            description=self.name,
+            quiet=quiet,
+        )
+        df = self.frame(rows)
+        df.to_csv(out / "results.csv", index=False)
+        md = self.report(df, rows, out)
+        (out / "summary.md").write_text(md)
+        return df, md
+
+
+def get_study(name: str) -> type[Study]:
+    """A study class by name, importing the modules that register the built-in ones."""
+    _load_builtin()
+    if name not in STUDIES:
+        raise KeyError(f"unknown study {name!r}; choose from {', '.join(STUDIES)}")
+    return STUDIES[name]
+
+
+def run_study(
+    name: str,
+    out: str | Path,
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    workers: int | None = None,
+    scheduler: Any = None,
+    quiet: bool = False,
+    **options: Any,
+) -> tuple[pd.DataFrame, str]:
+    """Configure and run the study ``name`` (see :data:`STUDIES`) into ``out``."""
+    study = get_study(name)(quick=quick, seed=seed, **options)
+    return study.run(out, workers=workers, scheduler=scheduler, quiet=quiet)
+
+
+def _load_builtin() -> None:
+    from . import game_grid, migration_study, mosp_grid, poa, reproduce  # noqa: F401

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -60,7 +60,7 @@ def reproduce(
         cls = get_study(what)
     except KeyError as exc:
         raise CLIError(exc.args[0]) from None
-    options = {
+    options: dict[str, Any] = {
         "windows": windows,
         "traces": traces,
         "split": split,

@@ -78,7 +78,8 @@ def evaluate(task: dict) -> dict:
     """One window: GM at every cost, the non-migrating policies once (a sweep task)."""
     inst = related_instance(task)
     runs = [("gm", c) for c in task["costs"]] + [(p, 0) for p in task["policies"]]
-    out = {"n_jobs": inst.n, "results": []}
+    results: list[dict] = []
+    out = {"n_jobs": inst.n, "results": results}
     for name, cost in runs:
         res = simulate(inst, get_policy(name, task["seed"]), cost)
         resp = np.array([float(d - r) for d, r in zip(res.completion, inst.release, strict=True)])
@@ -86,7 +87,7 @@ def evaluate(task: dict) -> dict:
         per_org = [
             float(resp[org == u].mean()) if (org == u).any() else None for u in range(task["k"])
         ]
-        out["results"].append(
+        results.append(
             {
                 "policy": name,
                 "cost": cost,

@@ -13,6 +13,7 @@ import itertools
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ from ..mosp.generators import mosp_instance
 from ..mosp.schedule import check
 from .study import Study, register_study
 
-PAPER = {
+PAPER: dict[str, Any] = {
     "local_uni_by_N_without_n10": {2: 1.57, 5: 3.00, 10: 4.93, 20: 7.35},
     "mean_molba": {"uni": 1.96, "swf": 1.09},
     "mean_ilba": {"uni": 1.25, "swf": 1.03},

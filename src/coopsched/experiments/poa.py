@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,7 @@ def _theorem5(task: dict) -> dict:
     K = task["K"]
     T = theorem5(K)
     inst = T.instance
-    row = {
+    row: dict[str, Any] = {
         "organizations": inst.k,
         "optimum": schedule(inst, T.optimum_config, ORG_PRIORITY).makespan,
         "fig6c": schedule(inst, T.fig6c_config, ORG_PRIORITY).makespan,
@@ -129,7 +130,7 @@ def evaluate(task: dict) -> dict:
 
 
 def summarize(rows: list[dict]) -> str:
-    by = {}
+    by: dict[str, list[dict]] = {}
     for r in rows:
         by.setdefault(r["task"]["what"], []).append(r)
     t1 = by["theorem1"][0]
@@ -256,8 +257,9 @@ class PriceOfAnarchy(Study):
         xs = (1, 2, 3) if self.quick else (1, 2, 3, 4)
         Ks = (2, 3, 4) if self.quick else (2, 3, 4, 5, 6)
         starts = 10 if self.quick else 40
+        tasks: list[dict] = [{"what": "theorem1", "D": 50}, {"what": "no_equilibrium"}]
         return (
-            [{"what": "theorem1", "D": 50}, {"what": "no_equilibrium"}]
+            tasks
             + [{"what": "theorem4", "x": x} for x in xs]
             + [{"what": "theorem5", "K": K, "starts": starts, "seed": self.seed} for K in Ks]
         )

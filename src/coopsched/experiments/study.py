@@ -21,7 +21,6 @@ Register a study with :func:`register_study`; ``coopsched reproduce NAME`` finds
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -55,8 +54,6 @@ class Study:
     #: Files written besides ``rows.jsonl``, ``results.csv`` and ``summary.md``.
     files: ClassVar[tuple[str, ...]] = ()
     options: ClassVar[tuple[str, ...]] = ()
-    #: ``task -> row``; a module-level function (set it with ``staticmethod``).
-    evaluate: ClassVar[Callable[[dict], dict]]
 
     def __init__(self, *, quick: bool = False, seed: int = 0, **options: Any) -> None:
         unknown = sorted(k for k, v in options.items() if v is not None and k not in self.options)
@@ -71,8 +68,15 @@ class Study:
         self.configure(**{k: v for k, v in options.items() if v is not None})
 
     # ------------------------------------------------------------ override points
-    def configure(self, **options: Any) -> None:
-        """Set the study's parameters (``self.quick`` and ``self.seed`` are already set)."""
+    def configure(self) -> None:
+        """Set the study's parameters from keyword options named in :attr:`options`
+        (``self.quick`` and ``self.seed`` are already set)."""
+
+    @staticmethod
+    def evaluate(task: dict) -> dict:
+        """One task to one row. Subclasses set ``evaluate = staticmethod(module_function)``:
+        it must be a module-level function, so that worker processes can unpickle it."""
+        raise NotImplementedError
 
     def tasks(self) -> list[dict]:
         """The independent tasks of the sweep."""

@@ -22,7 +22,6 @@ EVIL = '<b>lab</b> & "co" $x$'
 def make_report(names: list[str], sampled: bool = False, seed: int = 0) -> dict:
     """A realistic audit report: psi and phi of the same size, surplus = psi - phi."""
     rng = np.random.default_rng(seed)
-    k = len(names)
     t0, horizon = 1_700_000_000, 6 * 3600
     t = [t0 + i * 600 for i in range(horizon // 600 + 1)]
     orgs, surplus, util = [], {}, {}

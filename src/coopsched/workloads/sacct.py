@@ -11,8 +11,9 @@ separated by ``|``. The accepted variations and every rule below are documented 
   skipped and counted in :attr:`RecordedLog.excluded`;
 * array tasks (``123_4``, pending ranges ``123_[5-9]``) and heterogeneous components
   (``123+1``) are jobs; their ids are kept as strings;
-* a job that never started (Start ``Unknown``/``None``, state ``PENDING``, or no allocated
-  CPUs) is kept with start and end ``-1``; its processors are ``ReqCPUS`` when that column is
+* a job that never started (Start ``Unknown``/``None``, state ``PENDING``, no allocated
+  CPUs, or ``CANCELLED`` with Start = End, Slurm's record of a job cancelled while pending)
+  is kept with start and end ``-1``; its processors are ``ReqCPUS`` when that column is
   present, else ``AllocCPUS`` (``0``);
 * timestamps ``YYYY-MM-DDTHH:MM:SS`` are local times of the zone sacct ran in (``--timezone``,
   default the machine's zone), converted to Unix seconds (``epoch = 0``);
@@ -357,7 +358,9 @@ def read_sacct(
         start = seconds(get("Start"), lineno, "Start", allow_none=True)
         end = seconds(get("End"), lineno, "End", allow_none=True)
         alloc = count(get("AllocCPUS"), lineno, "AllocCPUS")
-        if start < 0 or alloc == 0 or state == "PENDING":
+        # Slurm records a job cancelled while pending with Start = End = the cancel time
+        never = start < 0 or alloc == 0 or state == "PENDING"
+        if never or (state == "CANCELLED" and start == end):
             requested = get("ReqCPUS")
             processors = count(requested, lineno, "ReqCPUS") if requested else alloc
             start = end = -1

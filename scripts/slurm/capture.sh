@@ -35,6 +35,12 @@ PIDS=()
 
 [ "$(id -u)" -eq 0 ] || { echo "capture.sh: must run as root (on a throwaway machine)" >&2; exit 1; }
 
+# kill_pidfile FILE: stop the process whose id FILE holds, if any.
+kill_pidfile() {
+    [ -f "$1" ] || return 0
+    kill "$(cat "$1")" 2>/dev/null || true
+}
+
 log() { echo "[capture $(date -u +%H:%M:%S)] $*" >&2; }
 
 stop_all() {
@@ -55,8 +61,8 @@ stop_all() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     sleep 2
     for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-    [ -f "$STATE/db/mariadb.pid" ] && kill "$(cat "$STATE/db/mariadb.pid")" 2>/dev/null || true
-    [ -f "$STATE/munged.pid" ] && kill "$(cat "$STATE/munged.pid")" 2>/dev/null || true
+    kill_pidfile "$STATE/db/mariadb.pid"
+    kill_pidfile "$STATE/munged.pid"
 }
 trap stop_all EXIT
 
@@ -83,10 +89,10 @@ fi
 
 log "stopping leftovers of an earlier run"
 for name in slurmd slurmctld slurmdbd; do
-    [ -f "$STATE/$name.pid" ] && kill "$(cat "$STATE/$name.pid")" 2>/dev/null || true
+    kill_pidfile "$STATE/$name.pid"
 done
-[ -f "$STATE/db/mariadb.pid" ] && kill "$(cat "$STATE/db/mariadb.pid")" 2>/dev/null || true
-[ -f "$STATE/munged.pid" ] && kill "$(cat "$STATE/munged.pid")" 2>/dev/null || true
+kill_pidfile "$STATE/db/mariadb.pid"
+kill_pidfile "$STATE/munged.pid"
 sleep 2
 rm -rf "$STATE"
 mkdir -p "$STATE/ctld" "$STATE/d" "$STATE/db" "$STATE/munge" "$OUT"

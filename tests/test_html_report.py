@@ -23,7 +23,7 @@ def make_report(names: list[str], sampled: bool = False, seed: int = 0) -> dict:
     """A realistic audit report: psi and phi of the same size, surplus = psi - phi."""
     rng = np.random.default_rng(seed)
     t0, horizon = 1_700_000_000, 6 * 3600
-    t = [t0 + i * 600 for i in range(horizon // 600 + 1)]
+    t = [i * 600 for i in range(1, horizon // 600 + 1)]  # seconds since the window's start
     orgs, surplus, util = [], {}, {}
     for i, name in enumerate(names):
         machines = int(rng.integers(1, 9))
@@ -57,6 +57,7 @@ def make_report(names: list[str], sampled: bool = False, seed: int = 0) -> dict:
             "timezone": "UTC",
             "log": "sacct_X_utc.txt",
             "org_by": "account",
+            "machines": 24,
             "contribution_rule": "machines by job share",
             "backlog": {"waiting": 2, "running": 1},
         },
@@ -64,9 +65,10 @@ def make_report(names: list[str], sampled: bool = False, seed: int = 0) -> dict:
         "confidence": 0.95 if sampled else None,
         "organizations": orgs,
         "counterfactuals": [
-            {"policy": "ref", "unfairness": 0.0, "utilization": 0.81},
-            {"policy": "rand", "unfairness": 12.5, "utilization": 0.81},
-            {"policy": "fairshare", "unfairness": 40.25, "utilization": 0.79},
+            {"policy": "recorded", "unfairness": None if sampled else 31.0, "utilization": 0.8},
+            {"policy": "ref", "unfairness": None if sampled else 0.0, "utilization": 0.81},
+            {"policy": "rand", "unfairness": None if sampled else 12.5, "utilization": 0.81},
+            {"policy": "fairshare", "unfairness": None if sampled else 40.25, "utilization": 0.79},
         ],
         "curves": {"t": t, "surplus": surplus, "utilization": util},
         "excluded": {"job step line (sacct without -X)": 12, "end before start": 1},
@@ -127,6 +129,32 @@ def test_surplus_sign_is_coloured():
     rows = re.findall(r'<tr><td class="name">[^<]*</td>.*?</tr>', page)[: len(signs)]
     for row, sign in zip(rows, signs, strict=True):
         assert f'class="{sign}"' in row
+
+
+def test_same_report_same_bytes():
+    report = make_report(["a", "b", "c"], sampled=True)
+    assert render_html(report) == render_html(report)
+
+
+def test_unfairness_not_computed_is_explained():
+    page = render_html(make_report(["a", "b"], sampled=True))
+    table = page[page.index('id="counterfactuals"') :]
+    assert table.count("<td>—</td>") == 4 and "not computed" in table
+    assert "not computed" not in render_html(make_report(["a", "b"]))
+
+
+def test_real_audit_of_the_slurm_fixture_renders():
+    """With the audit (branch ``audit``) present: the page of a real sacct capture."""
+    audit_mod = pytest.importorskip("coopsched.audit")
+    if not hasattr(audit_mod, "audit"):
+        pytest.skip("coopsched.audit.audit is not in this build")
+    fixture = Path(__file__).parent / "fixtures" / "slurm" / "sacct_X_utc.txt"
+    report = audit_mod.audit(fixture, org_by="account", timezone="UTC", machines=4)
+    page = render_html(report)
+    for org in report["organizations"]:
+        assert f'<td class="name">{org["name"]}</td>' in page
+    for fig in FIGURES:
+        assert f'id="{fig}"' in page
 
 
 def test_missing_curves_give_a_note_not_an_empty_figure():
@@ -206,7 +234,8 @@ def test_browser_loads_with_every_figure_and_the_table(browser_page, tmp_path, s
         assert drawn > 10, (fig, drawn)
     rows = browser_page.locator("#counterfactuals tr")
     assert rows.count() == 1 + len(report["counterfactuals"])
-    assert rows.nth(2).locator("td").first.inner_text() == "rand"
+    assert rows.nth(3).locator("td").first.inner_text() == "rand"
+    assert rows.nth(1).get_attribute("class") == "recorded"
     assert browser_page.locator("#organizations tr").count() == 1 + 4
     # the hostile name is shown as text, not interpreted
     assert browser_page.locator("#organizations b").count() == 0

@@ -31,7 +31,7 @@ table{border-collapse:collapse;margin:.6rem 0;font-size:.92rem}
 th,td{border:1px solid #ccc;padding:.25rem .55rem;text-align:right}
 td{white-space:nowrap}
 th{background:#f2f2f2}td.name,th.name{text-align:left}
-td.pos{color:#0b6e2f}td.neg{color:#a3161a}
+tr.recorded td{font-weight:600;background:#f7f7ff}td.pos{color:#0b6e2f}td.neg{color:#a3161a}
 .note{background:#fff6d6;border:1px solid #e6c44f;padding:.5rem .8rem;border-radius:4px}
 .meta td{text-align:left}.meta th{text-align:left}
 figure.chart{margin:1rem 0}figure.chart svg{width:100%;height:auto}
@@ -85,11 +85,11 @@ def _svg(fig: Figure, prefix: str) -> str:
     return svg
 
 
-def _new_figure(width: float, height: float) -> Figure:
-    import matplotlib
+#: matplotlib settings while drawing: text stays text (no embedded glyphs), stable ids.
+_RC = {"svg.fonttype": "none", "svg.hashsalt": "coopsched"}
 
-    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: no embedded glyphs
-    matplotlib.rcParams["svg.hashsalt"] = "coopsched"  # deterministic ids
+
+def _new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
@@ -148,9 +148,15 @@ def _curve_figure(
     series = curves.get(key) or {}
     if t.size == 0 or not series:
         return None
-    window = report.get("window") or {}
-    t0 = float(window.get("t0") or 0)
-    hours = (t - t0) / 3600.0
+    horizon = float((report.get("window") or {}).get("horizon") or t.max() or 1)
+    unit, scale = (
+        ("hours", 3600.0)
+        if horizon >= 3 * 3600
+        else ("minutes", 60.0)
+        if horizon >= 180
+        else ("seconds", 1.0)
+    )
+    x = t / scale
     n = len(names)
     fig = _new_figure(9.0 if n <= 8 else 10.5, 3.6)
     ax = fig.add_subplot()
@@ -159,14 +165,14 @@ def _curve_figure(
         values = series.get(name)
         if values is None:
             continue
-        (line,) = ax.plot(hours, np.asarray(values, dtype=float), color=color, lw=1.4)
+        (line,) = ax.plot(x, np.asarray(values, dtype=float), color=color, lw=1.4)
         handles.append(line)
         labels.append(name)
     if not handles:
         return None
     if zero_line:
         ax.axhline(0, color="#555", lw=0.8)
-    ax.set_xlabel("hours since the start of the window")
+    ax.set_xlabel(f"{unit} since the start of the window")
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     _legend(ax, handles, labels)
@@ -189,6 +195,7 @@ def _window_table(report: dict) -> str:
         ("Log", w.get("log")),
         ("Window", f"{w.get('from') or w.get('t0')} to {w.get('to') or w.get('t1')}"),
         ("Horizon", f"{_num(w.get('horizon'))} s"),
+        ("Machines", _num(w.get("machines"))),
         ("Time zone", w.get("timezone") or "not stated"),
         ("Organizations by", w.get("org_by")),
         ("Contribution rule", w.get("contribution_rule")),
@@ -234,12 +241,20 @@ def _counterfactual_table(rows: list[dict]) -> str:
         '<tr><th class="name">Policy</th><th>Unfairness (s per unit of work)</th>'
         "<th>Utilization</th></tr>"
     )
-    body = "".join(
-        f'<tr><td class="name">{_esc(r.get("policy"))}</td><td>{_num(r.get("unfairness"))}</td>'
-        f"<td>{_num(r.get('utilization'))}</td></tr>"
-        for r in rows
+    body = []
+    for r in rows:
+        tr = '<tr class="recorded">' if r.get("policy") == "recorded" else "<tr>"
+        body.append(
+            f'{tr}<td class="name">{_esc(r.get("policy"))}</td>'
+            f"<td>{_num(r.get('unfairness'))}</td><td>{_num(r.get('utilization'))}</td></tr>"
+        )
+    note = (
+        '<p>"—": not computed (unfairness is measured against REF, which is not run when '
+        "phi is sampled).</p>"
+        if any(r.get("unfairness") is None for r in rows)
+        else ""
     )
-    return f'<table id="counterfactuals">{head}{body}</table>'
+    return f'<table id="counterfactuals">{head}{"".join(body)}</table>{note}'
 
 
 def _excluded(report: dict) -> str:
@@ -259,9 +274,16 @@ def render_html(report: dict) -> str:
     policies (unfairness as in Sec. 7.2) and the excluded jobs. Sampled estimates carry a
     note and their intervals.
     """
+    import matplotlib
+
     orgs = list(report.get("organizations") or [])
     if not orgs:
         raise ValueError("audit report has no organizations")
+    with matplotlib.rc_context(_RC):
+        return _render(report, orgs)
+
+
+def _render(report: dict, orgs: list[dict]) -> str:
     names = [str(o["name"]) for o in orgs]
     sampled = report.get("method") == "sampled"
     window = report.get("window") or {}
@@ -280,9 +302,15 @@ def render_html(report: dict) -> str:
     if sampled:
         conf = report.get("confidence")
         level = f"{float(conf) * 100:g}% " if conf is not None else ""
+        how = report.get("sampling") or {}
+        detail = (
+            f" ({_num(how['samples'])} sampled orders, seed {_esc(how.get('seed'))})"
+            if "samples" in how
+            else ""
+        )
         parts.append(
             f'<p class="note" id="sampled-note"><b>Estimated values.</b> phi was estimated by '
-            f"sampling coalitions, not computed exactly; the {level}confidence intervals "
+            f"sampling{detail}, not computed exactly; the {level}confidence intervals "
             "[phi low, phi high] are shown in the table and as error bars. Differences "
             "smaller than the intervals are not significant.</p>"
         )
@@ -307,7 +335,8 @@ def render_html(report: dict) -> str:
         _figure(
             "fig-utilization",
             _curve_figure(report, "utilization", "utilization", "u", False, names),
-            "Utilization of each organization over time, as the audit computes it.",
+            "Share of the platform's capacity used by each organization's jobs from the "
+            "start of the window up to t (work done / (machines x t)).",
         ),
         "<h2>Counterfactual policies</h2>",
         "<p>The same jobs and machines replayed under other policies: unfairness is the "

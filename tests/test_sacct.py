@@ -26,6 +26,7 @@ X_UTC = FIXTURES / "sacct_X_utc.txt"
 X_WARSAW = FIXTURES / "sacct_X_warsaw.txt"
 STEPS_UTC = FIXTURES / "sacct_steps_utc.txt"
 EXTRA_UTC = FIXTURES / "sacct_X_extra_utc.txt"
+RUN2_UTC = FIXTURES / "sacct_X_utc_run2.txt"
 HEADER = "JobID|User|Account|Group|Partition|Submit|Start|End|AllocCPUS|State"
 
 
@@ -102,6 +103,18 @@ def test_fixture_covers_every_case_the_reader_handles():
     assert len(running) == states.count("RUNNING") >= 1
     done = started[started["end"] >= 0]
     assert (done["end"] >= done["start"]).all() and (started["start"] >= started["submit"]).all()
+
+
+def test_two_runs_of_the_capture_agree_on_what_ran():
+    # Slurm wrote the job cancelled while pending as Start=End in one run, Start=None in
+    # the other: both are read as never started
+    one, two = read_sacct(X_UTC, timezone="UTC"), read_sacct(RUN2_UTC, timezone="UTC")
+    starts = {r["Start"] for r in raw_rows(RUN2_UTC) if r["JobID"] == "7"}
+    assert starts == {"None"}
+    assert list(one.jobs["job"]) == list(two.jobs["job"])
+    assert list(one.jobs["start"] == -1) == list(two.jobs["start"] == -1)
+    assert list(one.jobs["end"] == -1) == list(two.jobs["end"] == -1)
+    assert list(one.jobs["processors"]) == list(two.jobs["processors"])
 
 
 def test_steps_listing_gives_the_same_jobs_and_counts_the_steps():

@@ -6,10 +6,13 @@ one-host Slurm 22.05 cluster (``CAPTURE.txt`` says how); these tests need no Slu
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sacct_reference import reference_read_sacct
 
 from coopsched.workloads.recorded import COLUMNS, RecordedLog
 from coopsched.workloads.sacct import (
@@ -287,3 +290,57 @@ def test_dst_local_times(tmp_path):
     job = log.jobs.iloc[0]
     assert job["submit"] == utc("2024-10-27T00:30:00")
     assert job["start"] == utc("2024-10-27T02:30:00")  # 03:30 CET
+
+
+# --- the fast reader against the line-by-line reference -------------------------------------
+
+ZONES = ["UTC", "Europe/Warsaw", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata"]
+STATE_CHOICES = ["COMPLETED", "FAILED", "TIMEOUT", "CANCELLED by 0", "RUNNING", "PENDING"]
+
+
+@st.composite
+def sacct_files(draw):
+    """Valid sacct -P text: random jobs around DST changes, steps, never-started jobs."""
+    # days with a clock change in New York, the EU and Lord Howe (30-minute shift)
+    day = draw(st.sampled_from(["03-10", "11-03", "03-31", "10-27", "04-07", "10-06", "06-15"]))
+    base = datetime.fromisoformat(f"2024-{day}T00:00:00")
+    order = draw(st.permutations(HEADER.split("|") + ["ReqCPUS"]))
+    lines = ["|".join(order)]
+    for j in range(draw(st.integers(0, 25))):
+        submit = base + timedelta(seconds=draw(st.integers(0, 6 * 3600)))
+        start = submit + timedelta(seconds=draw(st.integers(-60, 3600)))
+        end = start + timedelta(seconds=draw(st.integers(-60, 3600)))
+        state = draw(st.sampled_from(STATE_CHOICES))
+        stamp = draw(st.sampled_from(["time", "time", "Unknown", "None"]))
+        fields = {
+            "JobID": draw(st.sampled_from([f"{j + 1}", f"{j + 1}_{j % 3}", f"{j + 1}_[1-3]"])),
+            "User": f"u{j % 4}",
+            "Account": draw(st.sampled_from(["a", "b", ""])),
+            "Group": "g",
+            "Partition": "batch",
+            "Submit": f"{submit:%Y-%m-%dT%H:%M:%S}",
+            "Start": f"{start:%Y-%m-%dT%H:%M:%S}" if stamp == "time" else stamp,
+            "End": f"{end:%Y-%m-%dT%H:%M:%S}" if state != "RUNNING" else "Unknown",
+            "AllocCPUS": str(draw(st.integers(0, 8))),
+            "State": state,
+            "ReqCPUS": str(draw(st.integers(1, 8))),
+        }
+        lines.append("|".join(fields[c] for c in order))
+        for step in draw(st.lists(st.sampled_from(["batch", "extern", "0"]), max_size=2)):
+            lines.append(
+                "|".join(f"{fields['JobID']}.{step}" if c == "JobID" else fields[c] for c in order)
+            )
+    return "\n".join(lines) + "\n"
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=sacct_files(), zone=st.sampled_from(ZONES))
+def test_fast_reader_equals_the_reference(tmp_path, text, zone):
+    path = tmp_path / "h.txt"
+    path.write_text(text)
+    fast = read_sacct(path, timezone=zone)
+    slow = reference_read_sacct(path, timezone=zone)
+    assert fast.excluded == slow.excluded
+    assert fast.jobs.equals(slow.jobs)

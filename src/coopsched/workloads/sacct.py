@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import numpy as np
 import pandas as pd
 
 from coopsched.workloads.recorded import COLUMNS, RecordedLog
@@ -261,6 +262,70 @@ def _header(path: str, lineno: int, line: str) -> tuple[list[str], bool]:
     return columns, trailing
 
 
+def _first(mask: np.ndarray) -> int:
+    """Index of the first true entry of a non-empty boolean mask."""
+    return int(np.flatnonzero(mask)[0])
+
+
+def _seconds(
+    values: pd.Series,
+    zone: ZoneInfo,
+    lines: np.ndarray,
+    path: str,
+    column: str,
+    allow_none: bool,
+) -> np.ndarray:
+    """Local times ``YYYY-MM-DDTHH:MM:SS`` in ``zone`` as Unix seconds (-1 for none).
+
+    The UTC offset comes from ``zoneinfo`` (``fold=0``: in a repeated hour, the first
+    occurrence), looked up once per distinct hour, and per value in the rare hours whose
+    offset changes within the hour.
+    """
+    none = values.isin(_NO_TIME).to_numpy()
+    if not allow_none and none.any():
+        i = _first(none)
+        raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time")
+    shaped = values.str.fullmatch(_TIME_RE.pattern[1:-1]).to_numpy(dtype=bool)
+    if (bad := ~none & ~shaped).any():
+        i = _first(bad)
+        raise SacctError(
+            f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time "
+            "YYYY-MM-DDTHH:MM:SS (sacct's default format; unset SLURM_TIME_FORMAT)"
+        )
+    stamps = pd.to_datetime(
+        values.where(~none), format="%Y-%m-%dT%H:%M:%S", errors="coerce"
+    ).to_numpy(dtype="datetime64[s]")
+    if (bad := ~none & np.isnat(stamps)).any():
+        i = _first(bad)
+        raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a date")
+    naive = np.where(none, 0, stamps.astype("int64"))
+    epoch = datetime(1970, 1, 1)
+
+    def offset(second: int) -> int:
+        local = (epoch + timedelta(seconds=second)).replace(tzinfo=zone)
+        return int(local.utcoffset().total_seconds())
+
+    hours, where = np.unique(naive // 3600, return_inverse=True)
+    first = np.array([offset(int(h) * 3600) for h in hours], dtype=np.int64)
+    last = np.array([offset(int(h) * 3600 + 3599) for h in hours], dtype=np.int64)
+    where = where.reshape(-1)
+    offsets = first[where]
+    for i in np.flatnonzero((first != last)[where]):  # a transition inside the hour
+        offsets[i] = offset(int(naive[i]))
+    return np.where(none, -1, naive - offsets)
+
+
+def _counts(values: pd.Series, lines: np.ndarray, path: str, column: str) -> np.ndarray:
+    """Whole numbers >= 0, or an error naming the first line that is not one."""
+    ok = values.str.fullmatch(r"[0-9]+").to_numpy(dtype=bool)
+    if not ok.all():
+        i = _first(~ok)
+        raise SacctError(
+            f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a whole number >= 0"
+        )
+    return values.astype("int64").to_numpy()
+
+
 def read_sacct(
     path: str | os.PathLike, timezone: str | None = None, machines: int | None = None
 ) -> RecordedLog:
@@ -280,47 +345,21 @@ def read_sacct(
     except OSError as exc:
         raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
 
-    cache: dict[str, int] = {}
-
-    def seconds(value: str, lineno: int, column: str, allow_none: bool) -> int:
-        if value in _NO_TIME:
-            if allow_none:
-                return -1
-            raise SacctError(f"{path_s}:{lineno}: field {column}: {value!r} is not a time")
-        got = cache.get(value)
-        if got is None:
-            if not _TIME_RE.match(value):
-                raise SacctError(
-                    f"{path_s}:{lineno}: field {column}: {value!r} is not a time "
-                    "YYYY-MM-DDTHH:MM:SS (sacct's default format; unset SLURM_TIME_FORMAT)"
-                )
-            try:
-                local = datetime.fromisoformat(value).replace(tzinfo=zone)
-            except ValueError as exc:
-                raise SacctError(f"{path_s}:{lineno}: field {column}: {value!r}: {exc}") from None
-            got = cache[value] = int(local.timestamp())
-        return got
-
-    def count(value: str, lineno: int, column: str) -> int:
-        if not value.isdigit():
-            raise SacctError(
-                f"{path_s}:{lineno}: field {column}: {value!r} is not a whole number >= 0"
-            )
-        return int(value)
-
+    # 1. lines: layout and job ids, one pass in Python
     columns: list[str] | None = None
     trailing = False
     header_line = ""
-    excluded: dict[str, int] = {}
-    rows: list[tuple] = []
-    where: dict[str, int] = {}
+    steps = 0
+    kept: list[list[str]] = []
+    numbers: list[int] = []
+    i_job = 0
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         if columns is None:
             columns, trailing = _header(path_s, lineno, line)
             header_line = line
-            where.update({c: i for i, c in enumerate(columns)})
+            i_job = columns.index("JobID")
             continue
         if line == header_line:  # concatenated sacct outputs repeat the header
             continue
@@ -330,71 +369,91 @@ def read_sacct(
                 raise SacctError(
                     f"{path_s}:{lineno}: line does not end with '|' like the header (sacct -p)"
                 )
-            fields = fields[:-1]
+            fields.pop()
         if len(fields) != len(columns):
             raise SacctError(
                 f"{path_s}:{lineno}: {len(fields)} fields, the header has {len(columns)} "
                 "(a '|' inside a field? leave free-text columns such as JobName out)"
             )
-
-        def get(column: str, fields: list[str] = fields) -> str:
-            i = where.get(column)
-            return "" if i is None else fields[i].strip()
-
-        job = get("JobID")
+        job = fields[i_job].strip()
         m = _JOBID_RE.match(job)
         if m is None:
             raise SacctError(f"{path_s}:{lineno}: field JobID: {job!r} is not a Slurm job id")
         if m.group(2) is not None:
-            excluded[STEP_LINE] = excluded.get(STEP_LINE, 0) + 1
+            steps += 1
             continue
-        state = get("State")
-        if state:
-            sm = _STATE_RE.match(state)
-            if sm is None or sm.group(1) not in STATES:
-                raise SacctError(f"{path_s}:{lineno}: field State: {state!r} is not a job state")
-            state = sm.group(1)
-        submit = seconds(get("Submit"), lineno, "Submit", allow_none=False)
-        start = seconds(get("Start"), lineno, "Start", allow_none=True)
-        end = seconds(get("End"), lineno, "End", allow_none=True)
-        alloc = count(get("AllocCPUS"), lineno, "AllocCPUS")
-        # Slurm records a job cancelled while pending with Start = End = the cancel time
-        never = start < 0 or alloc == 0 or state == "PENDING"
-        if never or (state == "CANCELLED" and start == end):
-            requested = get("ReqCPUS")
-            processors = count(requested, lineno, "ReqCPUS") if requested else alloc
-            start = end = -1
-        else:
-            processors = alloc
-            if machines is not None and processors > machines:
-                raise SacctError(
-                    f"{path_s}:{lineno}: field AllocCPUS: job {job} was allocated {processors} "
-                    f"processors, more than the platform's {machines} (check --machines)"
-                )
-            if 0 <= end < start:
-                excluded[END_BEFORE_START] = excluded.get(END_BEFORE_START, 0) + 1
-                continue
-            if start < submit:
-                excluded[START_BEFORE_SUBMIT] = excluded.get(START_BEFORE_SUBMIT, 0) + 1
-                continue
-        rows.append(
-            (
-                job,
-                submit,
-                start,
-                end,
-                processors,
-                get("User"),
-                get("Group"),
-                get("Account"),
-                get("Partition"),
-                "",
-                lineno,
-            )
-        )
+        kept.append(fields)
+        numbers.append(lineno)
     if columns is None:
         raise SacctError(f"{path_s}: empty file: expected a sacct -P header line")
-    jobs = pd.DataFrame(rows, columns=list(COLUMNS))
+    excluded: dict[str, int] = {STEP_LINE: steps} if steps else {}
+
+    # 2. fields, column by column
+    raw = pd.DataFrame(kept, columns=columns, dtype=object)
+    for c in raw.columns:
+        if c in REQUIRED or c in USED:
+            raw[c] = raw[c].astype(object).str.strip()
+    lines = np.asarray(numbers, dtype=np.int64)
+    n = len(raw)
+
+    def column(name: str) -> pd.Series:
+        return raw[name] if name in raw.columns else pd.Series([""] * n, dtype=object)
+
+    state = column("State")
+    parsed = state.str.extract(_STATE_RE.pattern, expand=True)[0]
+    known = parsed.isin(STATES).to_numpy() | (state == "").to_numpy()
+    if not known.all():
+        i = _first(~known)
+        raise SacctError(f"{path_s}:{lines[i]}: field State: {state.iloc[i]!r} is not a job state")
+    state = parsed.fillna("").to_numpy(dtype=object)
+    submit = _seconds(raw["Submit"], zone, lines, path_s, "Submit", allow_none=False)
+    start = _seconds(raw["Start"], zone, lines, path_s, "Start", allow_none=True)
+    end = _seconds(raw["End"], zone, lines, path_s, "End", allow_none=True)
+    alloc = _counts(raw["AllocCPUS"], lines, path_s, "AllocCPUS")
+
+    # 3. the rules (docs/formats.md): never started, widths, contradictory times
+    # Slurm records a job cancelled while pending with Start = End = the cancel time
+    never = (
+        (start < 0)
+        | (alloc == 0)
+        | (state == "PENDING")
+        | ((state == "CANCELLED") & (start == end))
+    )
+    processors = alloc.copy()
+    if "ReqCPUS" in raw.columns and never.any():
+        requested = raw["ReqCPUS"][never]
+        processors[never] = _counts(requested, lines[never], path_s, "ReqCPUS")
+    start = np.where(never, -1, start)
+    end = np.where(never, -1, end)
+    if machines is not None and (wide := ~never & (processors > machines)).any():
+        i = _first(wide)
+        raise SacctError(
+            f"{path_s}:{lines[i]}: field AllocCPUS: job {raw['JobID'].iloc[i]} was allocated "
+            f"{processors[i]} processors, more than the platform's {machines} (check --machines)"
+        )
+    end_first = ~never & (end >= 0) & (end < start)
+    early = ~never & ~end_first & (start < submit)
+    for reason, mask in ((END_BEFORE_START, end_first), (START_BEFORE_SUBMIT, early)):
+        if mask.any():
+            excluded[reason] = int(mask.sum())
+    keep = ~(end_first | early)
+
+    jobs = pd.DataFrame(
+        {
+            "job": raw["JobID"].to_numpy(dtype=object)[keep],
+            "submit": submit[keep],
+            "start": start[keep],
+            "end": end[keep],
+            "processors": processors[keep],
+            "user": column("User").to_numpy(dtype=object)[keep],
+            "group": column("Group").to_numpy(dtype=object)[keep],
+            "account": column("Account").to_numpy(dtype=object)[keep],
+            "partition": column("Partition").to_numpy(dtype=object)[keep],
+            "queue": np.full(int(keep.sum()), "", dtype=object),
+            "line": lines[keep],
+        },
+        columns=list(COLUMNS),
+    )
     for c in ("submit", "start", "end", "processors", "line"):
         jobs[c] = jobs[c].astype("int64")
     for c in ("job", "user", "group", "account", "partition", "queue"):

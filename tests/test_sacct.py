@@ -344,3 +344,24 @@ def test_fast_reader_equals_the_reference(tmp_path, text, zone):
     slow = reference_read_sacct(path, timezone=zone)
     assert fast.excluded == slow.excluded
     assert fast.jobs.equals(slow.jobs)
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_local_times_around_every_clock_change_match_zoneinfo(zone):
+    """Every 7 s of the nights with a clock change: fast offsets = zoneinfo with fold=0."""
+    from zoneinfo import ZoneInfo
+
+    import numpy as np
+    import pandas as pd
+
+    from coopsched.workloads.sacct import _seconds
+
+    tz = ZoneInfo(zone)
+    stamps = [
+        f"{datetime.fromisoformat(f'2024-{day}T00:00:00') + timedelta(seconds=s):%Y-%m-%dT%H:%M:%S}"
+        for day in ("03-10", "11-03", "03-31", "10-27", "04-07", "10-06")
+        for s in range(0, 4 * 3600, 7)
+    ]
+    got = _seconds(pd.Series(stamps, dtype=object), tz, np.arange(len(stamps)), "x", "T", False)
+    want = [int(datetime.fromisoformat(v).replace(tzinfo=tz).timestamp()) for v in stamps]
+    assert got.tolist() == want

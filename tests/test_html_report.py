@@ -131,6 +131,13 @@ def test_surplus_sign_is_coloured():
         assert f'class="{sign}"' in row
 
 
+def test_interval_bound_at_zero_is_drawn():
+    from coopsched.audit.html import _bound
+
+    org = {"phi": 5.0, "phi_low": 0.0, "phi_high": None}
+    assert (_bound(org, "phi_low"), _bound(org, "phi_high")) == (0.0, 5.0)
+
+
 def test_same_report_same_bytes():
     report = make_report(["a", "b", "c"], sampled=True)
     assert render_html(report) == render_html(report)

@@ -102,6 +102,12 @@ def _legend(ax, handles: list, names: Sequence[str]) -> None:
         ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
+def _bound(org: dict, key: str) -> float:
+    """An interval bound of ``phi``, or ``phi`` itself when the report has none."""
+    value = org.get(key)
+    return float(org["phi"] if value is None else value)
+
+
 def _contribution_figure(orgs: list[dict], sampled: bool) -> str:
     """Horizontal bars: Shapley value phi (with its interval when sampled) against psi."""
     n = len(orgs)
@@ -113,8 +119,8 @@ def _contribution_figure(orgs: list[dict], sampled: bool) -> str:
     h = 0.38
     bars_phi = ax.barh(y - h / 2, phi, height=h, color="#7a9cc6", label="phi")
     if sampled:
-        low = np.array([float(o.get("phi_low", o["phi"]) or o["phi"]) for o in orgs])
-        high = np.array([float(o.get("phi_high", o["phi"]) or o["phi"]) for o in orgs])
+        low = np.array([_bound(o, "phi_low") for o in orgs])
+        high = np.array([_bound(o, "phi_high") for o in orgs])
         err = np.vstack([np.maximum(phi - low, 0), np.maximum(high - phi, 0)])
         ax.errorbar(phi, y - h / 2, xerr=err, fmt="none", ecolor="#1b1b1b", capsize=3, lw=1)
     bars_psi = ax.barh(y + h / 2, psi, height=h, color="#e39b4c", label="psi")

@@ -194,7 +194,8 @@ START_BEFORE_SUBMIT = "start before submit"
 
 _CANONICAL = {name.lower(): name for name in KNOWN}
 _JOBID_RE = re.compile(r"^(\d+)(?:_(?:\d+|\[[0-9,\-%]+\]))?(?:\+\d+)?(\.[A-Za-z0-9_]+)?$")
-_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
+_TIME_PATTERN = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
+_TIME_RE = re.compile(f"^{_TIME_PATTERN}$")
 _STATE_RE = re.compile(r"^([A-Z_]+)(?: by (\d+))?\+?$")
 _NO_TIME = frozenset({"Unknown", "None", ""})
 
@@ -285,7 +286,7 @@ def _seconds(
     if not allow_none and none.any():
         i = _first(none)
         raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time")
-    shaped = values.str.fullmatch(_TIME_RE.pattern[1:-1]).to_numpy(dtype=bool)
+    shaped = values.str.fullmatch(_TIME_PATTERN).to_numpy(dtype=bool)
     if (bad := ~none & ~shaped).any():
         i = _first(bad)
         raise SacctError(

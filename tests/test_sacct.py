@@ -281,6 +281,20 @@ def test_never_started_and_steps_and_arrays(tmp_path):
     assert log.excluded == {STEP_LINE: 2}
 
 
+def test_requeued_runs_listed_by_D_are_each_kept(tmp_path):
+    first = GOOD.replace("COMPLETED", "REQUEUED").replace("T10:01:00", "T10:00:30")
+    second = GOOD.replace("T10:00:05", "T10:00:40")
+    log = read_sacct(write(tmp_path, HEADER, first, second), timezone="UTC")
+    assert list(log.jobs["job"]) == ["7", "7"]
+    assert (log.jobs["end"] - log.jobs["start"]).tolist() == [25, 20]
+
+
+def test_repeated_header_and_blank_lines_are_skipped(tmp_path):
+    second = GOOD.replace("7|", "8|", 1)
+    log = read_sacct(write(tmp_path, "", HEADER, GOOD, "", HEADER, second), timezone="UTC")
+    assert list(log.jobs["job"]) == ["7", "8"] and list(log.jobs["line"]) == [3, 6]
+
+
 def test_dst_local_times(tmp_path):
     # 2024-10-27 02:30 happens twice in Warsaw: read as the first (summer time, UTC+2)
     line = GOOD.replace("2024-01-01T10:00:00", "2024-10-27T02:30:00")

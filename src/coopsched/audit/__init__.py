@@ -1,0 +1,1 @@
+"""The audit: how Shapley-fair a recorded schedule was (issue #14)."""

@@ -1,0 +1,470 @@
+"""Reader for Slurm accounting output (``sacct -P``): a :class:`RecordedLog` for the audit.
+
+The input is what ``sacct -a -X -P --format=JobID,User,Account,Group,Partition,Submit,Start,
+End,AllocCPUS,State`` prints: a header line naming the columns, then one job per line, fields
+separated by ``|``. The accepted variations and every rule below are documented in
+``docs/formats.md`` (section "Slurm accounting (sacct)"):
+
+* columns in any order, read from the header; other sacct columns are allowed and ignored;
+  an unknown column or a missing required one is an error naming it;
+* step lines (``123.batch``, ``123.extern``, ``123.0``: what sacct prints without ``-X``) are
+  skipped and counted in :attr:`RecordedLog.excluded`;
+* array tasks (``123_4``, pending ranges ``123_[5-9]``) and heterogeneous components
+  (``123+1``) are jobs; their ids are kept as strings;
+* a job that never started (Start ``Unknown``/``None``, state ``PENDING``, no allocated
+  CPUs, or ``CANCELLED`` with Start = End, Slurm's record of a job cancelled while pending)
+  is kept with start and end ``-1``; its processors are ``ReqCPUS`` when that column is
+  present, else ``AllocCPUS`` (``0``);
+* timestamps ``YYYY-MM-DDTHH:MM:SS`` are local times of the zone sacct ran in (``--timezone``,
+  default the machine's zone), converted to Unix seconds (``epoch = 0``);
+* a malformed line is a :class:`SacctError` naming the file, line and field; a job whose
+  times contradict each other (end before start, start before submit) is excluded and
+  counted, never silently kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import pandas as pd
+
+from coopsched.workloads.recorded import COLUMNS, RecordedLog
+
+#: Columns the reader needs.
+REQUIRED: tuple[str, ...] = ("JobID", "User", "Submit", "Start", "End", "AllocCPUS")
+
+#: Optional columns the reader uses when present.
+USED: tuple[str, ...] = ("Account", "Group", "Partition", "State", "ReqCPUS")
+
+#: Every column ``sacct --helpformat`` lists (Slurm 22.05, plus the Planned* columns of later
+#: versions); any of them may appear.
+KNOWN: tuple[str, ...] = (
+    "Account",
+    "AdminComment",
+    "AllocCPUS",
+    "AllocNodes",
+    "AllocTRES",
+    "AssocID",
+    "AveCPU",
+    "AveCPUFreq",
+    "AveDiskRead",
+    "AveDiskWrite",
+    "AvePages",
+    "AveRSS",
+    "AveVMSize",
+    "BlockID",
+    "Cluster",
+    "Comment",
+    "Constraints",
+    "Container",
+    "ConsumedEnergy",
+    "ConsumedEnergyRaw",
+    "CPUTime",
+    "CPUTimeRAW",
+    "DBIndex",
+    "DerivedExitCode",
+    "Elapsed",
+    "ElapsedRaw",
+    "Eligible",
+    "End",
+    "ExitCode",
+    "Flags",
+    "GID",
+    "Group",
+    "JobID",
+    "JobIDRaw",
+    "JobName",
+    "Layout",
+    "MaxDiskRead",
+    "MaxDiskReadNode",
+    "MaxDiskReadTask",
+    "MaxDiskWrite",
+    "MaxDiskWriteNode",
+    "MaxDiskWriteTask",
+    "MaxPages",
+    "MaxPagesNode",
+    "MaxPagesTask",
+    "MaxRSS",
+    "MaxRSSNode",
+    "MaxRSSTask",
+    "MaxVMSize",
+    "MaxVMSizeNode",
+    "MaxVMSizeTask",
+    "McsLabel",
+    "MinCPU",
+    "MinCPUNode",
+    "MinCPUTask",
+    "NCPUS",
+    "NNodes",
+    "NodeList",
+    "NTasks",
+    "Partition",
+    "Planned",
+    "PlannedCPU",
+    "PlannedCPURAW",
+    "Priority",
+    "QOS",
+    "QOSRAW",
+    "Reason",
+    "ReqCPUFreq",
+    "ReqCPUFreqGov",
+    "ReqCPUFreqMax",
+    "ReqCPUFreqMin",
+    "ReqCPUS",
+    "ReqMem",
+    "ReqNodes",
+    "ReqTRES",
+    "Reservation",
+    "ReservationId",
+    "Reserved",
+    "ResvCPU",
+    "ResvCPURAW",
+    "Start",
+    "State",
+    "Submit",
+    "SubmitLine",
+    "Suspended",
+    "SystemComment",
+    "SystemCPU",
+    "Timelimit",
+    "TimelimitRaw",
+    "TotalCPU",
+    "TRESUsageInAve",
+    "TRESUsageInMax",
+    "TRESUsageInMaxNode",
+    "TRESUsageInMaxTask",
+    "TRESUsageInMin",
+    "TRESUsageInMinNode",
+    "TRESUsageInMinTask",
+    "TRESUsageInTot",
+    "TRESUsageOutAve",
+    "TRESUsageOutMax",
+    "TRESUsageOutMaxNode",
+    "TRESUsageOutMaxTask",
+    "TRESUsageOutMin",
+    "TRESUsageOutMinNode",
+    "TRESUsageOutMinTask",
+    "TRESUsageOutTot",
+    "UID",
+    "User",
+    "UserCPU",
+    "WCKey",
+    "WCKeyID",
+    "WorkDir",
+)
+
+#: Job states sacct prints (``CANCELLED`` may be followed by ``by <uid>``).
+STATES: frozenset[str] = frozenset(
+    [
+        "BOOT_FAIL",
+        "CANCELLED",
+        "COMPLETED",
+        "COMPLETING",
+        "CONFIGURING",
+        "DEADLINE",
+        "FAILED",
+        "NODE_FAIL",
+        "OUT_OF_MEMORY",
+        "PENDING",
+        "PREEMPTED",
+        "REQUEUED",
+        "REQUEUE_FED",
+        "REQUEUE_HOLD",
+        "RESIZING",
+        "REVOKED",
+        "RUNNING",
+        "SIGNALING",
+        "SPECIAL_EXIT",
+        "STAGE_OUT",
+        "STOPPED",
+        "SUSPENDED",
+        "TIMEOUT",
+    ]
+)
+
+#: Exclusion reason for step lines.
+STEP_LINE = "job step line (sacct without -X)"
+END_BEFORE_START = "end before start"
+START_BEFORE_SUBMIT = "start before submit"
+
+_CANONICAL = {name.lower(): name for name in KNOWN}
+_JOBID_RE = re.compile(r"^(\d+)(?:_(?:\d+|\[[0-9,\-%]+\]))?(?:\+\d+)?(\.[A-Za-z0-9_]+)?$")
+_TIME_PATTERN = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
+_TIME_RE = re.compile(f"^{_TIME_PATTERN}$")
+_STATE_RE = re.compile(r"^([A-Z_]+)(?: by (\d+))?\+?$")
+_NO_TIME = frozenset({"Unknown", "None", ""})
+
+
+class SacctError(ValueError):
+    """Malformed sacct input: the message names the file, the line and the field."""
+
+
+def local_timezone() -> str:
+    """The IANA name of this machine's time zone (``TZ``, ``/etc/timezone``, ``/etc/localtime``).
+
+    Raises :class:`SacctError` when no name can be found, so that a caller states the zone
+    (``--timezone``) instead of reading local times in a guessed one.
+    """
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz:
+        return tz.split("zoneinfo/", 1)[-1]
+    try:
+        name = Path("/etc/timezone").read_text().strip()
+        if name:
+            return name
+    except OSError:
+        pass
+    try:
+        target = os.readlink("/etc/localtime")
+    except OSError:
+        target = ""
+    if "zoneinfo/" in target:
+        return target.split("zoneinfo/", 1)[1]
+    raise SacctError("cannot tell this machine's time zone: give --timezone (an IANA name)")
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise SacctError(
+            f"unknown time zone {name!r}: give an IANA name such as UTC or Europe/Warsaw"
+        ) from None
+
+
+def _header(path: str, lineno: int, line: str) -> tuple[list[str], bool]:
+    """Canonical column names of a header line, and whether lines end with ``|`` (``-p``)."""
+    names = line.split("|")
+    trailing = len(names) > 1 and names[-1] == ""
+    if trailing:
+        names = names[:-1]
+    columns: list[str] = []
+    for i, raw in enumerate(names, start=1):
+        name = _CANONICAL.get(raw.strip().lower())
+        if name is None:
+            raise SacctError(
+                f"{path}:{lineno}: column {i}: unknown sacct column {raw!r} "
+                f"(expected sacct --format names such as {', '.join(REQUIRED)})"
+            )
+        if name in columns:
+            raise SacctError(f"{path}:{lineno}: column {i}: column {name} appears twice")
+        columns.append(name)
+    missing = [c for c in REQUIRED if c not in columns]
+    if missing:
+        raise SacctError(
+            f"{path}:{lineno}: header lacks required column(s) {', '.join(missing)} "
+            f"(run sacct -P --format={','.join(REQUIRED + USED)})"
+        )
+    return columns, trailing
+
+
+def _first(mask: np.ndarray) -> int:
+    """Index of the first true entry of a non-empty boolean mask."""
+    return int(np.flatnonzero(mask)[0])
+
+
+def _seconds(
+    values: pd.Series,
+    zone: ZoneInfo,
+    lines: np.ndarray,
+    path: str,
+    column: str,
+    allow_none: bool,
+) -> np.ndarray:
+    """Local times ``YYYY-MM-DDTHH:MM:SS`` in ``zone`` as Unix seconds (-1 for none).
+
+    The UTC offset comes from ``zoneinfo`` (``fold=0``: in a repeated hour, the first
+    occurrence), looked up once per distinct hour, and per value in the rare hours whose
+    offset changes within the hour.
+    """
+    none = values.isin(_NO_TIME).to_numpy()
+    if not allow_none and none.any():
+        i = _first(none)
+        raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time")
+    shaped = values.str.fullmatch(_TIME_PATTERN).to_numpy(dtype=bool)
+    if (bad := ~none & ~shaped).any():
+        i = _first(bad)
+        raise SacctError(
+            f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time "
+            "YYYY-MM-DDTHH:MM:SS (sacct's default format; unset SLURM_TIME_FORMAT)"
+        )
+    stamps = pd.to_datetime(
+        values.where(~none), format="%Y-%m-%dT%H:%M:%S", errors="coerce"
+    ).to_numpy(dtype="datetime64[s]")
+    if (bad := ~none & np.isnat(stamps)).any():
+        i = _first(bad)
+        raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a date")
+    naive = np.where(none, 0, stamps.astype("int64"))
+    epoch = datetime(1970, 1, 1)
+
+    def offset(second: int) -> int:
+        local = (epoch + timedelta(seconds=second)).replace(tzinfo=zone)
+        return int(local.utcoffset().total_seconds())
+
+    hours, where = np.unique(naive // 3600, return_inverse=True)
+    first = np.array([offset(int(h) * 3600) for h in hours], dtype=np.int64)
+    last = np.array([offset(int(h) * 3600 + 3599) for h in hours], dtype=np.int64)
+    where = where.reshape(-1)
+    offsets = first[where]
+    for i in np.flatnonzero((first != last)[where]):  # a transition inside the hour
+        offsets[i] = offset(int(naive[i]))
+    return np.where(none, -1, naive - offsets)
+
+
+def _counts(values: pd.Series, lines: np.ndarray, path: str, column: str) -> np.ndarray:
+    """Whole numbers >= 0, or an error naming the first line that is not one."""
+    ok = values.str.fullmatch(r"[0-9]+").to_numpy(dtype=bool)
+    if not ok.all():
+        i = _first(~ok)
+        raise SacctError(
+            f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a whole number >= 0"
+        )
+    return values.astype("int64").to_numpy()
+
+
+def read_sacct(
+    path: str | os.PathLike, timezone: str | None = None, machines: int | None = None
+) -> RecordedLog:
+    """Read ``sacct -P`` output into a :class:`RecordedLog` (``docs/formats.md``, sacct).
+
+    ``timezone`` is the IANA zone sacct printed its local times in (default: this machine's,
+    :func:`local_timezone`); the result states it. ``machines``, when given, is the
+    platform's processor count: a job allocated more is an error (the count is wrong).
+    """
+    path_s = str(path)
+    zone_name = timezone or local_timezone()
+    zone = _zone(zone_name)
+    if machines is not None and machines < 1:
+        raise SacctError(f"{path_s}: machines must be >= 1, got {machines}")
+    try:
+        text = Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+
+    # 1. lines: layout and job ids, one pass in Python
+    columns: list[str] | None = None
+    trailing = False
+    header_line = ""
+    steps = 0
+    kept: list[list[str]] = []
+    numbers: list[int] = []
+    i_job = 0
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if columns is None:
+            columns, trailing = _header(path_s, lineno, line)
+            header_line = line
+            i_job = columns.index("JobID")
+            continue
+        if line == header_line:  # concatenated sacct outputs repeat the header
+            continue
+        fields = line.split("|")
+        if trailing:
+            if fields[-1] != "":
+                raise SacctError(
+                    f"{path_s}:{lineno}: line does not end with '|' like the header (sacct -p)"
+                )
+            fields.pop()
+        if len(fields) != len(columns):
+            raise SacctError(
+                f"{path_s}:{lineno}: {len(fields)} fields, the header has {len(columns)} "
+                "(a '|' inside a field? leave free-text columns such as JobName out)"
+            )
+        job = fields[i_job].strip()
+        m = _JOBID_RE.match(job)
+        if m is None:
+            raise SacctError(f"{path_s}:{lineno}: field JobID: {job!r} is not a Slurm job id")
+        if m.group(2) is not None:
+            steps += 1
+            continue
+        kept.append(fields)
+        numbers.append(lineno)
+    if columns is None:
+        raise SacctError(f"{path_s}: empty file: expected a sacct -P header line")
+    excluded: dict[str, int] = {STEP_LINE: steps} if steps else {}
+
+    # 2. fields, column by column
+    raw = pd.DataFrame(kept, columns=columns, dtype=object)
+    for c in raw.columns:
+        if c in REQUIRED or c in USED:
+            raw[c] = raw[c].astype(object).str.strip()
+    lines = np.asarray(numbers, dtype=np.int64)
+    n = len(raw)
+
+    def column(name: str) -> pd.Series:
+        return raw[name] if name in raw.columns else pd.Series([""] * n, dtype=object)
+
+    state = column("State")
+    parsed = state.str.extract(_STATE_RE.pattern, expand=True)[0]
+    known = parsed.isin(STATES).to_numpy() | (state == "").to_numpy()
+    if not known.all():
+        i = _first(~known)
+        raise SacctError(f"{path_s}:{lines[i]}: field State: {state.iloc[i]!r} is not a job state")
+    state = parsed.fillna("").to_numpy(dtype=object)
+    submit = _seconds(raw["Submit"], zone, lines, path_s, "Submit", allow_none=False)
+    start = _seconds(raw["Start"], zone, lines, path_s, "Start", allow_none=True)
+    end = _seconds(raw["End"], zone, lines, path_s, "End", allow_none=True)
+    alloc = _counts(raw["AllocCPUS"], lines, path_s, "AllocCPUS")
+
+    # 3. the rules (docs/formats.md): never started, widths, contradictory times
+    # Slurm records a job cancelled while pending with Start = End = the cancel time
+    never = (
+        (start < 0)
+        | (alloc == 0)
+        | (state == "PENDING")
+        | ((state == "CANCELLED") & (start == end))
+    )
+    processors = alloc.copy()
+    if "ReqCPUS" in raw.columns and never.any():
+        requested = raw["ReqCPUS"][never]
+        processors[never] = _counts(requested, lines[never], path_s, "ReqCPUS")
+    start = np.where(never, -1, start)
+    end = np.where(never, -1, end)
+    if machines is not None and (wide := ~never & (processors > machines)).any():
+        i = _first(wide)
+        raise SacctError(
+            f"{path_s}:{lines[i]}: field AllocCPUS: job {raw['JobID'].iloc[i]} was allocated "
+            f"{processors[i]} processors, more than the platform's {machines} (check --machines)"
+        )
+    end_first = ~never & (end >= 0) & (end < start)
+    early = ~never & ~end_first & (start < submit)
+    for reason, mask in ((END_BEFORE_START, end_first), (START_BEFORE_SUBMIT, early)):
+        if mask.any():
+            excluded[reason] = int(mask.sum())
+    keep = ~(end_first | early)
+
+    jobs = pd.DataFrame(
+        {
+            "job": raw["JobID"].to_numpy(dtype=object)[keep],
+            "submit": submit[keep],
+            "start": start[keep],
+            "end": end[keep],
+            "processors": processors[keep],
+            "user": column("User").to_numpy(dtype=object)[keep],
+            "group": column("Group").to_numpy(dtype=object)[keep],
+            "account": column("Account").to_numpy(dtype=object)[keep],
+            "partition": column("Partition").to_numpy(dtype=object)[keep],
+            "queue": np.full(int(keep.sum()), "", dtype=object),
+            "line": lines[keep],
+        },
+        columns=list(COLUMNS),
+    )
+    for c in ("submit", "start", "end", "processors", "line"):
+        jobs[c] = jobs[c].astype("int64")
+    for c in ("job", "user", "group", "account", "partition", "queue"):
+        jobs[c] = jobs[c].astype(object)
+    return RecordedLog(
+        path=path_s,
+        jobs=jobs,
+        excluded=excluded,
+        machines=machines,
+        epoch=0,
+        timezone=zone_name,
+        source="sacct",
+    )

@@ -1,0 +1,179 @@
+"""Slow, line-by-line reference reader of sacct output, to check the fast one.
+
+It states the rules of ``docs/formats.md`` (section "Slurm accounting (sacct)") one job at a
+time with ``datetime``/``zoneinfo``; :func:`coopsched.workloads.sacct.read_sacct` must give
+the same jobs and exclusions on valid input.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from coopsched.workloads.recorded import COLUMNS, RecordedLog
+from coopsched.workloads.sacct import (
+    _JOBID_RE,
+    _NO_TIME,
+    _STATE_RE,
+    _TIME_RE,
+    END_BEFORE_START,
+    START_BEFORE_SUBMIT,
+    STATES,
+    STEP_LINE,
+    SacctError,
+    _header,
+    _zone,
+    local_timezone,
+)
+
+
+def reference_read_sacct(
+    path: str | os.PathLike, timezone: str | None = None, machines: int | None = None
+) -> RecordedLog:
+    """Read ``sacct -P`` output into a :class:`RecordedLog` (``docs/formats.md``, sacct).
+
+    ``timezone`` is the IANA zone sacct printed its local times in (default: this machine's,
+    :func:`local_timezone`); the result states it. ``machines``, when given, is the
+    platform's processor count: a job allocated more is an error (the count is wrong).
+    """
+    path_s = str(path)
+    zone_name = timezone or local_timezone()
+    zone = _zone(zone_name)
+    if machines is not None and machines < 1:
+        raise SacctError(f"{path_s}: machines must be >= 1, got {machines}")
+    try:
+        text = Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+
+    cache: dict[str, int] = {}
+
+    def seconds(value: str, lineno: int, column: str, allow_none: bool) -> int:
+        if value in _NO_TIME:
+            if allow_none:
+                return -1
+            raise SacctError(f"{path_s}:{lineno}: field {column}: {value!r} is not a time")
+        got = cache.get(value)
+        if got is None:
+            if not _TIME_RE.match(value):
+                raise SacctError(
+                    f"{path_s}:{lineno}: field {column}: {value!r} is not a time "
+                    "YYYY-MM-DDTHH:MM:SS (sacct's default format; unset SLURM_TIME_FORMAT)"
+                )
+            try:
+                local = datetime.fromisoformat(value).replace(tzinfo=zone)
+            except ValueError as exc:
+                raise SacctError(f"{path_s}:{lineno}: field {column}: {value!r}: {exc}") from None
+            got = cache[value] = int(local.timestamp())
+        return got
+
+    def count(value: str, lineno: int, column: str) -> int:
+        if not value.isdigit():
+            raise SacctError(
+                f"{path_s}:{lineno}: field {column}: {value!r} is not a whole number >= 0"
+            )
+        return int(value)
+
+    columns: list[str] | None = None
+    trailing = False
+    header_line = ""
+    excluded: dict[str, int] = {}
+    rows: list[tuple] = []
+    where: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if columns is None:
+            columns, trailing = _header(path_s, lineno, line)
+            header_line = line
+            where.update({c: i for i, c in enumerate(columns)})
+            continue
+        if line == header_line:  # concatenated sacct outputs repeat the header
+            continue
+        fields = line.split("|")
+        if trailing:
+            if fields[-1] != "":
+                raise SacctError(
+                    f"{path_s}:{lineno}: line does not end with '|' like the header (sacct -p)"
+                )
+            fields = fields[:-1]
+        if len(fields) != len(columns):
+            raise SacctError(
+                f"{path_s}:{lineno}: {len(fields)} fields, the header has {len(columns)} "
+                "(a '|' inside a field? leave free-text columns such as JobName out)"
+            )
+
+        def get(column: str, fields: list[str] = fields) -> str:
+            i = where.get(column)
+            return "" if i is None else fields[i].strip()
+
+        job = get("JobID")
+        m = _JOBID_RE.match(job)
+        if m is None:
+            raise SacctError(f"{path_s}:{lineno}: field JobID: {job!r} is not a Slurm job id")
+        if m.group(2) is not None:
+            excluded[STEP_LINE] = excluded.get(STEP_LINE, 0) + 1
+            continue
+        state = get("State")
+        if state:
+            sm = _STATE_RE.match(state)
+            if sm is None or sm.group(1) not in STATES:
+                raise SacctError(f"{path_s}:{lineno}: field State: {state!r} is not a job state")
+            state = sm.group(1)
+        submit = seconds(get("Submit"), lineno, "Submit", allow_none=False)
+        start = seconds(get("Start"), lineno, "Start", allow_none=True)
+        end = seconds(get("End"), lineno, "End", allow_none=True)
+        alloc = count(get("AllocCPUS"), lineno, "AllocCPUS")
+        # Slurm records a job cancelled while pending with Start = End = the cancel time
+        never = start < 0 or alloc == 0 or state == "PENDING"
+        if never or (state == "CANCELLED" and start == end):
+            requested = get("ReqCPUS")
+            processors = count(requested, lineno, "ReqCPUS") if requested else alloc
+            start = end = -1
+        else:
+            processors = alloc
+            if machines is not None and processors > machines:
+                raise SacctError(
+                    f"{path_s}:{lineno}: field AllocCPUS: job {job} was allocated {processors} "
+                    f"processors, more than the platform's {machines} (check --machines)"
+                )
+            if 0 <= end < start:
+                excluded[END_BEFORE_START] = excluded.get(END_BEFORE_START, 0) + 1
+                continue
+            if start < submit:
+                excluded[START_BEFORE_SUBMIT] = excluded.get(START_BEFORE_SUBMIT, 0) + 1
+                continue
+        rows.append(
+            (
+                job,
+                submit,
+                start,
+                end,
+                processors,
+                get("User"),
+                get("Group"),
+                get("Account"),
+                get("Partition"),
+                "",
+                lineno,
+            )
+        )
+    if columns is None:
+        raise SacctError(f"{path_s}: empty file: expected a sacct -P header line")
+    jobs = pd.DataFrame(rows, columns=list(COLUMNS))
+    for c in ("submit", "start", "end", "processors", "line"):
+        jobs[c] = jobs[c].astype("int64")
+    for c in ("job", "user", "group", "account", "partition", "queue"):
+        jobs[c] = jobs[c].astype(object)
+    return RecordedLog(
+        path=path_s,
+        jobs=jobs,
+        excluded=excluded,
+        machines=machines,
+        epoch=0,
+        timezone=zone_name,
+        source="sacct",
+    )

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from coopsched.cli import main
+from coopsched.online.policies import names
 from coopsched.workloads.instance import make_instance
 from coopsched.workloads.jsonio import write_instance
 
@@ -99,7 +100,7 @@ def test_bad_json_instance(tmp_path, capsys):
 def test_demo_runs(capsys, workload):
     assert main(["demo", "--workload", workload]) == 0
     out = capsys.readouterr().out
-    for name in ("ref", "rand", "directcontr", "fairshare", "roundrobin"):
+    for name in names():
         assert name in out
     assert main(["demo", "--workload", "nope"]) == 1
 

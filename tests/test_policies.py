@@ -126,7 +126,9 @@ def test_entry_point_plugins_are_registered(monkeypatch):
         def load(self):
             return Plugged
 
-    monkeypatch.setattr(md, "entry_points", lambda group: [EP()] if group == "coopsched.policies" else [])
+    monkeypatch.setattr(
+        md, "entry_points", lambda group: [EP()] if group == "coopsched.policies" else []
+    )
     monkeypatch.setitem(_registry._state, "plugins", False)
     try:
         assert get_policy("pluggedin").name == "plugged-in"
@@ -137,7 +139,9 @@ def test_entry_point_plugins_are_registered(monkeypatch):
 def test_parameters_typed_and_unknown_names_rejected():
     assert parse_params(Rand, ["n_samples=75", "seed=3"]) == {"n_samples": 75, "seed": 3}
     assert parse_params(Ref, ["rule=none", "utility=work"]) == {"rule": None, "utility": "work"}
-    with pytest.raises(ValueError, match="its parameters: n_samples, epsilon, lam, sub_policy, seed"):
+    with pytest.raises(
+        ValueError, match="its parameters: n_samples, epsilon, lam, sub_policy, seed"
+    ):
         parse_params(Rand, ["samples=3"])
     with pytest.raises(ValueError, match="expected an integer"):
         parse_params(Rand, ["n_samples=many"])

@@ -50,9 +50,7 @@ def random_instance(rng: np.random.Generator, max_k: int = 4, max_n: int = 24) -
 
 
 def _fail(cls: type[Policy], what: str, inst: Instance, detail: str) -> PolicyCheckError:
-    jobs = list(
-        zip(inst.org.tolist(), inst.release.tolist(), inst.size.tolist(), strict=True)
-    )
+    jobs = list(zip(inst.org.tolist(), inst.release.tolist(), inst.size.tolist(), strict=True))
     return PolicyCheckError(
         f"{cls.__name__} ({cls.name}): {what}: {detail}\n"
         f"  instance: machines {inst.machines.tolist()}, jobs (org, release, size) {jobs}"

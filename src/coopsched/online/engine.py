@@ -235,7 +235,7 @@ def simulate(
     >>> from coopsched.online.policies import Fifo, Ref
     >>> inst = make_instance([1, 1], [(0, 0, 3), (0, 0, 2), (1, 1, 2)])
     >>> simulate(inst, Fifo()).start.tolist()
-    [0, 1, 3]
+    [0, 0, 2]
     >>> simulate(inst, Ref()).start.tolist() == Ref().run(inst).start.tolist()
     True
     """

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 app = typer.Typer(
     add_completion=False,
@@ -14,11 +14,47 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Fair scheduling on platforms shared by several organizations.",
 )
-console = Console()
+
+
+class _Console(Console):
+    """rich's console, but never narrower than the output when stdout is not a terminal
+    (a file or a pipe gets every digit, not a table squeezed to 80 columns)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        return size if self.is_terminal else ConsoleDimensions(10_000, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)
+
+
+console = _Console()
 
 
 class CLIError(Exception):
     """An error to report on one line, without a traceback."""
+
+
+def _input_path(path: Path | None, trace: str | None) -> Path | None:
+    """The input file: a path, or a Parallel Workloads Archive log named by ``--trace``
+    (or given as the argument when no such file exists), downloaded on first use."""
+    from ..workloads.archive import trace_path
+
+    if trace is not None:
+        if path is not None:
+            raise CLIError("give an input file or --trace NAME, not both")
+        return trace_path(trace)
+    if path is not None and not path.exists():
+        from ..workloads.archive import lookup
+
+        try:
+            lookup(str(path))
+        except KeyError:
+            return path  # not a log name either: the loader reports the missing file
+        return trace_path(str(path))
+    return path
 
 
 def _load(
@@ -29,13 +65,16 @@ def _load(
     machines: int | None,
     split: str,
     seed: int,
+    trace: str | None = None,
 ):
-    """An instance from a JSON file, an SWF trace, or the built-in synthetic default."""
+    """An instance from a JSON file, an SWF trace (path or archive name), or the built-in
+    synthetic default."""
     from ..workloads.generators import synthetic_instance
     from ..workloads.jsonio import read_instance
     from ..workloads.prepare import trace_to_instance
     from ..workloads.swf import read_swf
 
+    path = _input_path(path, trace)
     if path is None:
         return synthetic_instance(k=orgs, seed=seed)
     name = path.name.lower()
@@ -56,8 +95,30 @@ def _load(
 
 
 def _check_format(format: str) -> None:
-    if format not in ("table", "json"):
-        raise CLIError("--format must be 'table' or 'json'")
+    from ..report import FORMATS
+
+    if format not in FORMATS:
+        raise CLIError(f"--format must be one of {', '.join(FORMATS)}")
+
+
+def _show(report, format: str) -> None:
+    """Print a :class:`coopsched.report.Report` as a table, CSV or JSON."""
+    from rich.table import Table
+
+    if format == "json":
+        print(report.to_json())
+        return
+    if format == "csv":
+        print(report.to_csv(), end="")
+        return
+    table = Table(title=report.title)
+    for c in report.columns:
+        table.add_column(c.header or c.key, justify="left" if c.left else "right")
+    for r in report.rows:
+        table.add_row(*(c.show(r.get(c.key)) for c in report.columns))
+    console.print(table)
+    for note in report.notes:
+        console.print(note, highlight=False)
 
 
 def _mosp_instance(path: Path | None, generate: str, seed: int):
@@ -102,4 +163,11 @@ Split = Annotated[str, typer.Option(help="Machine split across organizations: un
 Seed = Annotated[
     int, typer.Option(help="Seed for users-to-organizations, machine split, policies.")
 ]
-Fmt = Annotated[str, typer.Option("--format", help="table or json.")]
+Fmt = Annotated[str, typer.Option("--format", help="table, json or csv.")]
+Trace = Annotated[
+    str | None,
+    typer.Option(
+        help="A Parallel Workloads Archive log by name (e.g. LPC-EGEE), downloaded on first "
+        "use; see 'coopsched fetch --list'."
+    ),
+]

@@ -161,6 +161,34 @@ class Schedule:
 
         return pd.DataFrame.from_records(self.per_org_table(t)).set_index("org")
 
+    def report(self, t: int | None = None):
+        """Per-organization results at ``t`` as a :class:`coopsched.report.Report`
+        (what ``coopsched simulate`` prints; its JSON is :meth:`to_dict`)."""
+        from ..report import Column, Report, num
+
+        t = self._at(t)
+        inst = self.instance
+        cols = [
+            Column("org", left=True),
+            Column("machines"),
+            Column("jobs"),
+            Column("started"),
+            Column("completed"),
+            Column("psi_sp"),
+            Column("work"),
+            Column("mean_flow", "mean flow", num(0)),
+        ]
+        return Report(
+            title=f"{self.policy} on {inst.n} jobs, {inst.total_machines} machines, horizon {t}",
+            columns=cols,
+            rows=self.per_org_table(t),
+            notes=[
+                f"utilization {self.utilization(t):.1%}; "
+                f"{len(self.unstarted)} job(s) not started before t={t}"
+            ],
+            document=self.to_dict(t),
+        )
+
     def to_dict(self, t: int | None = None) -> dict:
         """JSON-ready: policy, horizon, utilities and the jobs (CLI ``--format json``)."""
         inst = self.instance

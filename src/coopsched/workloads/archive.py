@@ -287,3 +287,31 @@ def load_trace(name_or_path: str | Path):
     from .swf import read_swf
 
     return read_swf(trace_path(name_or_path))
+
+
+def logs_report():
+    """The registered logs: name, system, contributors, whether a copy is on disk."""
+    from ..report import Column, Report
+
+    rows = []
+    for log in LOGS.values():
+        local = local_copy(log)
+        rows.append(
+            {
+                "name": log.name,
+                "system": log.system,
+                "acknowledge": log.acknowledge,
+                "local_copy": str(local) if local else None,
+            }
+        )
+    return Report(
+        title="Parallel Workloads Archive logs ('coopsched fetch NAME', '--trace NAME')",
+        columns=[
+            Column("name", left=True),
+            Column("system", left=True),
+            Column("acknowledge", left=True),
+            Column("local_copy", "on disk", left=True),
+        ],
+        rows=rows,
+        notes=[f"Please acknowledge the {ARCHIVE_CITATION} and each log's contributors."],
+    )

@@ -250,3 +250,30 @@ def parse_params(cls: type[Policy], items: list[str]) -> dict:
         except ValueError as exc:
             raise ValueError(f"--param {key}={text}: {exc}") from None
     return out
+
+
+def policies_report():
+    """Every registered policy with its parameters and the first line of its docstring
+    (what ``coopsched policies`` prints)."""
+    from ...report import Column, Report
+
+    rows = []
+    for c in available():
+        params = ", ".join(f"{n}={d!r}" for n, (_, d) in c.param_types().items())
+        rows.append(
+            {
+                "name": c.name,
+                "parameters": params,
+                "description": (c.__doc__ or "").strip().splitlines()[0] if c.__doc__ else "",
+                "class": f"{c.__module__}:{c.__qualname__}",
+            }
+        )
+    return Report(
+        title="Online policies (--policy NAME, or package.module:Class; --param NAME=VALUE)",
+        columns=[
+            Column("name", left=True),
+            Column("parameters", left=True),
+            Column("description", left=True),
+        ],
+        rows=rows,
+    )

@@ -121,28 +121,6 @@ def _show(report, format: str) -> None:
         console.print(note, highlight=False)
 
 
-def _mosp_instance(path: Path | None, generate: str, seed: int):
-    """A MOSP instance (jobs with ``processors``, releases 0) from JSON or a generator spec."""
-    from ..mosp.generators import mosp_instance
-    from ..mosp.schedule import mosp_arrays
-    from ..workloads.jsonio import read_instance
-
-    if path is not None:
-        inst = read_instance(path)
-        if inst.processors is None:
-            raise CLIError(f"{path}: MOSP jobs need 'processors'")
-        if (inst.release != 0).any():
-            raise CLIError(f"{path}: MOSP is off-line: every release must be 0")
-    else:
-        try:
-            kind, N, n, m = generate.split(":")
-            inst = mosp_instance(kind, int(N), int(n), int(m), seed=seed)
-        except ValueError as exc:
-            raise CLIError(f"--generate expects KIND:N:n:m, e.g. uni:5:100:128 ({exc})") from None
-    mosp_arrays(inst)  # rejects a job wider than its cluster, with the job named
-    return inst
-
-
 def _horizon(inst, horizon: int | None) -> int | None:
     if horizon is not None:
         if horizon <= 0:

@@ -233,3 +233,19 @@ def test_head_release_and_on_release_hook():
     s = simulate(inst, Watch())
     assert seen == [(0, 0, 0), (1, 1, 1), (2, 0, 2)]
     assert s.start.tolist() == [0, 1, 2]
+
+
+def test_the_example_of_docs_policies_runs(capsys):
+    """The complete example of docs/policies.md runs and prints what the page says."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "policies.md").read_text()
+    block = text.split("## A complete example", 1)[1]
+    code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
+    claimed = re.search(r"It prints `([^`]*)`", block).group(1)
+    try:
+        exec(compile(code, "docs/policies.md", "exec"), {})
+        assert capsys.readouterr().out.strip() == claimed
+    finally:
+        unregister("longest-queue")

@@ -19,13 +19,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-try:
-    from importlib.metadata import PackageNotFoundError, version
-
-    __version__ = version("coopsched")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
-
 #: public name -> (module, attribute), resolved lazily by :func:`__getattr__`
 _API: dict[str, tuple[str, str]] = {
     # workloads
@@ -70,7 +63,19 @@ def simulate(instance, policy="fifo", horizon: int | None = None, members=None, 
     return _simulate(instance, pol, horizon, members)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("coopsched")
+    except PackageNotFoundError:  # a source tree without installation
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # importlib.metadata is slow to import: only on demand
+        value = globals()["__version__"] = _version()
+        return value
     if name == "audit":  # the coopsched.audit package, when this installation has it
         try:
             mod = importlib.import_module("coopsched.audit")
@@ -87,7 +92,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(__all__)
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs only

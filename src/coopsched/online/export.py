@@ -204,10 +204,25 @@ def plot_gantt(
     ax.invert_yaxis()
     ax.set_xlabel("time")
     ax.set_ylabel("machine")
+    # the organization contributing each block of machines, on the right-hand axis
+    owners = ax.twinx()
+    owners.set_ylim(ax.get_ylim())
+    lows = bounds - inst.machines
+    centres = [(lo + hi - 1) / 2 for lo, hi in zip(lows, bounds, strict=True) if hi > lo]
+    owners.set_yticks(centres)
+    owners.set_yticklabels([n for n, m in zip(inst.names, inst.machines, strict=True) if m > 0])
+    owners.tick_params(length=0)
     if M <= 40:
         ax.set_yticks(range(M))
     ax.set_title(title or f"{schedule.policy}: {len(idx)} jobs on {M} machines")
-    ax.legend(handles=handles, title="job owner", loc="upper right", fontsize="small")
+    ax.legend(
+        handles=handles,
+        title="job owner",
+        loc="upper left",
+        bbox_to_anchor=(1.05, 1.0),
+        fontsize="small",
+        borderaxespad=0,
+    )
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)

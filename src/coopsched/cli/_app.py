@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console, ConsoleDimensions
+from rich.console import Console
 
 app = typer.Typer(
     add_completion=False,
@@ -16,21 +17,7 @@ app = typer.Typer(
 )
 
 
-class _Console(Console):
-    """rich's console, but never narrower than the output when stdout is not a terminal
-    (a file or a pipe gets every digit, not a table squeezed to 80 columns)."""
-
-    @property
-    def size(self) -> ConsoleDimensions:
-        size = super().size
-        return size if self.is_terminal else ConsoleDimensions(10_000, size.height)
-
-    @size.setter
-    def size(self, new_size: tuple[int, int]) -> None:
-        Console.size.fset(self, new_size)
-
-
-console = _Console()
+console = Console()
 
 
 class CLIError(Exception):
@@ -81,9 +68,9 @@ def _load(
     if name.endswith(".json"):
         return read_instance(path)
     if name.endswith(".swf") or name.endswith(".swf.gz"):
-        trace = read_swf(path)
+        swf = read_swf(path)
         return trace_to_instance(
-            trace,
+            swf,
             k=orgs,
             start=window_start,
             length=window_length,
@@ -111,14 +98,16 @@ def _show(report, format: str) -> None:
     if format == "csv":
         print(report.to_csv(), end="")
         return
+    # off a terminal (a file, a pipe) rich must not squeeze the table to 80 columns
+    out = console if console.is_terminal else Console(file=sys.stdout, width=100_000)
     table = Table(title=report.title)
     for c in report.columns:
         table.add_column(c.header or c.key, justify="left" if c.left else "right")
     for r in report.rows:
         table.add_row(*(c.show(r.get(c.key)) for c in report.columns))
-    console.print(table)
+    out.print(table)
     for note in report.notes:
-        console.print(note, highlight=False)
+        out.print(note, highlight=False)
 
 
 def _horizon(inst, horizon: int | None) -> int | None:

@@ -75,14 +75,18 @@ def mosp_report(inst: Instance, algorithm: str, alpha: float = 2.0) -> Report:
     alpha_used = sched.info.get("alpha")
     rep = check(
         sched,
-        bound_for={3.0: "molba3", 2.0: "molba2"}.get(alpha_used) if algorithm != "local" else None,
+        bound_for=None
+        if algorithm == "local" or alpha_used is None
+        else {3.0: "molba3", 2.0: "molba2"}.get(float(alpha_used)),
     )
     doc = sched.to_dict()
     doc["valid"] = rep.valid
     orgm = sched.org_makespans()
+    local = sched.local_makespans
+    assert local is not None  # every algorithm's schedule records them
     rows = []
     for k in range(inst.k):
-        lm = int(sched.local_makespans[k])
+        lm = int(local[k])
         rows.append(
             {
                 "organization": inst.organizations[k].name,
@@ -192,6 +196,7 @@ def game_report(
         )
     sched = g.schedule(inst, cfg, mech)
     local = sched.local_makespans
+    assert local is not None  # the game's schedules record them
     orgm = sched.org_makespans()
     out["config"] = [int(c) for c in cfg]
     out["makespan"] = sched.makespan

@@ -184,7 +184,7 @@ def plot_gantt(
             many = len(x0) > 2000
             ax.add_collection(
                 PolyCollection(
-                    verts,
+                    list(verts),
                     facecolors=colour,
                     edgecolors="none" if many else "black",
                     linewidths=0 if many else 0.3,

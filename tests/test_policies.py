@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Sequence
 
 import pytest
 
@@ -249,3 +250,20 @@ def test_the_example_of_docs_policies_runs(capsys):
         assert capsys.readouterr().out.strip() == claimed
     finally:
         unregister("longest-queue")
+
+
+def test_sequence_parameters_from_text():
+    class Weighted(Policy):
+        name = "weighted-test"
+
+        def __init__(self, shares: Sequence[float] | None = None, seed: int = 0):
+            self.shares = shares
+            self.seed = seed
+
+        def select(self, view):
+            return view.candidates()[0]
+
+    assert parse_params(Weighted, ["shares=1,2.5,3"]) == {"shares": (1.0, 2.5, 3.0)}
+    assert parse_params(Weighted, ["shares=none"]) == {"shares": None}
+    with pytest.raises(ValueError, match="expected a number"):
+        parse_params(Weighted, ["shares=1,x"])

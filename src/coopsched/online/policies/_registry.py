@@ -13,6 +13,7 @@ Names are looked up normalized (lower case, ``-``, ``_`` and spaces removed), so
 
 from __future__ import annotations
 
+import collections.abc
 import importlib
 import importlib.metadata
 import pkgutil
@@ -181,7 +182,8 @@ def get_policy(name: str, **params) -> Policy:
 
 
 def _convert(text: str, hint: object, default: object) -> object:
-    """``text`` as a value of type ``hint`` (ints, floats, bools, strings, optionals)."""
+    """``text`` as a value of type ``hint`` (ints, floats, bools, strings, optionals, and
+    comma-separated sequences of those)."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(hint)
@@ -196,6 +198,12 @@ def _convert(text: str, hint: object, default: object) -> object:
             except ValueError as exc:
                 errors.append(str(exc))
         raise ValueError("; ".join(errors))
+    if origin in (tuple, list, collections.abc.Sequence, collections.abc.Iterable):
+        args = [a for a in typing.get_args(hint) if a is not Ellipsis]
+        item = args[0] if args else str
+        parts = [x.strip() for x in text.split(",") if x.strip()]
+        values = [_convert(x, item, None) for x in parts]
+        return values if origin is list else tuple(values)
     if origin is typing.Literal:
         choices = typing.get_args(hint)
         for c in choices:

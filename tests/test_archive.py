@@ -96,7 +96,7 @@ def test_pinned_checksums_match_the_local_copies():
 
 
 def test_fetch_downloads_into_the_cache_and_reuses_it(test_log, tmp_path):
-    p = fetch_trace("test-2024")
+    p = fetch_trace("test-2024", progress=True)  # a progress bar only when tqdm is there
     assert p.parent == tmp_path / "cache" and p.name == "TEST-2024-1.swf.gz"
     assert trace_path("TEST-2024-1") == p
     from coopsched.workloads.swf import read_swf

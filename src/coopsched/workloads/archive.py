@@ -243,12 +243,20 @@ def fetch_trace(
         return found
     url = log.url(base)
     known = f"sha256:{log.sha256}" if log.sha256 else None
+    if progress:
+        import importlib.util
+
+        progress = importlib.util.find_spec("tqdm") is not None  # pooch's bar needs tqdm
     try:
         path = pooch.retrieve(
             url, known_hash=known, fname=log.filename, path=cache, progressbar=progress
         )
-    except ValueError as exc:  # pooch's checksum mismatch
-        raise ArchiveError(f"{log.name}: download from {url} failed its checksum: {exc}") from None
+    except ValueError as exc:
+        if "does not match" in str(exc):  # pooch's checksum mismatch
+            raise ArchiveError(
+                f"{log.name}: download from {url} failed its checksum: {exc}"
+            ) from None
+        raise ArchiveError(f"{log.name}: cannot download {url}: {exc}") from None
     except Exception as exc:  # network and HTTP errors
         raise ArchiveError(f"{log.name}: cannot download {url}: {exc}") from None
     return Path(path)

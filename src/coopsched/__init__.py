@@ -29,6 +29,7 @@ _API: dict[str, tuple[str, str]] = {
     "write_instance": ("coopsched.workloads.jsonio", "write_instance"),
     "read_swf": ("coopsched.workloads.swf", "read_swf"),
     "trace_to_instance": ("coopsched.workloads.prepare", "trace_to_instance"),
+    "load_instance": ("coopsched.workloads.load", "load_instance"),
     "synthetic_instance": ("coopsched.workloads.generators", "synthetic_instance"),
     "lublin_instance": ("coopsched.workloads.generators", "lublin_instance"),
     "fetch_trace": ("coopsched.workloads.archive", "fetch_trace"),

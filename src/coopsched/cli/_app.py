@@ -55,30 +55,20 @@ def _load(
     trace: str | None = None,
 ):
     """An instance from a JSON file, an SWF trace (path or archive name), or the built-in
-    synthetic default."""
-    from ..workloads.generators import synthetic_instance
-    from ..workloads.jsonio import read_instance
-    from ..workloads.prepare import trace_to_instance
-    from ..workloads.swf import read_swf
+    synthetic default (:func:`coopsched.workloads.load.load_instance`)."""
+    from ..workloads.load import load_instance
 
-    path = _input_path(path, trace)
-    if path is None:
-        return synthetic_instance(k=orgs, seed=seed)
-    name = path.name.lower()
-    if name.endswith(".json"):
-        return read_instance(path)
-    if name.endswith(".swf") or name.endswith(".swf.gz"):
-        swf = read_swf(path)
-        return trace_to_instance(
-            swf,
-            k=orgs,
-            start=window_start,
-            length=window_length,
-            machines=machines,
-            split=split,
-            seed=seed,
-        )
-    raise CLIError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")
+    if trace is not None and path is not None:
+        raise CLIError("give an input file or --trace NAME, not both")
+    return load_instance(
+        trace if trace is not None else path,
+        k=orgs,
+        start=window_start,
+        length=window_length,
+        machines=machines,
+        split=split,
+        seed=seed,
+    )
 
 
 def _check_format(format: str) -> None:

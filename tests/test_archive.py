@@ -144,3 +144,11 @@ def test_cli_unknown_trace_is_one_line(capsys):
     assert main(["trace-info", "--trace", "NOPE-1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error:") and "known traces" in err and err.count("\n") == 1
+
+
+def test_docs_name_every_log_and_its_contributors():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "python.md").read_text()
+    for log in archive.LOGS.values():
+        assert f"| {log.name} | {log.system} | {log.acknowledge} |" in text

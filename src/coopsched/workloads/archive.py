@@ -64,7 +64,7 @@ LOGS: dict[str, ArchiveLog] = {
             "LPC-EGEE-2004-1.2-cln.swf.gz",
             "2fc37df5cc14c355fc7a88235f72e54fdf5f0d93de09399d015383ee5c35a59d",
             "Emmanuel Medernach",
-            "LPC Clermont-Ferrand EGEE grid cluster, 140 processors",
+            "LPC Clermont-Ferrand EGEE grid cluster, MaxProcs 140",
         ),
         _log(
             "RICC-2010-2",
@@ -72,7 +72,7 @@ LOGS: dict[str, ArchiveLog] = {
             "RICC-2010-2.swf.gz",
             "38b7c5c9843d9a9f3d61a2d8b927f6d39b68b368fb713886b5f2ce3499f2ec82",
             "Motoyoshi Kurokawa, RIKEN ACCC",
-            "RIKEN Integrated Cluster of Clusters, 8192 cores",
+            "RIKEN Integrated Cluster of Clusters, MaxProcs 8192",
         ),
         _log(
             "HPC2N-2002-2.2-cln",
@@ -80,7 +80,7 @@ LOGS: dict[str, ArchiveLog] = {
             "HPC2N-2002-2.2-cln.swf.gz",
             "3c534857d6065cfd9cc35aac8d064c9c17172be7acf336de835006f43a626e64",
             "Ake Sandgren",
-            "HPC2N Seth Linux cluster, Umea, 240 processors",
+            "HPC2N Linux cluster, Umea, MaxProcs 240",
         ),
         _log(
             "METACENTRUM-2009-2",
@@ -88,7 +88,7 @@ LOGS: dict[str, ArchiveLog] = {
             "METACENTRUM-2009-2.swf.gz",
             None,
             "MetaCentrum, the Czech National Grid Infrastructure (the log's archive page names its contributors)",
-            "Czech national grid MetaCentrum",
+            "Czech national grid MetaCentrum (no MaxProcs header: give --machines)",
         ),
         _log(
             "KTH-SP2-1996-2.1-cln",
@@ -96,7 +96,7 @@ LOGS: dict[str, ArchiveLog] = {
             "KTH-SP2-1996-2.1-cln.swf.gz",
             "3e152f201fd2e96808a735bced6ea6eb0bb07fdc447689cafb0750d87b264c0b",
             "Lars Malinowsky",
-            "KTH IBM SP2, Stockholm, 100 nodes",
+            "KTH IBM SP2, Stockholm, MaxProcs 100",
         ),
         _log(
             "SDSC-SP2-1998-4.2-cln",
@@ -104,7 +104,7 @@ LOGS: dict[str, ArchiveLog] = {
             "SDSC-SP2-1998-4.2-cln.swf.gz",
             "e03fe48be50c4ab04d6bb2285296d9c3399e9c1f27ee79b754ad32a14abd9bac",
             "Victor Hazlewood",
-            "SDSC IBM SP2, 128 nodes",
+            "SDSC IBM SP2, MaxProcs 128",
         ),
         _log(
             "CTC-SP2-1996-3.1-cln",
@@ -112,7 +112,7 @@ LOGS: dict[str, ArchiveLog] = {
             "CTC-SP2-1996-3.1-cln.swf.gz",
             "9fa28ac16c4386fb81b72a91d8bd8888281df2948a9d912769d387c5ee285bb4",
             "Dan Dwyer and Steve Hotovy",
-            "Cornell Theory Center IBM SP2, 512 nodes",
+            "Cornell Theory Center IBM SP2, MaxProcs 338",
         ),
         _log(
             "SDSC-Par-1996-3.1-cln",
@@ -120,7 +120,7 @@ LOGS: dict[str, ArchiveLog] = {
             "SDSC-Par-1996-3.1-cln.swf.gz",
             "cb1aab02b5e3c34659d1c1d6f73c002d415229c59f40c03fab4e20331abdaff7",
             "Reagan Moore and Allen Downey",
-            "SDSC Intel Paragon, 416 nodes",
+            "SDSC Intel Paragon, MaxProcs 400",
         ),
         _log(
             "LANL-CM5-1994-4.1-cln",
@@ -128,7 +128,7 @@ LOGS: dict[str, ArchiveLog] = {
             "LANL-CM5-1994-4.1-cln.swf.gz",
             "71ff3dfa301b3ee1bd30ebc63c5363b5e8ec488e75f1f9398aa46d485ef23c3c",
             "Curt Canada",
-            "Los Alamos Thinking Machines CM-5, 1024 nodes",
+            "LANL Thinking Machines CM-5, MaxProcs 1024",
         ),
         _log(
             "LLNL-Atlas-2006-2.1-cln",
@@ -136,7 +136,7 @@ LOGS: dict[str, ArchiveLog] = {
             "LLNL-Atlas-2006-2.1-cln.swf.gz",
             "48cc83b7a0490252aa1ae41a4b03dd598bc0683e146be94047febee36e7e0b36",
             "Moe Jette, LLNL",
-            "LLNL Atlas Linux cluster, 9216 cores",
+            "LLNL Atlas Linux cluster, MaxProcs 9216",
         ),
         _log(
             "SDSC-DS-2004-2.1-cln",
@@ -144,7 +144,7 @@ LOGS: dict[str, ArchiveLog] = {
             "SDSC-DS-2004-2.1-cln.swf.gz",
             "0ddb885a96a7f5ee9009d8a36ef350b1d1c451044c205811938995aac80fcc36",
             "Victor Hazlewood",
-            "SDSC DataStar IBM p655/p690 cluster",
+            "SDSC DataStar, MaxProcs 1664",
         ),
         _log(
             "CEA-Curie-2011-2.1-cln",
@@ -152,7 +152,7 @@ LOGS: dict[str, ArchiveLog] = {
             "CEA-Curie-2011-2.1-cln.swf.gz",
             "2a0fdbd40837590b491bbbac7d4cfe521de1f0b14c0dc39bbf82c4e49ea75bce",
             "Joseph Emeras, CEA/CNRS",
-            "CEA Curie supercomputer, 93312 cores",
+            "CEA Curie supercomputer, MaxProcs 93312",
         ),
         _log(
             "NASA-iPSC-1993-3",
@@ -160,7 +160,7 @@ LOGS: dict[str, ArchiveLog] = {
             "NASA-iPSC-1993-3.swf.gz",
             None,
             "Bill Nitzberg",
-            "NASA Ames Intel iPSC/860, 128 nodes",
+            "NASA Ames Intel iPSC/860, MaxProcs 128",
         ),
     )
 }

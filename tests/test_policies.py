@@ -267,3 +267,36 @@ def test_sequence_parameters_from_text():
     assert parse_params(Weighted, ["shares=none"]) == {"shares": None}
     with pytest.raises(ValueError, match="expected a number"):
         parse_params(Weighted, ["shares=1,x"])
+
+
+def test_a_new_policy_is_one_file(tmp_path, monkeypatch):
+    """A module dropped into the policies package is discovered: no other file changes."""
+    import coopsched.online.policies as pkg
+    from coopsched.online.policies import _registry
+
+    (tmp_path / "dropin_policy.py").write_text(
+        textwrap.dedent(
+            '''
+            """A drop-in policy module (test)."""
+            from ..engine import Policy
+
+
+            class DropIn(Policy):
+                """Highest-numbered waiting organization first."""
+
+                name = "drop-in"
+
+                def select(self, view):
+                    return view.candidates()[-1]
+            '''
+        )
+    )
+    monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
+    monkeypatch.setitem(_registry._state, "discovered", False)
+    try:
+        assert "drop-in" in names()
+        assert get_policy("DROP_IN").select.__qualname__ == "DropIn.select"
+        check_policy(policy_class("drop-in"), instances=5)
+    finally:
+        unregister("drop-in")
+        sys.modules.pop("coopsched.online.policies.dropin_policy", None)

@@ -284,6 +284,7 @@ def simulate(
     rng = random.Random(getattr(policy, "seed", 0)) if policy.random_machines else None
     select = policy.select
     events = _wants_events(policy)
+    on_release = policy.on_release if cls.on_release is not Policy.on_release else None
     i = 0
     total_waiting = 0
     MM = max(M, 1)
@@ -321,8 +322,8 @@ def simulate(
             waiting[u] += 1
             total_waiting += 1
             i += 1
-            if events:
-                policy.on_release(view, u)
+            if on_release is not None:
+                on_release(view, u)
         # greedy starts at t
         while free and total_waiting:
             u = select(view)

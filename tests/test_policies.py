@@ -300,3 +300,18 @@ def test_a_new_policy_is_one_file(tmp_path, monkeypatch):
     finally:
         unregister("drop-in")
         sys.modules.pop("coopsched.online.policies.dropin_policy", None)
+
+
+def test_check_policy_requires_parameters_stored_under_their_names():
+    class Hidden(Policy):
+        name = "hidden"
+
+        def __init__(self, weight: int = 1, seed: int = 0):
+            self._w = weight
+            self.seed = seed
+
+        def select(self, view):
+            return view.candidates()[0]
+
+    with pytest.raises(PolicyCheckError, match="weight not stored"):
+        check_policy(Hidden, instances=1)

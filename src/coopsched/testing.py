@@ -7,6 +7,8 @@ it runs a policy on seeded random instances and checks the contract of
 * every schedule satisfies the invariants of :mod:`coopsched.online.checker` (release,
   one job per machine, FIFO within an organization, greedy, nothing lost), with and
   without a horizon, for the grand coalition and for a sub-coalition;
+* the parameters of ``__init__`` are stored under their own names (``params()`` reads
+  them back);
 * ``simulate(inst, p)`` and ``p.run(inst)`` give the same schedule, and so does a
   fresh ``type(p)(**p.params())`` (parameters round-trip, runs are reproducible);
 * non-clairvoyance (Skowron & Rzadca, Sec. 2): changing the size of a job that has not
@@ -72,6 +74,12 @@ def check_policy(
         raise PolicyCheckError(f"{cls!r} is not a subclass of coopsched Policy")
     params = dict(params or {})
     pol = cls(**params)
+    missing = [n for n in cls.param_names() if not hasattr(pol, n)]
+    if missing:
+        raise PolicyCheckError(
+            f"{cls.__name__}: __init__ parameter(s) {', '.join(missing)} not stored as "
+            "attributes of the same names, so params() cannot read them back"
+        )
     again = cls(**pol.params())
     if repr(again) != repr(pol):
         raise PolicyCheckError(

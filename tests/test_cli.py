@@ -3,6 +3,7 @@ import json
 import pytest
 
 from coopsched.cli import main
+from coopsched.online.policies import get_policy, names
 from coopsched.workloads.instance import make_instance
 from coopsched.workloads.jsonio import write_instance
 
@@ -99,7 +100,7 @@ def test_bad_json_instance(tmp_path, capsys):
 def test_demo_runs(capsys, workload):
     assert main(["demo", "--workload", workload]) == 0
     out = capsys.readouterr().out
-    for name in ("ref", "rand", "directcontr", "fairshare", "roundrobin"):
+    for name in names():
         assert name in out
     assert main(["demo", "--workload", "nope"]) == 1
 
@@ -137,3 +138,74 @@ def test_simulate_swf_window(tmp_path, capsys):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["horizon"] == 200 and len(out["jobs"]) == 20
+
+
+def test_numbers_are_never_truncated_when_stdout_is_not_a_terminal(capsys, monkeypatch):
+    """rich squeezes tables to the terminal; a pipe or a file gets every digit."""
+    from coopsched.workloads.generators import synthetic_instance
+
+    monkeypatch.setenv("COLUMNS", "40")
+    assert main(["simulate", "--policy", "fairshare"]) == 0
+    out = capsys.readouterr().out
+    s = get_policy("fairshare").run(synthetic_instance(k=5, seed=0), 20_000)
+    for row in s.per_org_table(20_000):
+        assert f"{row['psi_sp']:,}" in out
+    assert "…" not in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "--policy", "roundrobin"],
+        ["demo"],
+        ["compare", "--policies", "ref,fifo", "--horizon", "5000"],
+        ["policies"],
+        ["fetch", "--list"],
+    ],
+)
+def test_every_table_command_prints_csv_and_json(argv, capsys):
+    import csv
+    import io
+
+    assert main([*argv, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows and all(None not in r for r in rows)
+    assert main([*argv, "--format", "json"]) == 0
+    json.loads(capsys.readouterr().out)
+
+
+def test_policy_parameters_from_the_command_line(capsys):
+    argv = ["simulate", "--policy", "rand", "--param", "n_samples=3", "--format", "json"]
+    assert main([*argv, "--param", "seed=2"]) == 0
+    assert main(["simulate", "--policy", "rand", "--param", "samples=3"]) == 1
+    err = capsys.readouterr().err
+    assert "no parameter 'samples'" in err and "n_samples, epsilon, lam, sub_policy, seed" in err
+    assert main(["simulate", "--policy", "rand", "--param", "n_samples=x"]) == 1
+    assert "expected an integer" in capsys.readouterr().err
+
+
+def test_policy_module_class_from_the_command_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "clipol.py").write_text(
+        "from coopsched.online.engine import Policy\n"
+        "class Last(Policy):\n"
+        "    name = 'last'\n"
+        "    def select(self, view):\n"
+        "        return view.candidates()[-1]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["simulate", "--policy", "clipol:Last", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["policy"] == "last"
+
+
+def test_simulate_writes_exports(tmp_path, capsys):
+    import pandas as pd
+
+    from coopsched.workloads.swf import read_swf
+
+    g, w, b = tmp_path / "g.png", tmp_path / "s.swf", tmp_path / "out_jobs.csv"
+    argv = ["simulate", "--gantt", str(g), "--swf-out", str(w), "--batsim-out", str(b)]
+    assert main(argv) == 0
+    assert g.read_bytes()[:4] == b"\x89PNG"
+    n = len(read_swf(w).jobs)
+    assert len(pd.read_csv(b)) == n > 0
+    assert "wrote" in capsys.readouterr().err

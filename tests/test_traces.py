@@ -5,7 +5,7 @@ from conftest import trace_path
 
 from coopsched.online.checker import check_schedule
 from coopsched.online.fairness import fairness
-from coopsched.online.policies import get_policy
+from coopsched.online.policies import get_policy, names
 from coopsched.workloads.prepare import random_windows, trace_machines, trace_to_instance
 from coopsched.workloads.swf import read_swf
 
@@ -33,19 +33,7 @@ def test_metacentrum_needs_machines():
     assert trace_to_instance(tr, k=5, length=10_000, machines=60).total_machines == 60
 
 
-@pytest.mark.parametrize(
-    "policy",
-    [
-        "fifo",
-        "roundrobin",
-        "fairshare",
-        "utfairshare",
-        "currfairshare",
-        "directcontr",
-        "rand",
-        "ref",
-    ],
-)
+@pytest.mark.parametrize("policy", names())
 def test_policies_on_lpc_windows(lpc, policy):
     for start in random_windows(lpc, 50_000, 3, seed=11):
         inst = trace_to_instance(lpc, k=5, start=start, length=50_000, seed=start)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,11 +15,33 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Fair scheduling on platforms shared by several organizations.",
 )
+
+
 console = Console()
 
 
 class CLIError(Exception):
     """An error to report on one line, without a traceback."""
+
+
+def _input_path(path: Path | None, trace: str | None) -> Path | None:
+    """The input file: a path, or a Parallel Workloads Archive log named by ``--trace``
+    (or given as the argument when no such file exists), downloaded on first use."""
+    from ..workloads.archive import trace_path
+
+    if trace is not None:
+        if path is not None:
+            raise CLIError("give an input file or --trace NAME, not both")
+        return trace_path(trace)
+    if path is not None and not path.exists():
+        from ..workloads.archive import lookup
+
+        try:
+            lookup(str(path))
+        except KeyError:
+            return path  # not a log name either: the loader reports the missing file
+        return trace_path(str(path))
+    return path
 
 
 def _load(
@@ -29,57 +52,52 @@ def _load(
     machines: int | None,
     split: str,
     seed: int,
+    trace: str | None = None,
 ):
-    """An instance from a JSON file, an SWF trace, or the built-in synthetic default."""
-    from ..workloads.generators import synthetic_instance
-    from ..workloads.jsonio import read_instance
-    from ..workloads.prepare import trace_to_instance
-    from ..workloads.swf import read_swf
+    """An instance from a JSON file, an SWF trace (path or archive name), or the built-in
+    synthetic default (:func:`coopsched.workloads.load.load_instance`)."""
+    from ..workloads.load import load_instance
 
-    if path is None:
-        return synthetic_instance(k=orgs, seed=seed)
-    name = path.name.lower()
-    if name.endswith(".json"):
-        return read_instance(path)
-    if name.endswith(".swf") or name.endswith(".swf.gz"):
-        trace = read_swf(path)
-        return trace_to_instance(
-            trace,
-            k=orgs,
-            start=window_start,
-            length=window_length,
-            machines=machines,
-            split=split,
-            seed=seed,
-        )
-    raise CLIError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")
+    if trace is not None and path is not None:
+        raise CLIError("give an input file or --trace NAME, not both")
+    return load_instance(
+        trace if trace is not None else path,
+        k=orgs,
+        start=window_start,
+        length=window_length,
+        machines=machines,
+        split=split,
+        seed=seed,
+    )
 
 
 def _check_format(format: str) -> None:
-    if format not in ("table", "json"):
-        raise CLIError("--format must be 'table' or 'json'")
+    from ..report import FORMATS
+
+    if format not in FORMATS:
+        raise CLIError(f"--format must be one of {', '.join(FORMATS)}")
 
 
-def _mosp_instance(path: Path | None, generate: str, seed: int):
-    """A MOSP instance (jobs with ``processors``, releases 0) from JSON or a generator spec."""
-    from ..mosp.generators import mosp_instance
-    from ..mosp.schedule import mosp_arrays
-    from ..workloads.jsonio import read_instance
+def _show(report, format: str) -> None:
+    """Print a :class:`coopsched.report.Report` as a table, CSV or JSON."""
+    from rich.table import Table
 
-    if path is not None:
-        inst = read_instance(path)
-        if inst.processors is None:
-            raise CLIError(f"{path}: MOSP jobs need 'processors'")
-        if (inst.release != 0).any():
-            raise CLIError(f"{path}: MOSP is off-line: every release must be 0")
-    else:
-        try:
-            kind, N, n, m = generate.split(":")
-            inst = mosp_instance(kind, int(N), int(n), int(m), seed=seed)
-        except ValueError as exc:
-            raise CLIError(f"--generate expects KIND:N:n:m, e.g. uni:5:100:128 ({exc})") from None
-    mosp_arrays(inst)  # rejects a job wider than its cluster, with the job named
-    return inst
+    if format == "json":
+        print(report.to_json())
+        return
+    if format == "csv":
+        print(report.to_csv(), end="")
+        return
+    # off a terminal (a file, a pipe) rich must not squeeze the table to 80 columns
+    out = console if console.is_terminal else Console(file=sys.stdout, width=100_000)
+    table = Table(title=report.title)
+    for c in report.columns:
+        table.add_column(c.header or c.key, justify="left" if c.left else "right")
+    for r in report.rows:
+        table.add_row(*(c.show(r.get(c.key)) for c in report.columns))
+    out.print(table)
+    for note in report.notes:
+        out.print(note, highlight=False)
 
 
 def _horizon(inst, horizon: int | None) -> int | None:
@@ -102,4 +120,11 @@ Split = Annotated[str, typer.Option(help="Machine split across organizations: un
 Seed = Annotated[
     int, typer.Option(help="Seed for users-to-organizations, machine split, policies.")
 ]
-Fmt = Annotated[str, typer.Option("--format", help="table or json.")]
+Fmt = Annotated[str, typer.Option("--format", help="table, json or csv.")]
+Trace = Annotated[
+    str | None,
+    typer.Option(
+        help="A Parallel Workloads Archive log by name (e.g. LPC-EGEE), downloaded on first "
+        "use; see 'coopsched fetch --list'."
+    ),
+]

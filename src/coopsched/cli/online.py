@@ -1,13 +1,14 @@
-"""Online scheduling commands: simulate, demo, compare, trace-info, generate, policies."""
+"""Online scheduling commands: simulate, demo, compare, trace-info, generate, policies.
+
+Each command parses its options and renders a report the package builds."""
 
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from ._app import (
     CLIError,
@@ -16,11 +17,14 @@ from ._app import (
     Orgs,
     Seed,
     Split,
+    Trace,
     WLen,
     WStart,
     _check_format,
     _horizon,
+    _input_path,
     _load,
+    _show,
     app,
     console,
 )
@@ -29,9 +33,18 @@ from ._app import (
 @app.command()
 def simulate(
     input: Annotated[
-        Path | None, typer.Argument(help="JSON instance or SWF trace; none: synthetic.")
+        Path | None,
+        typer.Argument(help="JSON instance, SWF trace, or archive log name; none: synthetic."),
     ] = None,
-    policy: Annotated[str, typer.Option(help="Policy name (see 'coopsched policies').")] = "fifo",
+    trace: Trace = None,
+    policy: Annotated[
+        str,
+        typer.Option(help="Policy name (see 'coopsched policies') or package.module:Class."),
+    ] = "fifo",
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", help="Policy parameter NAME=VALUE (repeatable)."),
+    ] = None,
     horizon: Annotated[
         int | None, typer.Option(help="Stop at this time (default: window length).")
     ] = None,
@@ -42,67 +55,56 @@ def simulate(
     split: Split = "uniform",
     seed: Seed = 0,
     samples: Annotated[
-        int, typer.Option(min=1, help="RAND: sampled orderings N (paper: 15, 75).")
-    ] = 15,
+        int | None,
+        typer.Option(min=1, help="Shortcut for --param n_samples=N (RAND; paper: 15, 75)."),
+    ] = None,
+    gantt: Annotated[
+        Path | None, typer.Option(help="Write a Gantt chart (PNG, SVG or PDF by suffix).")
+    ] = None,
+    swf_out: Annotated[
+        Path | None, typer.Option(help="Write the schedule as SWF, waits filled in.")
+    ] = None,
+    batsim_out: Annotated[
+        Path | None, typer.Option(help="Write the schedule as Batsim's out_jobs.csv.")
+    ] = None,
     format: Fmt = "table",
 ) -> None:
-    """Simulate one policy and print per-organization results (or the schedule as JSON)."""
-    from ..online.policies import get_policy
+    """Simulate one policy and print per-organization results (JSON: the whole schedule)."""
+    from ..online.policies import parse_params, policy_class
 
     _check_format(format)
-    params = {} if policy.lower() == "ref" else {"seed": seed}  # REF is deterministic
-    if policy.lower() == "rand":
-        params["n_samples"] = samples
-    pol = get_policy(policy, **params)
-    inst = _load(input, orgs, window_start, window_length, machines, split, seed)
+    cls = policy_class(policy)
+    items = list(param or [])
+    if samples is not None:
+        items.append(f"n_samples={samples}")
+    params = parse_params(cls, items)
+    if "seed" in cls.param_names():
+        params.setdefault("seed", seed)
+    pol = cls(**params)
+    inst = _load(input, orgs, window_start, window_length, machines, split, seed, trace)
     T = _horizon(inst, horizon)
     sched = pol.run(inst, T)
-    if format == "json":
-        print(json.dumps(sched.to_dict(T)))
-        return
-    t = sched._at(T)
-    table = Table(title=f"{pol.name} on {inst.n} jobs, {inst.total_machines} machines, horizon {t}")
-    for col in ("org", "machines", "jobs", "started", "completed", "psi_sp", "work", "mean flow"):
-        table.add_column(col, justify="left" if col == "org" else "right")
-    for row in sched.per_org_table(t):
-        mf = row["mean_flow"]
-        table.add_row(
-            row["org"],
-            str(row["machines"]),
-            str(row["jobs"]),
-            str(row["started"]),
-            str(row["completed"]),
-            f"{row['psi_sp']:,}",
-            f"{row['work']:,}",
-            "-" if mf is None else f"{mf:,.0f}",
-        )
-    console.print(table)
-    console.print(
-        f"utilization {sched.utilization(t):.1%}; {len(sched.unstarted)} job(s) not started before t={t}"
-    )
+    _export(sched, gantt, swf_out, batsim_out)
+    _show(sched.report(T), format)
 
 
-def _compare_table(inst, T: int, policies: list[str], seed: int, title: str) -> None:
-    from ..experiments.compare import compare_policies
+def _export(sched, gantt: Path | None, swf_out: Path | None, batsim_out: Path | None) -> None:
+    """Write the requested files; say so on stderr (stdout stays the report)."""
+    from ..online import export
 
-    rows = compare_policies(inst, T, tuple(policies), seed=seed)
-    table = Table(title=title)
-    for col in ("policy", "dpsi/p_tot", "utilization", "mean flow", "started", "seconds"):
-        table.add_column(col, justify="left" if col == "policy" else "right")
-    for r in rows:
-        table.add_row(
-            r["policy"],
-            "-" if r["unfairness"] is None else f"{r['unfairness']:.2f}",
-            f"{r['utilization']:.1%}",
-            "-" if r["mean_flow"] is None else f"{r['mean_flow']:,.0f}",
-            str(r["started"]),
-            f"{r['seconds']:.3f}",
-        )
-    console.print(table)
-    console.print(
-        "dpsi/p_tot: average unjustified delay (s) per unit of work against REF, "
-        "the exact Shapley-fair schedule (Skowron & Rzadca, Sec. 7.2); 0 = as fair as REF."
-    )
+    for path, write in (
+        (swf_out, export.write_schedule_swf),
+        (batsim_out, export.write_batsim_jobs),
+    ):
+        if path is not None:
+            left_out = write(sched, path)
+            extra = (
+                f" ({left_out} job(s) not started before the horizon left out)" if left_out else ""
+            )
+            print(f"wrote {path}{extra}", file=sys.stderr)
+    if gantt is not None:
+        export.plot_gantt(sched, gantt)
+        print(f"wrote {gantt}", file=sys.stderr)
 
 
 @app.command()
@@ -112,10 +114,13 @@ def demo(
     workload: Annotated[
         str, typer.Option(help="bursty (default) or lublin (Lublin-Feitelson model).")
     ] = "bursty",
+    format: Fmt = "table",
 ) -> None:
-    """Compare every policy on a built-in synthetic workload (no files needed)."""
+    """Compare every registered policy on a built-in synthetic workload (no files needed)."""
+    from ..experiments.compare import comparison_report
     from ..workloads.generators import lublin_instance, synthetic_instance
 
+    _check_format(format)
     if workload == "bursty":
         inst = synthetic_instance(k=orgs, seed=seed)
     elif workload == "lublin":
@@ -123,38 +128,31 @@ def demo(
     else:
         raise CLIError("--workload must be 'bursty' or 'lublin'")
     T = inst.meta["horizon"]
-    shares = ", ".join(f"{o.name}:{o.machines}" for o in inst.organizations)
-    jobs = ", ".join(
-        f"{inst.organizations[u].name}:{int((inst.org == u).sum())}" for u in range(inst.k)
-    )
-    console.print(
-        f"Synthetic {workload} workload (seed {seed}): {inst.n} jobs, {inst.total_machines} machines."
-    )
-    console.print(
-        f"  machines per organization {shares}; jobs per organization {jobs}; horizon {T}."
-    )
-    from ..experiments.compare import DEFAULT_POLICIES
-
-    _compare_table(inst, T, list(DEFAULT_POLICIES), seed, "Policies compared at the horizon")
+    rep = comparison_report(inst, T, None, seed, "Policies compared at the horizon")
+    if format == "table":
+        s = inst.summary()
+        shares = ", ".join(f"{o['name']}:{o['machines']}" for o in s["per_org"])
+        jobs = ", ".join(f"{o['name']}:{o['jobs']}" for o in s["per_org"])
+        console.print(
+            f"Synthetic {workload} workload (seed {seed}): {s['jobs']} jobs, "
+            f"{s['machines']} machines.\n"
+            f"  machines per organization {shares}; jobs per organization {jobs}; horizon {T}.",
+            highlight=False,
+        )
+    _show(rep, format)
 
 
 @app.command()
 def compare(
     input: Annotated[
-        Path | None, typer.Argument(help="JSON instance or SWF trace; none: synthetic.")
+        Path | None,
+        typer.Argument(help="JSON instance, SWF trace, or archive log name; none: synthetic."),
     ] = None,
-    policies: Annotated[str, typer.Option(help="Comma-separated policy names.")] = ",".join(
-        (
-            "ref",
-            "rand",
-            "directcontr",
-            "fairshare",
-            "utfairshare",
-            "currfairshare",
-            "roundrobin",
-            "fifo",
-        )
-    ),
+    trace: Trace = None,
+    policies: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated policy names (default: every registered policy)."),
+    ] = None,
     horizon: Annotated[int | None, typer.Option(help="Horizon (default: window length).")] = None,
     orgs: Orgs = 5,
     window_start: WStart = None,
@@ -162,46 +160,39 @@ def compare(
     machines: Machines = None,
     split: Split = "uniform",
     seed: Seed = 0,
+    format: Fmt = "table",
 ) -> None:
     """How fair is each policy on this workload? (unfairness against REF, utilization)."""
-    inst = _load(input, orgs, window_start, window_length, machines, split, seed)
+    from ..experiments.compare import comparison_report
+    from ..online.policies import policy_class
+
+    _check_format(format)
+    names = None if policies is None else [p.strip() for p in policies.split(",") if p.strip()]
+    for p in names or []:
+        policy_class(p)  # fail early on a typo, before loading the trace
+    inst = _load(input, orgs, window_start, window_length, machines, split, seed, trace)
     T = _horizon(inst, horizon)
     if T is None:
         raise CLIError("give --horizon (the instance has none)")
-    names = [p.strip() for p in policies.split(",") if p.strip()]
-    from ..online.policies import get_policy
-
-    for p in names:
-        get_policy(p)  # fail early on a typo
-    _compare_table(inst, T, names, seed, f"{inst.n} jobs, {inst.k} organizations, horizon {T}")
+    _show(comparison_report(inst, T, names, seed), format)
 
 
 @app.command("trace-info")
 def trace_info(
-    file: Annotated[Path, typer.Argument(help="SWF trace (.swf or .swf.gz).")],
+    file: Annotated[
+        Path | None, typer.Argument(help="SWF trace (.swf or .swf.gz) or archive log name.")
+    ] = None,
+    trace: Trace = None,
     format: Fmt = "table",
 ) -> None:
     """Statistics of an SWF trace."""
     from ..workloads.swf import read_swf
 
     _check_format(format)
-    trace = read_swf(file)
-    st = trace.stats()
-    if format == "json":
-        print(json.dumps(st))
-        return
-    table = Table(title=str(file), show_header=False)
-    table.add_column("field")
-    table.add_column("value", justify="right")
-    for key, value in st.items():
-        if key == "file":
-            continue
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items())
-        table.add_row(key, f"{value:,}" if isinstance(value, int) else str(value))
-    console.print(table)
-    if trace.acknowledge:
-        console.print(f"Acknowledge: {trace.acknowledge} (and the Parallel Workloads Archive)")
+    path = _input_path(file, trace)
+    if path is None:
+        raise CLIError("give an SWF file or --trace NAME")
+    _show(read_swf(path).report(), format)
 
 
 @app.command()
@@ -231,10 +222,9 @@ def generate(
 
 
 @app.command()
-def policies() -> None:
-    """List the online policies."""
-    from ..online.policies import POLICIES
+def policies(format: Fmt = "table") -> None:
+    """List the online policies and their parameters (the registry, plug-ins included)."""
+    from ..online.policies import policies_report
 
-    for name, cls in POLICIES.items():
-        doc = (cls.__doc__ or "").strip().splitlines()[0]
-        console.print(f"[bold]{name}[/bold]  {doc}")
+    _check_format(format)
+    _show(policies_report(), format)

@@ -1,57 +1,68 @@
 """Compare online policies on one instance: fairness against REF, efficiency, flow time.
 
-This is what ``coopsched demo`` and ``coopsched compare`` print: for each policy the
-unfairness ``dpsi / p_tot`` of Skowron & Rzadca (Sec. 7.2), the resource utilization and
-the mean flow time of completed jobs, all at the horizon.
+This is what ``coopsched demo`` and ``coopsched compare`` print, and what
+:func:`coopsched.compare` returns as a DataFrame: for each policy the unfairness
+``dpsi / p_tot`` of Skowron & Rzadca (Sec. 7.2), the resource utilization and the mean
+flow time of completed jobs, all at the horizon.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
+from ..online.engine import Policy
 from ..online.fairness import fairness
-from ..online.policies import get_policy
+from ..online.policies import get_policy, names, policy_class
 from ..online.policies.ref import Ref
 from ..workloads.instance import Instance
 
-DEFAULT_POLICIES = (
-    "ref",
-    "rand",
-    "directcontr",
-    "fairshare",
-    "utfairshare",
-    "currfairshare",
-    "roundrobin",
-    "fifo",
-)
+#: columns of :func:`compare_policies`' rows, in display order
+COLUMNS = ("policy", "unfairness", "dpsi", "utilization", "mean_flow", "started", "seconds")
+
+
+def make_policies(policies: Sequence[str | Policy] | None, seed: int = 0) -> list[Policy]:
+    """Policy objects from names (every registered policy when ``None``) or objects.
+
+    A policy built from a name gets ``seed`` when it takes one (REF is deterministic).
+    """
+    out = []
+    for p in names() if policies is None else policies:
+        if isinstance(p, Policy):
+            out.append(p)
+            continue
+        cls_params = policy_class(p).param_names()
+        out.append(get_policy(p, **({"seed": seed} if "seed" in cls_params else {})))
+    return out
 
 
 def compare_policies(
     instance: Instance,
     horizon: int,
-    policies: tuple[str, ...] = DEFAULT_POLICIES,
+    policies: Sequence[str | Policy] | None = None,
     seed: int = 0,
     ref_max_k: int = 14,
 ) -> list[dict]:
-    """One row per policy; the fairness columns need REF (skipped when ``k > ref_max_k``)."""
+    """One row per policy (:data:`COLUMNS` and ``psi``); the fairness columns need REF
+    (``None`` when ``k > ref_max_k``, REF being exponential in ``k``)."""
+    pols = make_policies(policies, seed)
     rows = []
     ref = None
     if instance.k <= ref_max_k:
         t0 = time.perf_counter()
         ref = Ref().run(instance, horizon)
         ref_seconds = time.perf_counter() - t0
-    for name in policies:
-        if name == "ref" and ref is not None:
+    for pol in pols:
+        if type(pol) is Ref and pol.params() == Ref().params() and ref is not None:
             sched, seconds = ref, ref_seconds
         else:
-            params = {} if name in ("ref",) else {"seed": seed}
             t0 = time.perf_counter()
-            sched = get_policy(name, **params).run(instance, horizon)
+            sched = pol.run(instance, horizon)
             seconds = time.perf_counter() - t0
         done = sum(sched.completed(horizon))
         ft = sum(sched.flow_time(horizon))
         row = {
-            "policy": name,
+            "policy": pol.name,
             "unfairness": None,
             "dpsi": None,
             "utilization": sched.utilization(horizon),
@@ -66,3 +77,70 @@ def compare_policies(
             row["dpsi"] = f.dpsi
         rows.append(row)
     return rows
+
+
+def comparison_report(
+    instance: Instance,
+    horizon: int,
+    policies: Sequence[str | Policy] | None = None,
+    seed: int = 0,
+    title: str | None = None,
+):
+    """:func:`compare_policies` as a :class:`coopsched.report.Report` (what ``coopsched
+    compare`` and ``demo`` print)."""
+    from ..report import Column, Report, num, pct
+
+    rows = compare_policies(instance, horizon, policies, seed)
+    for r in rows:
+        r.pop("psi")
+    return Report(
+        title=title or f"{instance.n} jobs, {instance.k} organizations, horizon {horizon}",
+        columns=[
+            Column("policy", left=True),
+            Column("unfairness", "dpsi/p_tot", num(2)),
+            Column("utilization", fmt=pct),
+            Column("mean_flow", "mean flow", num(0)),
+            Column("started"),
+            Column("seconds", fmt=num(3)),
+        ],
+        rows=rows,
+        notes=[
+            "dpsi/p_tot: average unjustified delay (s) per unit of work against REF, "
+            "the exact Shapley-fair schedule (Skowron & Rzadca, Sec. 7.2); 0 = as fair as REF."
+        ],
+    )
+
+
+def compare_frame(
+    instance: Instance,
+    horizon: int | None = None,
+    policies: Sequence[str | Policy] | None = None,
+    seed: int = 0,
+):
+    """:func:`compare_policies` as a pandas DataFrame indexed by policy, with one
+    ``psi_<org>`` column per organization (``horizon`` defaults to the instance's).
+
+    >>> from coopsched import make_instance
+    >>> jobs = [(0, 0, 4), (0, 0, 4), (0, 0, 4), (0, 1, 4), (1, 2, 2), (1, 2, 2)]
+    >>> inst = make_instance([1, 1], jobs, names=["a", "b"])
+    >>> compare_frame(inst, 8, ["ref", "fifo", "roundrobin"])[["unfairness", "psi_a", "psi_b"]]
+                unfairness  psi_a  psi_b
+    policy
+    ref               0.00     58     14
+    fifo              1.75     72      0
+    roundrobin        0.50     62     10
+    """
+    import pandas as pd
+
+    if horizon is None:
+        horizon = instance.meta.get("horizon")
+        if horizon is None:
+            raise ValueError("give a horizon (the instance has none)")
+    rows = compare_policies(instance, int(horizon), policies, seed)
+    recs = []
+    for r in rows:
+        d = {c: r[c] for c in COLUMNS}
+        for name, v in zip(instance.names, r["psi"], strict=True):
+            d[f"psi_{name}"] = v
+        recs.append(d)
+    return pd.DataFrame.from_records(recs).set_index("policy")

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..online.fairness import fairness
-from ..online.policies import get_policy
+from ..online.policies import get_policy, policy_class
 from ..online.policies.ref import Ref
 from ..workloads.prepare import peak_concurrency, random_windows, trace_machines, trace_to_instance
 from ..workloads.swf import SWFTrace, read_swf
@@ -93,8 +93,9 @@ def evaluate_window(task: dict) -> dict:
     row["seconds_ref"] = time.perf_counter() - t0
     row["p_tot"] = sum(ref.work(L))
     for name in task["policies"]:
-        params = {"seed": task["seed"]}
-        if name == "rand":
+        accepted = policy_class(name).param_names()
+        params = {"seed": task["seed"]} if "seed" in accepted else {}
+        if "n_samples" in accepted:  # RAND's N (Sec. 7.1: 15 or 75)
             params["n_samples"] = task["rand_samples"]
         t0 = time.perf_counter()
         sched = get_policy(name, **params).run(inst, L)

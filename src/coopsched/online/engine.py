@@ -8,16 +8,20 @@ engine frees the machines whose jobs complete at ``t``, queues the jobs released
 waits, asks the policy for an organization; that organization's oldest waiting job
 starts at ``t``. The cost grows with the number of events, not with the horizon.
 
-Policies see the world through a :class:`SimView`: release order, queue lengths,
-running counts, machines, and utilities computed from elapsed time. A job's size is
-revealed to the policy only by :meth:`Policy.on_complete`, once the job has completed.
+Policies see the world through a :class:`SimView`: release order and release time of
+each queue head, queue lengths, running counts, machines, and utilities computed from
+elapsed time. A job's size is revealed to the policy only by :meth:`Policy.on_complete`,
+once the job has completed. The contract is documented in ``docs/policies.md``.
 """
 
 from __future__ import annotations
 
 import heapq
+import inspect
 import random
-from collections.abc import Iterable
+import typing
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -35,7 +39,9 @@ class SimView:
     Attributes are read-only by contract: ``t``, ``k``, ``members`` (organization
     indices taking part), ``machines[u]``, ``total_machines``, ``waiting[u]`` (jobs
     released and not started), ``running[u]``. Methods give ``psi_sp`` and processed
-    work at ``t`` from elapsed times only, and the release order of queue heads.
+    work at ``t`` from elapsed times only (Skowron & Rzadca, Sec. 2), and the release
+    order and release time of queue heads. Nothing here reveals the size of a job that
+    has not completed (non-clairvoyance, Sec. 2; ``docs/policies.md``).
     """
 
     __slots__ = (
@@ -50,6 +56,7 @@ class SimView:
         "_work",
         "_tl",
         "_head_pos",
+        "_rel",
         "_machine_owner",
         "_free",
     )
@@ -68,6 +75,7 @@ class SimView:
         self._work = [0] * k
         self._tl = [0] * k
         self._head_pos: list[int] = [0] * k
+        self._rel: list[int] = []
         self._machine_owner = machine_owner
         self._free: list[int] = []
 
@@ -89,7 +97,12 @@ class SimView:
         """Global submission rank of ``u``'s oldest waiting job (smaller = older)."""
         return self._head_pos[u]
 
+    def head_release(self, u: int) -> int | None:
+        """Release time of ``u``'s oldest waiting job (``None`` when ``u`` has none)."""
+        return self._rel[self._head_pos[u]] if self.waiting[u] else None
+
     def machine_owner(self, m: int) -> int:
+        """The organization that contributes machine ``m``."""
         return self._machine_owner[m]
 
     def candidates(self) -> list[int]:
@@ -99,24 +112,61 @@ class SimView:
 
 
 class Policy:
-    """One interface for every online policy (scikit-learn style: parameters in
-    ``__init__``, state created in :meth:`reset`).
+    """The one interface of every online policy (``docs/policies.md``).
 
-    A policy implements :meth:`select`; it may track state through :meth:`on_start`
-    and :meth:`on_complete`. Policies that build many schedules at once (REF, RAND)
-    override :meth:`run` instead. ``random_machines`` asks the engine to give each
-    started job a uniformly random free machine (seeded) instead of the lowest-numbered.
+    Parameters are the keyword arguments of ``__init__`` and are stored under the same
+    names (scikit-learn's estimator convention), so :meth:`params` and
+    ``type(p)(**p.params())`` need no code in a subclass. State is created in
+    :meth:`reset`. The override points (SimPy style, the base class names them):
+
+    * :meth:`select` (required): the organization whose oldest waiting job starts now;
+    * :meth:`reset`: called once before the simulation;
+    * :meth:`on_release`, :meth:`on_start`, :meth:`on_complete`: event hooks, called only
+      when a subclass overrides them (or sets ``wants_events``);
+    * :meth:`run`: for a policy that builds its schedule itself (REF and RAND simulate
+      every coalition); :func:`simulate` then calls it, so both entry points agree.
+
+    ``random_machines`` asks the engine to give each started job a uniformly random free
+    machine (seeded) instead of the lowest-numbered; ``name`` is the registry name
+    (:func:`coopsched.online.policies.register`); ``rank`` orders listings.
     """
 
     name: str = "policy"
+    rank: int = 50
     random_machines: bool = False
     wants_events: bool = False
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
 
+    @classmethod
+    def param_names(cls) -> list[str]:
+        """Names of the keyword arguments of ``__init__``: the policy's parameters."""
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in list(sig.parameters.values())[1:]
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    @classmethod
+    def param_types(cls) -> dict[str, tuple[object, object]]:
+        """``{name: (annotation, default)}`` of every parameter (annotations resolved)."""
+        try:
+            hints = typing.get_type_hints(cls.__init__)
+        except Exception:  # unresolvable annotations: fall back to the defaults' types
+            hints = {}
+        sig = inspect.signature(cls.__init__)
+        out = {}
+        for name in cls.param_names():
+            p = sig.parameters[name]
+            default = None if p.default is p.empty else p.default
+            out[name] = (hints.get(name, type(default) if default is not None else str), default)
+        return out
+
     def params(self) -> dict:
-        return {"seed": self.seed}
+        """The parameters, read back from the attributes of the same names."""
+        return {n: getattr(self, n) for n in self.param_names() if hasattr(self, n)}
 
     def reset(self, view: SimView) -> None:
         """Called once before the simulation starts."""
@@ -124,6 +174,9 @@ class Policy:
     def select(self, view: SimView) -> int:
         """Return an organization with a waiting job; its oldest job starts now."""
         raise NotImplementedError
+
+    def on_release(self, view: SimView, org: int) -> None:
+        """A job of ``org`` was released at ``view.t`` (its size stays unknown)."""
 
     def on_start(self, view: SimView, org: int, machine: int) -> None:
         """A job of ``org`` started on ``machine`` at ``view.t``."""
@@ -137,9 +190,31 @@ class Policy:
         """Simulate this policy on ``instance`` (optionally only a coalition's part)."""
         return simulate(instance, self, horizon=horizon, members=members)
 
+    @classmethod
+    def drives_simulation(cls) -> bool:
+        """True when the policy builds its schedule itself (overrides :meth:`run`)."""
+        return cls.run is not Policy.run
+
+    @contextmanager
+    def engine_pass(self) -> Iterator[None]:
+        """Inside :meth:`run`: let :func:`simulate` run the event loop for this policy."""
+        self._engine_pass = True
+        try:
+            yield
+        finally:
+            self._engine_pass = False
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+def _wants_events(policy: Policy) -> bool:
+    cls = type(policy)
+    return bool(policy.wants_events) or any(
+        getattr(cls, hook) is not getattr(Policy, hook)
+        for hook in ("on_release", "on_start", "on_complete")
+    )
 
 
 def simulate(
@@ -152,7 +227,26 @@ def simulate(
 
     With ``members``, only that coalition's jobs and machines take part (the schedule
     the coalition would build alone). Without a horizon, runs until every job started.
+    A policy that builds its schedule itself (REF, RAND: it overrides
+    :meth:`Policy.run`) is handed the call, so ``simulate(inst, p)`` and ``p.run(inst)``
+    are the same for every policy.
+
+    >>> from coopsched import make_instance
+    >>> from coopsched.online.policies import Fifo, Ref
+    >>> inst = make_instance([1, 1], [(0, 0, 3), (0, 0, 2), (1, 1, 2)])
+    >>> simulate(inst, Fifo()).start.tolist()
+    [0, 0, 2]
+    >>> simulate(inst, Ref()).start.tolist() == Ref().run(inst).start.tolist()
+    True
     """
+    cls = type(policy)
+    if cls.drives_simulation() and not getattr(policy, "_engine_pass", False):
+        return policy.run(instance, horizon, members)
+    if cls.select is Policy.select:
+        raise TypeError(
+            f"{cls.__name__} cannot be simulated: it overrides neither select() nor run() "
+            "(see docs/policies.md)"
+        )
     inst = instance
     k = inst.k
     mem = tuple(range(k)) if members is None else tuple(sorted({int(u) for u in members}))
@@ -185,10 +279,12 @@ def simulate(
     BIG = n + 1
     for u in range(k):
         head_pos[u] = BIG
+    view._rel = rel
     policy.reset(view)
     rng = random.Random(getattr(policy, "seed", 0)) if policy.random_machines else None
     select = policy.select
-    events = policy.wants_events
+    events = _wants_events(policy)
+    on_release = policy.on_release if cls.on_release is not Policy.on_release else None
     i = 0
     total_waiting = 0
     MM = max(M, 1)
@@ -226,6 +322,8 @@ def simulate(
             waiting[u] += 1
             total_waiting += 1
             i += 1
+            if on_release is not None:
+                on_release(view, u)
         # greedy starts at t
         while free and total_waiting:
             u = select(view)

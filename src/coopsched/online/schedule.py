@@ -112,6 +112,83 @@ class Schedule:
             )
         return rows
 
+    def to_frame(self):
+        """The coalition's jobs as a pandas DataFrame, one row per job (input order).
+
+        Columns: ``id`` (when the instance has ids), ``org`` (name), ``org_index``,
+        ``release``, ``size``, ``start``, ``end``, ``wait``, ``machine`` and
+        ``machine_org`` (the organization contributing the machine); the last five are
+        missing (``<NA>``) for a job not started before the horizon.
+
+        >>> from coopsched import make_instance, simulate
+        >>> s = simulate(make_instance([1], [(0, 0, 2), (0, 1, 1)]), "fifo", horizon=2)
+        >>> s.to_frame()[["release", "start", "end", "wait"]]
+             release  start   end  wait
+        job
+        0          0      0     2     0
+        1          1   <NA>  <NA>  <NA>
+        """
+        import pandas as pd
+
+        inst = self.instance
+        idx = np.flatnonzero(self.in_coalition)
+        st = self.start[idx]
+        ok = st >= 0
+
+        def nullable(values: np.ndarray) -> pd.Series:
+            return pd.Series(pd.array(np.where(ok, values, 0), dtype="Int64")).mask(~ok)
+
+        cols: dict = {}
+        if inst.ids is not None:
+            cols["id"] = [inst.ids[j] for j in idx]
+        owner = inst.machine_owner()
+        names = np.array(inst.names, dtype=object)
+        cols["org"] = names[inst.org[idx]]
+        cols["org_index"] = inst.org[idx]
+        cols["release"] = inst.release[idx]
+        cols["size"] = inst.size[idx]
+        cols["start"] = nullable(st)
+        cols["end"] = nullable(st + inst.size[idx])
+        cols["wait"] = nullable(st - inst.release[idx])
+        mach = self.machine[idx]
+        cols["machine"] = nullable(mach)
+        cols["machine_org"] = nullable(owner[np.where(ok, mach, 0)] if len(owner) else mach)
+        return pd.DataFrame(cols, index=pd.Index(idx, name="job"))
+
+    def per_org_frame(self, t: int | None = None):
+        """:meth:`per_org_table` as a pandas DataFrame indexed by organization."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.per_org_table(t)).set_index("org")
+
+    def report(self, t: int | None = None):
+        """Per-organization results at ``t`` as a :class:`coopsched.report.Report`
+        (what ``coopsched simulate`` prints; its JSON is :meth:`to_dict`)."""
+        from ..report import Column, Report, num
+
+        t = self._at(t)
+        inst = self.instance
+        cols = [
+            Column("org", left=True),
+            Column("machines"),
+            Column("jobs"),
+            Column("started"),
+            Column("completed"),
+            Column("psi_sp"),
+            Column("work"),
+            Column("mean_flow", "mean flow", num(0)),
+        ]
+        return Report(
+            title=f"{self.policy} on {inst.n} jobs, {inst.total_machines} machines, horizon {t}",
+            columns=cols,
+            rows=self.per_org_table(t),
+            notes=[
+                f"utilization {self.utilization(t):.1%}; "
+                f"{len(self.unstarted)} job(s) not started before t={t}"
+            ],
+            document=self.to_dict(t),
+        )
+
     def to_dict(self, t: int | None = None) -> dict:
         """JSON-ready: policy, horizon, utilities and the jobs (CLI ``--format json``)."""
         inst = self.instance

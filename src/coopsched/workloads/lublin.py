@@ -22,7 +22,7 @@ Defaults are the model's "whole sample" parameters (no batch/interactive split).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -152,8 +152,3 @@ def lublin_jobs(
             "user": -1,
         }
     )
-
-
-def with_params(**kw) -> LublinParams:
-    """The default parameters with some replaced."""
-    return replace(LublinParams(), **kw)

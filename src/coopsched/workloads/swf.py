@@ -125,6 +125,28 @@ class SWFTrace:
             )
         return out
 
+    def report(self):
+        """:meth:`stats` as a :class:`coopsched.report.Report` of (field, value) rows."""
+        from ..report import Column, Report
+
+        rows = []
+        for key, value in self.stats().items():
+            if key == "file":
+                continue
+            if isinstance(value, dict):
+                value = ", ".join(f"{k}={v}" for k, v in value.items())
+            rows.append({"field": key, "value": value})
+        notes = []
+        if self.acknowledge:
+            notes.append(f"Acknowledge: {self.acknowledge} (and the Parallel Workloads Archive)")
+        return Report(
+            title=self.path,
+            columns=[Column("field", left=True), Column("value")],
+            rows=rows,
+            notes=notes,
+            document=self.stats(),
+        )
+
 
 def _open_text(path: Path) -> str:
     with path.open("rb") as fh:

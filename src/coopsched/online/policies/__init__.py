@@ -1,5 +1,8 @@
 """Online policies, all behind the one :class:`~coopsched.online.engine.Policy` interface.
 
+The registry lives in :mod:`._registry`; every module of this package is discovered, so a
+new policy is one new file (``docs/policies.md``).
+
 >>> from coopsched.online.policies import get_policy
 >>> get_policy("fairshare")
 FairShare(seed=0)
@@ -8,39 +11,27 @@ FairShare(seed=0)
 from __future__ import annotations
 
 from ..engine import Policy
+from ._registry import (
+    ENTRY_POINT_GROUP,
+    POLICIES,
+    available,
+    get_policy,
+    names,
+    normalize,
+    parse_params,
+    policies_report,
+    policy_class,
+    register,
+    unregister,
+)
 from .baselines import Fifo, RoundRobin
 from .directcontr import DirectContr
 from .fairshare import CurrFairShare, FairShare, UtFairShare
 from .rand import Rand
 from .ref import Ref
 
-POLICIES: dict[str, type[Policy]] = {
-    "fifo": Fifo,
-    "roundrobin": RoundRobin,
-    "fairshare": FairShare,
-    "utfairshare": UtFairShare,
-    "currfairshare": CurrFairShare,
-    "directcontr": DirectContr,
-    "ref": Ref,
-    "rand": Rand,
-}
-
-
-def register(cls: type[Policy]) -> type[Policy]:
-    """Add a policy class to the registry under ``cls.name``."""
-    POLICIES[cls.name] = cls
-    return cls
-
-
-def get_policy(name: str, **params) -> Policy:
-    """A policy by name (case-insensitive), with its parameters."""
-    key = name.lower().replace("-", "").replace("_", "")
-    if key not in POLICIES:
-        raise KeyError(f"unknown policy {name!r}; choose from {', '.join(sorted(POLICIES))}")
-    return POLICIES[key](**params)
-
-
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "POLICIES",
     "Policy",
     "Fifo",
@@ -51,6 +42,13 @@ __all__ = [
     "DirectContr",
     "Ref",
     "Rand",
+    "available",
     "get_policy",
+    "names",
+    "normalize",
+    "parse_params",
+    "policies_report",
+    "policy_class",
     "register",
+    "unregister",
 ]

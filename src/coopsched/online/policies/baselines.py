@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from ..engine import Policy, SimView
+from ._registry import register
 
 
+@register
 class Fifo(Policy):
     """FIFO: the oldest waiting job overall (global submission order) starts first."""
 
     name = "fifo"
+    rank = 90
 
     def select(self, view: SimView) -> int:
         best, best_pos = -1, None
@@ -21,6 +24,7 @@ class Fifo(Policy):
         return best
 
 
+@register
 class RoundRobin(Policy):
     """ROUNDROBIN (Sec. 7.1): cycle through the organizations, one job per turn.
 
@@ -29,6 +33,7 @@ class RoundRobin(Policy):
     """
 
     name = "roundrobin"
+    rank = 80
 
     def reset(self, view: SimView) -> None:
         self._last = -1

@@ -22,14 +22,16 @@ Departures from the printed pseudo-code, as CONVENTIONS 1 asks:
 from __future__ import annotations
 
 from ..engine import Policy, SimView
+from ._registry import register
 
 
+@register
 class DirectContr(Policy):
     """DIRECTCONTR (Fig. 9): largest estimated contribution minus utility first."""
 
     name = "directcontr"
+    rank = 20
     random_machines = True
-    wants_events = True
 
     def reset(self, view: SimView) -> None:
         k = view.k

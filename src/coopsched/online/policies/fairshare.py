@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..engine import Policy, SimView
+from ._registry import register
 
 
 def argmin_ratio(view: SimView, measure: Callable[[int], int]) -> int:
@@ -38,28 +39,34 @@ def argmin_ratio(view: SimView, measure: Callable[[int], int]) -> int:
     return best
 
 
+@register
 class FairShare(Policy):
     """FAIRSHARE: smallest (processor time used so far) / share."""
 
     name = "fairshare"
+    rank = 30
 
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.work)
 
 
+@register
 class UtFairShare(Policy):
     """UTFAIRSHARE: smallest ``psi_sp`` / share."""
 
     name = "utfairshare"
+    rank = 31
 
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.psi)
 
 
+@register
 class CurrFairShare(Policy):
     """CURRFAIRSHARE: smallest (running jobs) / share."""
 
     name = "currfairshare"
+    rank = 32
 
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.running.__getitem__)

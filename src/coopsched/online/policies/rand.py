@@ -31,6 +31,7 @@ from ..engine import Policy, SimView, simulate
 from ..kernels import fifo_starts
 from ..schedule import Schedule, expand_coalition
 from ..utilities import ValueCurve
+from ._registry import register
 
 
 def samples_for(k: int, epsilon: float, lam: float) -> int:
@@ -42,10 +43,12 @@ def samples_for(k: int, epsilon: float, lam: float) -> int:
     return max(1, math.ceil(k * k / epsilon**2 * math.log(k / (1 - lam))))
 
 
+@register
 class Rand(Policy):
     """RAND (Fig. 6) with ``n_samples`` orderings, or ``(epsilon, lam)`` of Thm 5.6."""
 
     name = "rand"
+    rank = 10
 
     def __init__(
         self,
@@ -66,15 +69,6 @@ class Rand(Policy):
         self.lam = lam
         self.sub_policy = sub_policy
 
-    def params(self) -> dict:
-        return {
-            "n_samples": self.n_samples,
-            "epsilon": self.epsilon,
-            "lam": self.lam,
-            "sub_policy": self.sub_policy,
-            "seed": self.seed,
-        }
-
     def samples(self, k: int) -> int:
         if self.epsilon is not None:
             return samples_for(k, self.epsilon, self.lam)
@@ -82,7 +76,7 @@ class Rand(Policy):
 
     def prepare(self, instance: Instance, horizon: int | None) -> None:
         """Draw the orderings and schedule every kept coalition alone."""
-        from . import get_policy
+        from ._registry import get_policy
 
         k = instance.k
         N = self.samples(k)
@@ -166,7 +160,8 @@ class Rand(Policy):
             sub = instance.restrict(members)
             return expand_coalition(instance, members, self.run(sub, horizon), self.name)
         self.prepare(instance, horizon)
-        sched = simulate(instance, self, horizon)
+        with self.engine_pass():
+            sched = simulate(instance, self, horizon)
         sched.info["samples"] = self._N
         sched.info["coalitions_kept"] = len(self._masks) - 1
         return sched

@@ -40,6 +40,7 @@ from ...workloads.instance import Instance
 from ..engine import Policy
 from ..schedule import Schedule, expand_coalition
 from ..shapley import popcounts, shapley_weights
+from ._registry import register
 
 _NB = dict(cache=True, nogil=True)
 _BIG = np.int64(2**62)
@@ -473,10 +474,12 @@ def ref_schedule(
     return sched, [int(x) for x in final_v]
 
 
+@register
 class Ref(Policy):
     """REF (Fig. 1 + Fig. 3): the exact Shapley-fair schedule; exponential in k."""
 
     name = "ref"
+    rank = 0
 
     def __init__(self, utility: str = "psi_sp", rule: str | None = None, seed: int = 0) -> None:
         super().__init__(seed)

@@ -1,0 +1,1 @@
+"""Experiments: policy comparisons and the papers' studies (docs/reproduction.md)."""

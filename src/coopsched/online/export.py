@@ -1,0 +1,230 @@
+"""Schedules out of coopsched: SWF with the waits filled in, Batsim's ``out_jobs.csv``,
+and a Gantt chart per organization (``docs/formats.md``).
+
+Only the jobs that started before the horizon are written to SWF and Batsim files; how
+many were left out is said in the SWF header and returned by both writers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .schedule import Schedule
+
+#: The columns of Batsim's ``out_jobs.csv``, in Batsim's order.
+BATSIM_COLUMNS = (
+    "job_id",
+    "workload_name",
+    "profile",
+    "submission_time",
+    "requested_number_of_resources",
+    "requested_time",
+    "success",
+    "final_state",
+    "starting_time",
+    "execution_time",
+    "finish_time",
+    "waiting_time",
+    "turnaround_time",
+    "stretch",
+    "allocated_resources",
+    "consumed_energy",
+    "metadata",
+)
+
+
+def _started(schedule: Schedule) -> np.ndarray:
+    return np.flatnonzero(schedule.in_coalition & (schedule.start >= 0))
+
+
+def write_schedule_swf(schedule: Schedule, path: str | Path) -> int:
+    """Write the started jobs as SWF (PWA format 2.2) with the wait times filled in.
+
+    One line per (sequential) job: job number ``j + 1``, submit = release, wait =
+    start - release, run time = size, one processor allocated and requested, status 1,
+    user and group = organization index + 1, partition = index + 1 of the organization
+    whose machine ran it. The header names the policy, the organizations and the jobs
+    left out (not started before the horizon). Returns that count.
+    """
+    import pandas as pd
+
+    from ..workloads.swf import write_swf
+
+    inst = schedule.instance
+    idx = _started(schedule)
+    owner = inst.machine_owner()
+    jobs = pd.DataFrame(
+        {
+            "job": idx + 1,
+            "submit": inst.release[idx],
+            "wait": schedule.start[idx] - inst.release[idx],
+            "run_time": inst.size[idx],
+            "alloc_procs": 1,
+            "req_procs": 1,
+            "status": 1,
+            "user": inst.org[idx] + 1,
+            "group": inst.org[idx] + 1,
+            "partition": owner[schedule.machine[idx]] + 1,
+        }
+    )
+    left_out = int(len(schedule.unstarted))
+    header = {
+        "Version": "2.2",
+        "Computer": f"coopsched schedule of policy {schedule.policy}",
+        "MaxProcs": str(int(sum(inst.machines[u] for u in schedule.coalition))),
+        "MaxJobs": str(len(idx)),
+        "Note": "user and group = organization index + 1; partition = owner of the machine + 1",
+        "Organizations": ", ".join(
+            f"{u + 1}={inst.names[u]}:{int(inst.machines[u])}" for u in schedule.coalition
+        ),
+    }
+    if schedule.horizon is not None:
+        header["Horizon"] = str(schedule.horizon)
+    if left_out:
+        header["Excluded"] = f"{left_out} job(s) not started before the horizon"
+    write_swf(path, jobs, header)
+    return left_out
+
+
+def batsim_frame(schedule: Schedule, workload_name: str = "w0"):
+    """The started jobs as Batsim's ``out_jobs.csv`` table (a pandas DataFrame).
+
+    Every job is sequential and runs to completion in the model, so ``success`` is 1,
+    ``final_state`` ``COMPLETED_SUCCESSFULLY``, ``requested_time`` the size (no
+    walltime in the model) and ``allocated_resources`` the machine number;
+    ``consumed_energy`` is -1 (not modelled) and ``metadata`` the organization's name.
+    """
+    import pandas as pd
+
+    inst = schedule.instance
+    idx = _started(schedule)
+    start = schedule.start[idx]
+    size = inst.size[idx]
+    rel = inst.release[idx]
+    finish = start + size
+    ids = [str(inst.ids[j]) for j in idx] if inst.ids is not None else [str(j) for j in idx]
+    df = pd.DataFrame(
+        {
+            "job_id": ids,
+            "workload_name": workload_name,
+            "profile": "delay",
+            "submission_time": rel,
+            "requested_number_of_resources": 1,
+            "requested_time": size,
+            "success": 1,
+            "final_state": "COMPLETED_SUCCESSFULLY",
+            "starting_time": start,
+            "execution_time": size,
+            "finish_time": finish,
+            "waiting_time": start - rel,
+            "turnaround_time": finish - rel,
+            "stretch": (finish - rel) / size,
+            "allocated_resources": schedule.machine[idx].astype(str),
+            "consumed_energy": -1,
+            "metadata": np.array(inst.names, dtype=object)[inst.org[idx]],
+        }
+    )
+    return df[list(BATSIM_COLUMNS)]
+
+
+def write_batsim_jobs(schedule: Schedule, path: str | Path, workload_name: str = "w0") -> int:
+    """Write :func:`batsim_frame` as CSV (evalys and Batsim's tools read it); returns the
+    number of jobs left out (not started before the horizon)."""
+    batsim_frame(schedule, workload_name).to_csv(path, index=False)
+    return int(len(schedule.unstarted))
+
+
+def plot_gantt(
+    schedule: Schedule,
+    path: str | Path | None = None,
+    *,
+    title: str | None = None,
+    width: float = 12.0,
+):
+    """A Gantt chart: time on the x axis, machine on the y axis, one colour per
+    organization (the job's owner), machines grouped by the organization contributing
+    them. Jobs are drawn as one ``PolyCollection`` per organization, so thousands of jobs
+    render quickly. Saved to ``path`` (PNG, SVG, PDF by suffix) when given; returns the
+    matplotlib figure.
+    """
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PolyCollection
+    from matplotlib.patches import Patch
+
+    inst = schedule.instance
+    idx = _started(schedule)
+    M = int(inst.total_machines)
+    height = min(12.0, 2.0 + 0.12 * max(M, 1))
+    fig, ax = plt.subplots(figsize=(width, height))
+    cmap = plt.get_cmap("tab10" if inst.k <= 10 else "tab20")
+    handles = []
+    start = schedule.start[idx]
+    end = start + inst.size[idx]
+    mach = schedule.machine[idx]
+    for u in schedule.coalition:
+        sel = inst.org[idx] == u
+        colour = cmap(u % cmap.N)
+        if sel.any():
+            x0, x1, y = start[sel], end[sel], mach[sel]
+            verts = np.stack(
+                [
+                    np.stack([x0, y - 0.4], 1),
+                    np.stack([x0, y + 0.4], 1),
+                    np.stack([x1, y + 0.4], 1),
+                    np.stack([x1, y - 0.4], 1),
+                ],
+                1,
+            ).astype(float)
+            many = len(x0) > 2000
+            ax.add_collection(
+                PolyCollection(
+                    list(verts),
+                    facecolors=colour,
+                    edgecolors="none" if many else "black",
+                    linewidths=0 if many else 0.3,
+                )
+            )
+        handles.append(Patch(color=colour, label=inst.names[u]))
+    # machines grouped by the organization contributing them
+    bounds = np.cumsum(inst.machines)
+    for b in bounds[:-1]:
+        ax.axhline(b - 0.5, color="grey", linewidth=0.5)
+    t_max = float(end.max()) if len(idx) else 1.0
+    if schedule.horizon is not None:
+        t_max = max(t_max, float(schedule.horizon))
+        ax.axvline(schedule.horizon, color="red", linewidth=0.8, linestyle="--")
+    ax.set_xlim(0, t_max)
+    ax.set_ylim(-0.5, max(M, 1) - 0.5)
+    ax.invert_yaxis()
+    ax.set_xlabel("time")
+    ax.set_ylabel("machine")
+    # the organization contributing each block of machines, on the right-hand axis
+    owners = ax.twinx()
+    owners.set_ylim(ax.get_ylim())
+    lows = bounds - inst.machines
+    centres = [(lo + hi - 1) / 2 for lo, hi in zip(lows, bounds, strict=True) if hi > lo]
+    owners.set_yticks(centres)
+    owners.set_yticklabels([n for n, m in zip(inst.names, inst.machines, strict=True) if m > 0])
+    owners.tick_params(length=0)
+    if M <= 40:
+        ax.set_yticks(range(M))
+    ax.set_title(title or f"{schedule.policy}: {len(idx)} jobs on {M} machines")
+    ax.legend(
+        handles=handles,
+        title="job owner",
+        loc="upper left",
+        bbox_to_anchor=(1.05, 1.0),
+        fontsize="small",
+        borderaxespad=0,
+    )
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig

@@ -1,0 +1,325 @@
+"""Traces by name: the Parallel Workloads Archive logs the documentation uses.
+
+``coopsched fetch LPC-EGEE`` (or :func:`fetch_trace`) downloads a log from the Parallel
+Workloads Archive (Feitelson, Tsafrir & Krakov, "Experience with using the Parallel
+Workloads Archive", JPDC 2014) into a user cache, checking a pinned SHA-256 checksum, with
+pooch. coopsched never ships traces. A file already present in one of the folders of
+``$COOPSCHED_TRACES`` (``os.pathsep``-separated) or in the cache is used without
+downloading. The archive's address can be replaced with ``$COOPSCHED_PWA_URL`` (a mirror,
+or the tests' local server); the cache folder with ``$COOPSCHED_CACHE``.
+
+The archive asks its users to acknowledge it and the contributors of each log; the
+``acknowledge`` field of every :class:`ArchiveLog` holds the log's ``Acknowledge:``
+header line, and ``coopsched fetch`` prints it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The Parallel Workloads Archive; each log lives at ``<base>/l_<dir>/<file>``.
+BASE_URL = "https://www.cs.huji.ac.il/labs/parallel/workload/"
+
+ARCHIVE_CITATION = (
+    "Parallel Workloads Archive, https://www.cs.huji.ac.il/labs/parallel/workload/ "
+    "(D. G. Feitelson, D. Tsafrir and D. Krakov, JPDC 74(10), 2014)"
+)
+
+
+class ArchiveError(OSError):
+    """A trace could not be found, downloaded or verified; the message says why."""
+
+
+@dataclass(frozen=True)
+class ArchiveLog:
+    """One log of the archive: where it is, its checksum, whom to acknowledge."""
+
+    name: str
+    directory: str
+    filename: str
+    sha256: str | None
+    acknowledge: str
+    system: str
+
+    def url(self, base: str | None = None) -> str:
+        """The download address (``base`` defaults to :func:`base_url`)."""
+        return f"{(base or base_url()).rstrip('/')}/{self.directory}/{self.filename}"
+
+
+def _log(name, directory, filename, sha256, acknowledge, system) -> ArchiveLog:
+    return ArchiveLog(name, directory, filename, sha256, acknowledge, system)
+
+
+#: Logs by name. Checksums are the SHA-256 of the archive's files. METACENTRUM and the
+#: NASA iPSC log have none pinned (no verified copy of the archive's exact file was at
+#: hand): they are downloaded and their checksum is printed, with a warning.
+LOGS: dict[str, ArchiveLog] = {
+    log.name: log
+    for log in (
+        _log(
+            "LPC-EGEE-2004-1.2-cln",
+            "l_lpc",
+            "LPC-EGEE-2004-1.2-cln.swf.gz",
+            "2fc37df5cc14c355fc7a88235f72e54fdf5f0d93de09399d015383ee5c35a59d",
+            "Emmanuel Medernach",
+            "LPC Clermont-Ferrand EGEE grid cluster, MaxProcs 140",
+        ),
+        _log(
+            "RICC-2010-2",
+            "l_ricc",
+            "RICC-2010-2.swf.gz",
+            "38b7c5c9843d9a9f3d61a2d8b927f6d39b68b368fb713886b5f2ce3499f2ec82",
+            "Motoyoshi Kurokawa, RIKEN ACCC",
+            "RIKEN Integrated Cluster of Clusters, MaxProcs 8192",
+        ),
+        _log(
+            "HPC2N-2002-2.2-cln",
+            "l_hpc2n",
+            "HPC2N-2002-2.2-cln.swf.gz",
+            "3c534857d6065cfd9cc35aac8d064c9c17172be7acf336de835006f43a626e64",
+            "Ake Sandgren",
+            "HPC2N Linux cluster, Umea, MaxProcs 240",
+        ),
+        _log(
+            "METACENTRUM-2009-2",
+            "l_metacentrum",
+            "METACENTRUM-2009-2.swf.gz",
+            None,
+            "MetaCentrum, the Czech National Grid Infrastructure (the log's archive page names its contributors)",
+            "Czech national grid MetaCentrum (no MaxProcs header: give --machines)",
+        ),
+        _log(
+            "KTH-SP2-1996-2.1-cln",
+            "l_kth_sp2",
+            "KTH-SP2-1996-2.1-cln.swf.gz",
+            "3e152f201fd2e96808a735bced6ea6eb0bb07fdc447689cafb0750d87b264c0b",
+            "Lars Malinowsky",
+            "KTH IBM SP2, Stockholm, MaxProcs 100",
+        ),
+        _log(
+            "SDSC-SP2-1998-4.2-cln",
+            "l_sdsc_sp2",
+            "SDSC-SP2-1998-4.2-cln.swf.gz",
+            "e03fe48be50c4ab04d6bb2285296d9c3399e9c1f27ee79b754ad32a14abd9bac",
+            "Victor Hazlewood",
+            "SDSC IBM SP2, MaxProcs 128",
+        ),
+        _log(
+            "CTC-SP2-1996-3.1-cln",
+            "l_ctc_sp2",
+            "CTC-SP2-1996-3.1-cln.swf.gz",
+            "9fa28ac16c4386fb81b72a91d8bd8888281df2948a9d912769d387c5ee285bb4",
+            "Dan Dwyer and Steve Hotovy",
+            "Cornell Theory Center IBM SP2, MaxProcs 338",
+        ),
+        _log(
+            "SDSC-Par-1996-3.1-cln",
+            "l_sdsc_par",
+            "SDSC-Par-1996-3.1-cln.swf.gz",
+            "cb1aab02b5e3c34659d1c1d6f73c002d415229c59f40c03fab4e20331abdaff7",
+            "Reagan Moore and Allen Downey",
+            "SDSC Intel Paragon, MaxProcs 400",
+        ),
+        _log(
+            "LANL-CM5-1994-4.1-cln",
+            "l_lanl_cm5",
+            "LANL-CM5-1994-4.1-cln.swf.gz",
+            "71ff3dfa301b3ee1bd30ebc63c5363b5e8ec488e75f1f9398aa46d485ef23c3c",
+            "Curt Canada",
+            "LANL Thinking Machines CM-5, MaxProcs 1024",
+        ),
+        _log(
+            "LLNL-Atlas-2006-2.1-cln",
+            "l_llnl_atlas",
+            "LLNL-Atlas-2006-2.1-cln.swf.gz",
+            "48cc83b7a0490252aa1ae41a4b03dd598bc0683e146be94047febee36e7e0b36",
+            "Moe Jette, LLNL",
+            "LLNL Atlas Linux cluster, MaxProcs 9216",
+        ),
+        _log(
+            "SDSC-DS-2004-2.1-cln",
+            "l_sdsc_ds",
+            "SDSC-DS-2004-2.1-cln.swf.gz",
+            "0ddb885a96a7f5ee9009d8a36ef350b1d1c451044c205811938995aac80fcc36",
+            "Victor Hazlewood",
+            "SDSC DataStar, MaxProcs 1664",
+        ),
+        _log(
+            "CEA-Curie-2011-2.1-cln",
+            "l_cea_curie",
+            "CEA-Curie-2011-2.1-cln.swf.gz",
+            "2a0fdbd40837590b491bbbac7d4cfe521de1f0b14c0dc39bbf82c4e49ea75bce",
+            "Joseph Emeras, CEA/CNRS",
+            "CEA Curie supercomputer, MaxProcs 93312",
+        ),
+        _log(
+            "NASA-iPSC-1993-3",
+            "l_nasa_ipsc",
+            "NASA-iPSC-1993-3.swf.gz",
+            None,
+            "Bill Nitzberg",
+            "NASA Ames Intel iPSC/860, MaxProcs 128",
+        ),
+    )
+}
+
+
+def _key(name: str) -> str:
+    name = name.strip()
+    for suffix in (".gz", ".swf"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def lookup(name: str) -> ArchiveLog:
+    """The log called ``name``: its full name, with or without ``.swf``/``.swf.gz``, any
+    case, or an unambiguous prefix (``LPC-EGEE``, ``ricc``).
+
+    >>> lookup("lpc-egee").filename
+    'LPC-EGEE-2004-1.2-cln.swf.gz'
+    """
+    key = _key(name)
+    exact = [log for log in LOGS.values() if _key(log.name) == key]
+    if exact:
+        return exact[0]
+    found = [log for log in LOGS.values() if key and _key(log.name).startswith(key)]
+    if len(found) == 1:
+        return found[0]
+    choices = ", ".join(LOGS)
+    if found:
+        raise KeyError(f"trace name {name!r} is ambiguous: {', '.join(f.name for f in found)}")
+    raise KeyError(f"unknown trace {name!r}; known traces: {choices}")
+
+
+def base_url() -> str:
+    """``$COOPSCHED_PWA_URL``, or the archive's address."""
+    return os.environ.get("COOPSCHED_PWA_URL") or BASE_URL
+
+
+def cache_dir() -> Path:
+    """``$COOPSCHED_CACHE``, or the user cache folder (``~/.cache/coopsched`` on Linux)."""
+    env = os.environ.get("COOPSCHED_CACHE")
+    if env:
+        return Path(env)
+    import pooch
+
+    return Path(pooch.os_cache("coopsched")) / "traces"
+
+
+def local_copy(log: ArchiveLog, cache: Path | None = None) -> Path | None:
+    """A copy of ``log`` already on disk: in ``$COOPSCHED_TRACES`` (compressed or not),
+    then in the cache. ``None`` when there is none."""
+    names = [log.filename, log.filename.removesuffix(".gz")]
+    folders = [Path(p) for p in os.environ.get("COOPSCHED_TRACES", "").split(os.pathsep) if p]
+    for folder in folders:
+        for n in names:
+            if (folder / n).is_file():
+                return folder / n
+    cached = (cache or cache_dir()) / log.filename
+    return cached if cached.is_file() else None
+
+
+def fetch_trace(
+    name: str,
+    *,
+    base: str | None = None,
+    cache: str | Path | None = None,
+    progress: bool = False,
+) -> Path:
+    """The path of log ``name``, downloaded into the cache when not on disk yet.
+
+    The download is checked against the pinned SHA-256; a mismatch is an
+    :class:`ArchiveError` (and the bad file is not kept).
+    """
+    import pooch
+
+    log = lookup(name)
+    cache = Path(cache) if cache is not None else cache_dir()
+    found = local_copy(log, cache)
+    if found is not None:
+        return found
+    url = log.url(base)
+    known = f"sha256:{log.sha256}" if log.sha256 else None
+    if progress:
+        import importlib.util
+
+        progress = importlib.util.find_spec("tqdm") is not None  # pooch's bar needs tqdm
+    try:
+        path = pooch.retrieve(
+            url, known_hash=known, fname=log.filename, path=cache, progressbar=progress
+        )
+    except ValueError as exc:
+        if "does not match" in str(exc):  # pooch's checksum mismatch
+            raise ArchiveError(
+                f"{log.name}: download from {url} failed its checksum: {exc}"
+            ) from None
+        raise ArchiveError(f"{log.name}: cannot download {url}: {exc}") from None
+    except Exception as exc:  # network and HTTP errors
+        raise ArchiveError(f"{log.name}: cannot download {url}: {exc}") from None
+    return Path(path)
+
+
+def sha256_of(path: str | Path) -> str:
+    """SHA-256 of a file, in hexadecimal."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def trace_path(name_or_path: str | Path, *, download: bool = True) -> Path:
+    """A trace given as a file path or as an archive name (:func:`lookup`)."""
+    p = Path(name_or_path)
+    if p.exists():
+        return p
+    try:
+        log = lookup(str(name_or_path))
+    except KeyError as exc:
+        raise ArchiveError(f"{name_or_path}: no such file, and {exc.args[0]}") from None
+    if not download:
+        found = local_copy(log)
+        if found is None:
+            raise ArchiveError(f"{log.name} is not downloaded; run 'coopsched fetch {log.name}'")
+        return found
+    return fetch_trace(log.name)
+
+
+def load_trace(name_or_path: str | Path):
+    """:func:`coopsched.workloads.swf.read_swf` of a path or archive name."""
+    from .swf import read_swf
+
+    return read_swf(trace_path(name_or_path))
+
+
+def logs_report():
+    """The registered logs: name, system, contributors, whether a copy is on disk."""
+    from ..report import Column, Report
+
+    rows = []
+    for log in LOGS.values():
+        local = local_copy(log)
+        rows.append(
+            {
+                "name": log.name,
+                "system": log.system,
+                "acknowledge": log.acknowledge,
+                "local_copy": str(local) if local else None,
+            }
+        )
+    return Report(
+        title="Parallel Workloads Archive logs ('coopsched fetch NAME', '--trace NAME')",
+        columns=[
+            Column("name", left=True),
+            Column("system", left=True),
+            Column("acknowledge", left=True),
+            Column("local_copy", "on disk", left=True),
+        ],
+        rows=rows,
+        notes=[f"Please acknowledge the {ARCHIVE_CITATION} and each log's contributors."],
+    )

@@ -1,0 +1,63 @@
+"""One entry point for every kind of online input: a JSON instance, an SWF trace (a path
+or a Parallel Workloads Archive name), or the built-in synthetic workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .instance import Instance, InstanceError
+
+
+def load_instance(
+    source: str | Path | None = None,
+    *,
+    k: int = 5,
+    start: int | None = None,
+    length: int | None = None,
+    machines: int | None = None,
+    split: str = "uniform",
+    seed: int = 0,
+) -> Instance:
+    """An instance from ``source``:
+
+    * ``None``: :func:`~coopsched.workloads.generators.synthetic_instance` with ``k``
+      organizations;
+    * a ``.json`` file: :func:`~coopsched.workloads.jsonio.read_instance` (``docs/formats.md``);
+    * a ``.swf``/``.swf.gz`` file, or the name of an archive log (``LPC-EGEE``; downloaded
+      on first use, :mod:`coopsched.workloads.archive`): the window ``[start, start +
+      length)`` cut by :func:`~coopsched.workloads.prepare.trace_to_instance`, its users
+      dealt to ``k`` organizations and ``machines`` split by ``split``.
+
+    >>> load_instance(None, k=3).k
+    3
+    """
+    from .archive import lookup, trace_path
+    from .generators import synthetic_instance
+    from .jsonio import read_instance
+    from .prepare import trace_to_instance
+    from .swf import read_swf
+
+    if source is None:
+        return synthetic_instance(k=k, seed=seed)
+    path = Path(source)
+    if not path.exists():
+        try:
+            lookup(str(source))
+        except KeyError:
+            pass  # not a log name: the readers below report the missing file
+        else:
+            path = trace_path(str(source))
+    name = path.name.lower()
+    if name.endswith(".json"):
+        return read_instance(path)
+    if name.endswith(".swf") or name.endswith(".swf.gz"):
+        return trace_to_instance(
+            read_swf(path),
+            k=k,
+            start=start,
+            length=length,
+            machines=machines,
+            split=split,
+            seed=seed,
+        )
+    raise InstanceError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")

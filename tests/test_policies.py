@@ -1,0 +1,317 @@
+"""The policy registry and contract (docs/policies.md): every registered policy passes
+coopsched.testing.check_policy; names, parameters, plug-ins, self-driven policies."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Sequence
+
+import pytest
+
+from coopsched.online.engine import Policy, simulate
+from coopsched.online.policies import (
+    POLICIES,
+    Rand,
+    Ref,
+    available,
+    get_policy,
+    names,
+    parse_params,
+    policy_class,
+    register,
+    unregister,
+)
+from coopsched.testing import PolicyCheckError, check_policy
+from coopsched.workloads.instance import make_instance
+
+
+@pytest.mark.parametrize("cls", available(), ids=lambda c: c.name)
+def test_every_registered_policy_passes_check_policy(cls):
+    check_policy(cls, instances=12)
+
+
+def test_registry_lists_the_builtin_policies_in_rank_order():
+    assert names()[:2] == ["ref", "rand"]
+    assert {"fifo", "roundrobin", "fairshare", "directcontr"} <= set(names())
+
+
+@pytest.mark.parametrize("spelling", ["Round-Robin", "round_robin", "ROUNDROBIN", "round robin"])
+def test_names_are_normalized(spelling):
+    assert get_policy(spelling).name == "roundrobin"
+
+
+def test_register_keeps_display_name_and_normalizes_lookup():
+    @register
+    class SlurmLike(Policy):
+        """Test policy."""
+
+        name = "slurm-like_x"
+
+        def select(self, view):
+            return view.candidates()[0]
+
+    try:
+        assert get_policy("slurmlikex").name == "slurm-like_x"
+        assert "slurm-like_x" in names()
+        with pytest.raises(ValueError, match="taken"):
+
+            @register
+            class Other(Policy):
+                name = "SLURM_likex"
+
+                def select(self, view):
+                    return view.candidates()[0]
+
+    finally:
+        unregister("slurm-like_x")
+    assert "slurm-like_x" not in names()
+
+
+def test_a_class_put_in_POLICIES_by_hand_still_works():
+    class ByHand(Policy):
+        name = "byhand"
+
+        def select(self, view):
+            return view.candidates()[-1]
+
+    POLICIES["byhand"] = ByHand
+    try:
+        assert isinstance(get_policy("by-hand"), ByHand)
+    finally:
+        unregister("byhand")
+
+
+def test_module_colon_class(tmp_path, monkeypatch):
+    (tmp_path / "mypolicies.py").write_text(
+        textwrap.dedent(
+            """
+            from coopsched.online.engine import Policy
+
+            class Last(Policy):
+                name = "last"
+
+                def __init__(self, bias: int = 0, seed: int = 0):
+                    self.bias = bias
+                    self.seed = seed
+
+                def select(self, view):
+                    return view.candidates()[-1]
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cls = policy_class("mypolicies:Last")
+    assert get_policy("mypolicies:Last", bias=2).bias == 2
+    check_policy(cls, instances=5)
+    with pytest.raises(KeyError, match="cannot load"):
+        policy_class("mypolicies:Nope")
+    sys.modules.pop("mypolicies", None)
+
+
+def test_entry_point_plugins_are_registered(monkeypatch):
+    import importlib.metadata as md
+
+    from coopsched.online.policies import _registry
+
+    class Plugged(Policy):
+        name = "plugged-in"
+
+        def select(self, view):
+            return view.candidates()[0]
+
+    class EP:
+        name = "plugged-in"
+        value = "x:Plugged"
+
+        def load(self):
+            return Plugged
+
+    monkeypatch.setattr(
+        md, "entry_points", lambda group: [EP()] if group == "coopsched.policies" else []
+    )
+    monkeypatch.setitem(_registry._state, "plugins", False)
+    try:
+        assert get_policy("pluggedin").name == "plugged-in"
+    finally:
+        unregister("plugged-in")
+
+
+def test_parameters_typed_and_unknown_names_rejected():
+    assert parse_params(Rand, ["n_samples=75", "seed=3"]) == {"n_samples": 75, "seed": 3}
+    assert parse_params(Ref, ["rule=none", "utility=work"]) == {"rule": None, "utility": "work"}
+    with pytest.raises(
+        ValueError, match="its parameters: n_samples, epsilon, lam, sub_policy, seed"
+    ):
+        parse_params(Rand, ["samples=3"])
+    with pytest.raises(ValueError, match="expected an integer"):
+        parse_params(Rand, ["n_samples=many"])
+    with pytest.raises(KeyError, match="no parameter 'bogus'"):
+        get_policy("fifo", bogus=1)
+
+
+def test_params_round_trip():
+    p = get_policy("rand", n_samples=7, seed=2)
+    assert p.params() == {
+        "n_samples": 7,
+        "epsilon": None,
+        "lam": None,
+        "sub_policy": "fifo",
+        "seed": 2,
+    }
+    assert repr(type(p)(**p.params())) == repr(p)
+
+
+def test_simulate_hands_self_driven_policies_their_run():
+    inst = make_instance([1, 1], [(0, 0, 3), (0, 0, 2), (1, 1, 2), (1, 1, 1)])
+    for pol in (Ref(), Rand(seed=1)):
+        a = simulate(inst, pol, 4)
+        b = type(pol)(**pol.params()).run(inst, 4)
+        assert a.start.tolist() == b.start.tolist()
+        assert a.policy == pol.name
+
+
+def test_a_policy_without_select_or_run_is_refused_clearly():
+    class Empty(Policy):
+        name = "empty"
+
+    with pytest.raises(TypeError, match="overrides neither select"):
+        simulate(make_instance([1], [(0, 0, 1)]), Empty())
+
+
+class _Lookahead(Policy):
+    """Self-driven cheat: the organization served first depends on every job's size."""
+
+    name = "lookahead"
+
+    def run(self, instance, horizon=None, members=None):
+        self._first = int(instance.size.sum()) % instance.k
+        with self.engine_pass():
+            return simulate(instance, self, horizon, members)
+
+    def select(self, view):
+        cands = view.candidates()
+        return self._first if self._first in cands else cands[0]
+
+
+def test_check_policy_catches_a_clairvoyant_policy():
+    with pytest.raises(PolicyCheckError, match="clairvoyant"):
+        check_policy(_Lookahead, instances=30)
+
+
+class _EarlyBird(Policy):
+    """Self-driven and wrong: starts every job at time 0 on machine 0."""
+
+    name = "earlybird"
+
+    def run(self, instance, horizon=None, members=None):
+        import numpy as np
+
+        from coopsched.online.schedule import Schedule
+
+        n = instance.n
+        return Schedule(instance, np.zeros(n, np.int64), np.zeros(n, np.int64), self.name, horizon)
+
+
+def test_check_policy_catches_an_invalid_schedule():
+    with pytest.raises(PolicyCheckError, match="invalid schedule"):
+        check_policy(_EarlyBird, instances=5)
+
+
+def test_head_release_and_on_release_hook():
+    seen = []
+
+    class Watch(Policy):
+        name = "watch"
+
+        def on_release(self, view, org):
+            seen.append((view.t, org, view.head_release(org)))
+
+        def select(self, view):
+            return min(view.candidates(), key=lambda u: (view.head_release(u), u))
+
+    inst = make_instance([1, 1], [(0, 0, 3), (1, 1, 1), (0, 2, 1)])
+    s = simulate(inst, Watch())
+    assert seen == [(0, 0, 0), (1, 1, 1), (2, 0, 2)]
+    assert s.start.tolist() == [0, 1, 2]
+
+
+def test_the_example_of_docs_policies_runs(capsys):
+    """The complete example of docs/policies.md runs and prints what the page says."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "policies.md").read_text()
+    block = text.split("## A complete example", 1)[1]
+    code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
+    claimed = re.search(r"It prints `([^`]*)`", block).group(1)
+    try:
+        exec(compile(code, "docs/policies.md", "exec"), {})
+        assert capsys.readouterr().out.strip() == claimed
+    finally:
+        unregister("longest-queue")
+
+
+def test_sequence_parameters_from_text():
+    class Weighted(Policy):
+        name = "weighted-test"
+
+        def __init__(self, shares: Sequence[float] | None = None, seed: int = 0):
+            self.shares = shares
+            self.seed = seed
+
+        def select(self, view):
+            return view.candidates()[0]
+
+    assert parse_params(Weighted, ["shares=1,2.5,3"]) == {"shares": (1.0, 2.5, 3.0)}
+    assert parse_params(Weighted, ["shares=none"]) == {"shares": None}
+    with pytest.raises(ValueError, match="expected a number"):
+        parse_params(Weighted, ["shares=1,x"])
+
+
+def test_a_new_policy_is_one_file(tmp_path, monkeypatch):
+    """A module dropped into the policies package is discovered: no other file changes."""
+    import coopsched.online.policies as pkg
+    from coopsched.online.policies import _registry
+
+    (tmp_path / "dropin_policy.py").write_text(
+        textwrap.dedent(
+            '''
+            """A drop-in policy module (test)."""
+            from ..engine import Policy
+
+
+            class DropIn(Policy):
+                """Highest-numbered waiting organization first."""
+
+                name = "drop-in"
+
+                def select(self, view):
+                    return view.candidates()[-1]
+            '''
+        )
+    )
+    monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
+    monkeypatch.setitem(_registry._state, "discovered", False)
+    try:
+        assert "drop-in" in names()
+        assert get_policy("DROP_IN").select.__qualname__ == "DropIn.select"
+        check_policy(policy_class("drop-in"), instances=5)
+    finally:
+        unregister("drop-in")
+        sys.modules.pop("coopsched.online.policies.dropin_policy", None)
+
+
+def test_check_policy_requires_parameters_stored_under_their_names():
+    class Hidden(Policy):
+        name = "hidden"
+
+        def __init__(self, weight: int = 1, seed: int = 0):
+            self._w = weight
+            self.seed = seed
+
+        def select(self, view):
+            return view.candidates()[0]
+
+    with pytest.raises(PolicyCheckError, match="weight not stored"):
+        check_policy(Hidden, instances=1)

@@ -11,8 +11,12 @@ from ..engine import Policy
 from .baselines import Fifo, RoundRobin
 from .directcontr import DirectContr
 from .fairshare import CurrFairShare, FairShare, UtFairShare
+from .htcondor import HTCondor
+from .maui import Maui
 from .rand import Rand
 from .ref import Ref
+from .slurm_classic import SlurmClassic
+from .slurm_fairtree import SlurmFairTree
 
 POLICIES: dict[str, type[Policy]] = {
     "fifo": Fifo,
@@ -23,6 +27,7 @@ POLICIES: dict[str, type[Policy]] = {
     "directcontr": DirectContr,
     "ref": Ref,
     "rand": Rand,
+    **{cls.name: cls for cls in (SlurmClassic, SlurmFairTree, Maui, HTCondor)},  # production
 }
 
 
@@ -51,6 +56,10 @@ __all__ = [
     "DirectContr",
     "Ref",
     "Rand",
+    "SlurmClassic",
+    "SlurmFairTree",
+    "Maui",
+    "HTCondor",
     "get_policy",
     "register",
 ]

@@ -13,7 +13,18 @@ from coopsched.online.policies import POLICIES, get_policy
 from coopsched.online.schedule import Schedule
 from coopsched.workloads.instance import make_instance
 
-SIMPLE = ["fifo", "roundrobin", "fairshare", "utfairshare", "currfairshare", "directcontr"]
+SIMPLE = [
+    "fifo",
+    "roundrobin",
+    "fairshare",
+    "utfairshare",
+    "currfairshare",
+    "directcontr",
+    "slurmclassic",
+    "slurmfairtree",
+    "maui",
+    "htcondor",
+]
 ALL = SIMPLE + ["rand", "ref"]
 
 

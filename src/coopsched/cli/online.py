@@ -143,18 +143,9 @@ def compare(
     input: Annotated[
         Path | None, typer.Argument(help="JSON instance or SWF trace; none: synthetic.")
     ] = None,
-    policies: Annotated[str, typer.Option(help="Comma-separated policy names.")] = ",".join(
-        (
-            "ref",
-            "rand",
-            "directcontr",
-            "fairshare",
-            "utfairshare",
-            "currfairshare",
-            "roundrobin",
-            "fifo",
-        )
-    ),
+    policies: Annotated[
+        str | None, typer.Option(help="Comma-separated policy names (default: all compared).")
+    ] = None,
     horizon: Annotated[int | None, typer.Option(help="Horizon (default: window length).")] = None,
     orgs: Orgs = 5,
     window_start: WStart = None,
@@ -168,9 +159,10 @@ def compare(
     T = _horizon(inst, horizon)
     if T is None:
         raise CLIError("give --horizon (the instance has none)")
-    names = [p.strip() for p in policies.split(",") if p.strip()]
+    from ..experiments.compare import DEFAULT_POLICIES
     from ..online.policies import get_policy
 
+    names = [p.strip() for p in (policies or ",".join(DEFAULT_POLICIES)).split(",") if p.strip()]
     for p in names:
         get_policy(p)  # fail early on a typo
     _compare_table(inst, T, names, seed, f"{inst.n} jobs, {inst.k} organizations, horizon {T}")

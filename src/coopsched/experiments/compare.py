@@ -21,6 +21,10 @@ DEFAULT_POLICIES = (
     "fairshare",
     "utfairshare",
     "currfairshare",
+    "slurmclassic",
+    "slurmfairtree",
+    "maui",
+    "htcondor",
     "roundrobin",
     "fifo",
 )

@@ -131,18 +131,20 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
     def select(self, view: SimView) -> int:
         self._usage.advance(view.t)
         lvl, share, waiting = self._usage.level, self._share, view.waiting
-        groups = [g for g in self._groups if any(waiting[u] for u in g)]
-        if len(self._groups) > 1:
-            agg = {g: (sum(lvl[u] for u in g), sum(share[u] for u in g)) for g in groups}
-            best_g = groups[0]
-            for g in groups[1:]:
-                if self._less(*agg[g], *agg[best_g]):
-                    best_g = g
+        less = self._less
+        if self.accounts:  # two levels: the best account with a waiting member first
+            best_g, gu, gs = None, 0.0, 0.0
+            for g in self._groups:
+                if not any(waiting[u] for u in g):
+                    continue
+                use, sh = sum(lvl[u] for u in g), sum(share[u] for u in g)
+                if best_g is None or less(use, sh, gu, gs):
+                    best_g, gu, gs = g, use, sh
             cands = [u for u in best_g if waiting[u]]
         else:
             cands = view.candidates()
         best = cands[0]
         for u in cands[1:]:
-            if self._less(lvl[u], share[u], lvl[best], share[best]):
+            if less(lvl[u], share[u], lvl[best], share[best]):
                 best = u
         return best

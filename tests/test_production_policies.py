@@ -486,3 +486,32 @@ def test_htcondor_infinite_half_life_is_static_priority_by_share(inst, horizon):
 
     a = HTCondor(half_life=math.inf).run(inst, horizon)
     assert a.start.tolist() == Static().run(inst, horizon).start.tolist()
+
+
+# ----------------------------------------------------------------------------- the study
+
+
+def test_production_study_quick_runs_resumes_and_respects_the_limits(tmp_path):
+    from conftest import TRACES
+
+    if not (TRACES / "KTH-SP2-1996-2.1-cln.swf.gz").exists():
+        pytest.skip("traces not available")
+    import pandas as pd
+
+    from coopsched.experiments.study import run_study
+
+    out = tmp_path / "production"
+    _, md = run_study("production", out, quick=True, traces=TRACES, workers=1, quiet=True)
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 2 * 2 * 2  # traces x lengths x splits, one window each
+    assert (df.filter(like="ratio_") >= 0).all().all()
+    assert (df.filter(like="util_") <= 1).all().all()
+    # the limits on real windows: no decay is FAIRSHARE; flat Fair Tree is classic
+    assert (df["ratio_slurmclassic@inf"] == df["ratio_fairshare"]).all()
+    assert (df["ratio_slurmfairtree"] == df["ratio_slurmclassic@604800"]).all()
+    for f in ("summary.md", "summary.csv", "unfairness.png", "halflife.png"):
+        assert (out / f).stat().st_size > 500
+    assert "| SLURM-CLASSIC |" in md and "half-life" in md
+    lines = (out / "rows.jsonl").read_text().splitlines()
+    run_study("production", out, quick=True, traces=TRACES, workers=1, quiet=True)
+    assert (out / "rows.jsonl").read_text().splitlines() == lines  # resumed

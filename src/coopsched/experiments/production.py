@@ -100,9 +100,9 @@ class Production(Study):
         self.windows = {50_000: 20, 500_000: 10}
         self.sweep_windows = {50_000: 20, 500_000: 3}
         if self.quick:
-            self.traces = ("LPC-EGEE", "KTH-SP2")
-            self.windows = {50_000: 2, 500_000: 1}
-            self.sweep_windows = {50_000: 2, 500_000: 1}
+            self.traces = ("KTH-SP2", "SDSC-SP2")
+            self.windows = {50_000: 1, 500_000: 1}
+            self.sweep_windows = {50_000: 1, 500_000: 1}
         if windows:
             self.windows = {L: windows for L in LENGTHS}
             self.sweep_windows = {L: min(windows, n) for L, n in self.sweep_windows.items()}

@@ -41,6 +41,9 @@ SPLITS = ("uniform", "zipf")
 #: Half-lives of the curve (seconds): the two limits and 1 h .. 30 days.
 HALF_LIVES = (0.0, 3600.0, 4 * 3600.0, 86400.0, 3 * 86400.0, 7 * 86400.0, 30 * 86400.0, math.inf)
 SWEPT = ("slurmclassic", "htcondor")
+#: Long windows (5e5 s) per split and how many of them run the half-life sweep, for the
+#: traces where each such window is expensive (RICC: about 200,000 jobs per window).
+LONG_CAP = {"RICC": (3, 1)}
 LABELS = {
     "slurmclassic": "SLURM-CLASSIC",
     "slurmfairtree": "SLURM-FAIRTREE",
@@ -99,7 +102,10 @@ class Production(Study):
         # windows per (trace, length, split); the long windows cost ten times more
         self.windows = {50_000: 20, 500_000: 10}
         self.sweep_windows = {50_000: 20, 500_000: 3}
+        # RICC's 5e5-s windows hold about 200,000 sequential jobs each: fewer of them
+        self.long_cap = dict(LONG_CAP)
         if self.quick:
+            self.long_cap = {}
             self.traces = ("KTH-SP2", "SDSC-SP2")
             self.windows = {50_000: 1, 500_000: 1}
             self.sweep_windows = {50_000: 1, 500_000: 1}
@@ -120,7 +126,10 @@ class Production(Study):
             trace = load_trace(path)
             m = self.machines.get(name) or default_machines(name, trace)
             for L in LENGTHS:
-                starts = random_windows(trace, L, self.windows[L], seed=self.seed, by=self.sampling)
+                count, sweeps = self.windows[L], self.sweep_windows[L]
+                if L == 500_000 and name in self.long_cap:
+                    count, sweeps = (min(count, c) for c in self.long_cap[name])
+                starts = random_windows(trace, L, count, seed=self.seed, by=self.sampling)
                 for split in self.splits:
                     for i, st in enumerate(starts):
                         tasks.append(
@@ -136,9 +145,11 @@ class Production(Study):
                                 "policies": list(POLICIES),
                                 "rand_samples": 15,
                                 "window": i,
-                                "variants": sweep if i < self.sweep_windows[L] else {},
+                                "variants": sweep if i < sweeps else {},
                             }
                         )
+        # the expensive windows last, so that a run cut short has finished the rest
+        tasks.sort(key=lambda t: t["length"] == 500_000 and t["trace"] in self.long_cap)
         return tasks
 
     def frame(self, rows: list[dict]) -> pd.DataFrame:
@@ -292,6 +303,11 @@ def plot_half_life(curve: pd.DataFrame, df: pd.DataFrame, png: Path) -> None:
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
+
+
+def _caps(study: Any) -> str:
+    caps = [f"{t}: {c[0]}" for t, c in study.long_cap.items() if t in study.traces]
+    return f" ({', '.join(caps)} of 5e5 s)" if caps else ""
 
 
 def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame, study: Any) -> str:

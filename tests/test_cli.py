@@ -137,3 +137,11 @@ def test_simulate_swf_window(tmp_path, capsys):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["horizon"] == 200 and len(out["jobs"]) == 20
+
+
+def test_compare_includes_production_policies(instance_file, capsys):
+    assert main(["compare", str(instance_file), "--horizon", "10"]) == 0
+    out = capsys.readouterr().out
+    for name in ("slurmclassic", "slurmfairtree", "maui", "htcondor", "fairshare", "ref"):
+        assert name in out
+    assert main(["simulate", str(instance_file), "--policy", "slurm-classic"]) == 0

@@ -317,7 +317,7 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
         "Unfairness `dpsi / p_tot` (seconds of unjustified delay per unit of work, against "
         "REF; Skowron & Rzadca, Sec. 7.2) and utilization, 5 organizations. Windows per "
         f"trace and split: {study.windows[50_000]} of 5e4 s and {study.windows[500_000]} of "
-        f"5e5 s, starts drawn by {study.sampling} (seed {study.seed}); the same windows for "
+        f"5e5 s{_caps(study)}, starts drawn by {study.sampling} (seed {study.seed}); the same windows for "
         "both splits. Production policies with their defaults: SLURM-CLASSIC and "
         "SLURM-FAIRTREE half-life 7 days, MAUI 8 windows of 12 h without decay, HTCONDOR "
         "half-life 1 day. RAND with N=15.",

@@ -515,3 +515,22 @@ def test_production_study_quick_runs_resumes_and_respects_the_limits(tmp_path):
     lines = (out / "rows.jsonl").read_text().splitlines()
     run_study("production", out, quick=True, traces=TRACES, workers=1, quiet=True)
     assert (out / "rows.jsonl").read_text().splitlines() == lines  # resumed
+
+
+def test_fairtree_reads_the_tree_from_the_instance():
+    """One machine each, no decay. Org 0 takes two machines at t = 0 (no usage yet: a
+    tie), org 2 the third; org 0 also takes the machine org 2 frees at 4. At t = 10 a
+    machine frees and every organization waits; usage is 26, 0, 4. Flat: org 1 (no
+    usage) goes first. With accounts {0, 1} and {2} from the instance's meta, account
+    {0, 1} has LevelFS (2/3)/(26/30) = 0.77 and {2} (1/3)/(4/30) = 2.5, so org 2 goes
+    first. An explicit ``accounts`` parameter wins over the meta."""
+    jobs = [(0, 0, 10), (0, 0, 30), (2, 0, 4), (0, 1, 30), (0, 5, 5), (1, 5, 5), (2, 5, 5)]
+    inst = make_instance([1, 1, 1], jobs)
+    flat = SlurmFairTree(half_life=math.inf).run(inst, 40)
+    assert flat.start.tolist() == [0, 0, 0, 4, 20, 10, 15]
+    inst.meta["accounts"] = "0,1;2"
+    tree = SlurmFairTree(half_life=math.inf).run(inst, 40)
+    assert tree.start.tolist() == [0, 0, 0, 4, 20, 15, 10]
+    assert check_schedule(flat) == [] and check_schedule(tree) == []
+    explicit = SlurmFairTree(half_life=math.inf, accounts="0;1;2").run(inst, 40)
+    assert explicit.start.tolist() == flat.start.tolist()

@@ -6,10 +6,12 @@ Fairshare Calculation, Ties) and "Multifactor Priority Plugin" (``PriorityDecayH
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from ...workloads.instance import Instance
 from ..decay import DecayedUsagePolicyMixin, check_half_life, check_weights
-from ..engine import Policy, SimView
+from ..engine import Policy, SimView, simulate
+from ..schedule import Schedule
 from .slurm_classic import SLURM_DEFAULT_HALF_LIFE
 
 
@@ -47,7 +49,8 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
 
     Our model: organizations are the users. Without ``accounts`` they hang flat under
     the root; ``accounts`` (e.g. ``"0,1;2,3,4"`` or ``[[0, 1], [2, 3, 4]]``) groups them
-    into a two-level tree, with an account's shares and usage the sums of its members'
+    into a two-level tree (without it, an instance's ``meta["accounts"]``, e.g. from a
+    JSON instance file, gives the tree), with an account's shares and usage the sums of its members'
     (organizations not listed form one-member accounts). Shares are the machines
     contributed (``shares`` overrides them); usage is processed work decayed exactly
     between events (:mod:`coopsched.online.decay`). The waiting organization reached
@@ -78,6 +81,7 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
         self.half_life = check_half_life(half_life)
         self.shares = None if shares is None else tuple(shares)
         self.accounts = parse_accounts(accounts)
+        self._tree: tuple[tuple[int, ...], ...] = self.accounts
 
     def params(self) -> dict:
         return {
@@ -87,13 +91,24 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
             "seed": self.seed,
         }
 
+    def run(
+        self, instance: Instance, horizon: int | None = None, members: Iterable[int] | None = None
+    ) -> Schedule:
+        """Simulate; without ``accounts``, the instance's ``meta["accounts"]`` is the tree."""
+        given = instance.meta.get("accounts")
+        self._tree = self.accounts or (parse_accounts(given) if given else ())
+        try:
+            return simulate(instance, self, horizon=horizon, members=members)
+        finally:
+            self._tree = self.accounts
+
     def reset(self, view: SimView) -> None:
         self._reset_usage(view)
         shares = check_weights(self.shares, view.k, "shares")
         self._share = shares if shares is not None else [float(m) for m in view.machines]
         seen: set[int] = set()
         groups = []
-        for g in self.accounts:
+        for g in self._tree:
             for u in g:
                 if not 0 <= u < view.k or u in seen:
                     raise ValueError(
@@ -119,7 +134,7 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
         of its account, or every organization when flat) at ``view.t``."""
         self._usage.advance(view.t)
         lvl = self._usage.level
-        sib = next(g for g in self._groups if u in g) if self.accounts else view.members
+        sib = next(g for g in self._groups if u in g) if self._tree else view.members
         s_tot = sum(self._share[v] for v in sib)
         u_tot = sum(lvl[v] for v in sib)
         if lvl[u] == 0:
@@ -132,7 +147,7 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
         self._usage.advance(view.t)
         lvl, share, waiting = self._usage.level, self._share, view.waiting
         less = self._less
-        if self.accounts:  # two levels: the best account with a waiting member first
+        if self._tree:  # two levels: the best account with a waiting member first
             best_g, gu, gs = None, 0.0, 0.0
             for g in self._groups:
                 if not any(waiting[u] for u in g):

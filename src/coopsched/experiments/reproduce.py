@@ -34,7 +34,14 @@ TRACE_FILES = {
     "RICC": "RICC-2010-2.swf.gz",
     "METACENTRUM": "METACENTRUM-2009-2.swf.gz",
     "HPC2N": "HPC2N-2002-2.2-cln.swf.gz",
+    # not in the paper: further PWA logs (header MaxProcs as machine count)
+    "KTH-SP2": "KTH-SP2-1996-2.1-cln.swf.gz",
+    "SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz",
+    "CTC-SP2": "CTC-SP2-1996-3.1-cln.swf.gz",
+    "SDSC-Par": "SDSC-Par-1996-3.1-cln.swf.gz",
 }
+#: The four traces of Tables 1 and 2 (the paper's two, and two stand-ins).
+PAPER_TRACES = ("LPC-EGEE", "RICC", "METACENTRUM", "HPC2N")
 #: Which of our traces stands for which of the paper's.
 STANDS_FOR = {
     "LPC-EGEE": "LPC-EGEE",
@@ -75,7 +82,9 @@ def default_machines(name: str, trace: SWFTrace) -> int:
 
 
 def evaluate_window(task: dict) -> dict:
-    """One window: REF once, then ``dpsi/p_tot`` of every policy (a sweep task)."""
+    """One window: REF once, then ``dpsi/p_tot`` and utilization of every policy (a sweep
+    task). ``task["variants"]`` (optional) maps a label to ``[policy, params]``: more
+    runs of a policy with other parameters, reported under that label."""
     trace = load_trace(task["path"])
     L = task["length"]
     inst = trace_to_instance(
@@ -92,17 +101,22 @@ def evaluate_window(task: dict) -> dict:
     ref = Ref().run(inst, L)
     row["seconds_ref"] = time.perf_counter() - t0
     row["p_tot"] = sum(ref.work(L))
-    for name in task["policies"]:
+    row["util_ref"] = ref.utilization(L)
+    runs = [(name, name, {}) for name in task["policies"]]
+    runs += [(label, v[0], dict(v[1])) for label, v in task.get("variants", {}).items()]
+    for label, name, extra in runs:
         accepted = policy_class(name).param_names()
         params = {"seed": task["seed"]} if "seed" in accepted else {}
+        params.update(extra)
         if "n_samples" in accepted:  # RAND's N (Sec. 7.1: 15 or 75)
             params["n_samples"] = task["rand_samples"]
         t0 = time.perf_counter()
         sched = get_policy(name, **params).run(inst, L)
-        row[f"seconds_{name}"] = time.perf_counter() - t0
+        row[f"seconds_{label}"] = time.perf_counter() - t0
         f = fairness(sched, ref, L)
-        row[f"ratio_{name}"] = f.ratio
-        row[f"dpsi_{name}"] = f.dpsi
+        row[f"ratio_{label}"] = f.ratio
+        row[f"dpsi_{label}"] = f.dpsi
+        row[f"util_{label}"] = sched.utilization(L)
     return row
 
 
@@ -111,7 +125,7 @@ class TableSpec:
     """Settings of a Table 1/2 run."""
 
     length: int
-    traces: tuple[str, ...] = tuple(TRACE_FILES)
+    traces: tuple[str, ...] = PAPER_TRACES
     windows: int = 100
     k: int = 5
     split: str = "zipf"

@@ -46,6 +46,11 @@ class ClusterProfile:
     def free_at(self, t: int) -> int:
         return self._f[bisect_right(self._t, t) - 1]
 
+    def next_breakpoint(self, t: int) -> int | None:
+        """The first time after ``t`` at which the free count changes (``None``: never)."""
+        i = bisect_right(self._t, t)
+        return self._t[i] if i < len(self._t) else None
+
     def segments(self) -> list[tuple[int, int | None, int]]:
         """``(start, end, free)`` of every segment (end ``None``: unbounded)."""
         ends = self._t[1:] + [None]

@@ -21,6 +21,28 @@ class CLIError(Exception):
     """An error to report on one line, without a traceback."""
 
 
+def _given(*names: str) -> list[str]:
+    """Which of the current command's parameters the user gave (not defaults)."""
+    try:  # recent typer vendors click as typer._click; older ones use click itself
+        from typer._click.globals import get_current_context
+    except ImportError:
+        from click import get_current_context
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return []
+    sources = {n: ctx.get_parameter_source(n) for n in names}
+    return [n for n, src in sources.items() if getattr(src, "name", "DEFAULT") in _GIVEN]
+
+
+_GIVEN = ("COMMANDLINE", "ENVIRONMENT", "PROMPT")
+
+
+def _refuse(given: list[str], what: str) -> None:
+    if given:
+        opts = ", ".join("--" + n.replace("_", "-") for n in given)
+        raise CLIError(f"{opts}: not applicable to {what}")
+
+
 def _load(
     path: Path | None,
     orgs: int,
@@ -37,9 +59,13 @@ def _load(
     from ..workloads.swf import read_swf
 
     if path is None:
-        return synthetic_instance(k=orgs, seed=seed)
+        _refuse(_given("window_start", "window_length"), "the synthetic workload")
+        extra = {n: v for n, v in (("machines", machines), ("split", split)) if n in _given(n)}
+        return synthetic_instance(k=orgs, seed=seed, **extra)
     name = path.name.lower()
     if name.endswith(".json"):
+        given = _given("orgs", "window_start", "window_length", "machines", "split")
+        _refuse(given, "a JSON instance (it fixes organizations, machines and times)")
         return read_instance(path)
     if name.endswith(".swf") or name.endswith(".swf.gz"):
         trace = read_swf(path)
@@ -84,8 +110,8 @@ def _mosp_instance(path: Path | None, generate: str, seed: int):
 
 def _horizon(inst, horizon: int | None) -> int | None:
     if horizon is not None:
-        if horizon <= 0:
-            raise CLIError("--horizon must be positive")
+        if not 0 < horizon < 2**53:
+            raise CLIError(f"--horizon must be in [1, 2^53), got {horizon}")
         return horizon
     return inst.meta.get("horizon")
 

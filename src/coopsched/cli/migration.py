@@ -88,7 +88,7 @@ def migration(
                     "cost": cost,
                     "jobs": [
                         {
-                            "id": j,
+                            "id": inst.job_id(j),
                             "org": inst.names[inst.org[j]],
                             "release": inst.release[j],
                             "work": inst.work[j],
@@ -124,7 +124,7 @@ def migration(
         table.add_column(col, justify="left" if col == "org" else "right")
     for j in range(inst.n):
         table.add_row(
-            str(j),
+            str(inst.job_id(j)),
             inst.names[inst.org[j]],
             str(inst.release[j]),
             str(inst.work[j]),

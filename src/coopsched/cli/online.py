@@ -19,8 +19,10 @@ from ._app import (
     WLen,
     WStart,
     _check_format,
+    _given,
     _horizon,
     _load,
+    _refuse,
     app,
     console,
 )
@@ -50,6 +52,8 @@ def simulate(
     from ..online.policies import get_policy
 
     _check_format(format)
+    if policy.lower() != "rand":
+        _refuse(_given("samples"), f"--policy {policy} (only RAND samples orderings)")
     params = {} if policy.lower() == "ref" else {"seed": seed}  # REF is deterministic
     if policy.lower() == "rand":
         params["n_samples"] = samples

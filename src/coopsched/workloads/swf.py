@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,18 +207,20 @@ def read_swf(path: str | Path) -> SWFTrace:
     if data_lines.size == 0:
         raise SWFError(f"{p}: no job lines (the file is empty or has only comments)")
     try:
-        df = pd.read_csv(
-            io.StringIO(text),
-            sep=r"\s+",
-            comment=";",
-            header=None,
-            names=[*FIELDS, "_extra"],  # a 19th field lands here, never in the index
-            index_col=False,
-            dtype=np.float64,
-            engine="c",
-            skip_blank_lines=True,
-        )
-    except (ValueError, pd.errors.ParserError):
+        with warnings.catch_warnings():  # pandas only warns when it drops fields
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                io.StringIO(text),
+                sep=r"\s+",
+                comment=";",
+                header=None,
+                names=[*FIELDS, "_extra"],  # a 19th field lands here, never in the index
+                index_col=False,
+                dtype=np.float64,
+                engine="c",
+                skip_blank_lines=True,
+            )
+    except (ValueError, pd.errors.ParserError, pd.errors.ParserWarning):
         raise _locate_error(str(p), lines) from None
     extra = df.pop("_extra")
     if len(df) != data_lines.size or df.isna().to_numpy().any() or extra.notna().any():

@@ -111,7 +111,7 @@ def _mosp_instance(path: Path | None, generate: str, seed: int):
 def _horizon(inst, horizon: int | None) -> int | None:
     if horizon is not None:
         if not 0 < horizon < 2**53:
-            raise CLIError(f"--horizon must be in [1, 2^53), got {horizon}")
+            raise CLIError(f"--horizon must be positive and below 2^53, got {horizon}")
         return horizon
     return inst.meta.get("horizon")
 

@@ -687,3 +687,36 @@ def test_row_file_without_final_newline_is_repaired(tmp_path):
     out.write_text(text[: len(text) - 10])
     rows = run_sweep(tasks, _row, out, workers=1, quiet=True)
     assert [r["value"] for r in rows] == [0, 2, 4, 6] and len(load_rows(out)) == 4
+
+
+def test_mosp_and_game_numbers_stay_exact_near_the_limits(tmp_path, capsys):
+    big = 2**52
+
+    def doc(machines, jobs):
+        return json.dumps(
+            {
+                "organizations": [{"name": f"o{u}", "machines": m} for u, m in enumerate(machines)],
+                "jobs": [
+                    {"org": f"o{u}", "release": 0, "size": p, "processors": q} for u, p, q in jobs
+                ],
+            }
+        )
+
+    # one cluster, four sequential jobs: the makespan is their sum, exactly
+    path = write(tmp_path, "seq.json", doc([1], [(0, big + 1, 1)] + [(0, big, 1)] * 3))
+    for cmd in (["mosp", path, "--format", "json"], ["game", path, "--format", "json"]):
+        code, out, err = run(capsys, cmd)
+        assert code == 0, err
+        assert json.loads(out)["makespan"] == 4 * big + 1
+    # W = sum p*q = 2^66 is beyond int64 here: the score must use the exact work (Wbar =
+    # Cmax, score 1; a wrapped W would give Wbar ~ 0 and score Cmax / pmax = 4)
+    path = write(tmp_path, "wide.json", doc([8192], [(0, big // 2, 8192)] * 4))
+    code, out, err = run(capsys, ["mosp", path, "--algorithm", "local", "--format", "json"])
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["makespan"] == 2 * big and got["score"] == 1.0
+    # sizes adding up to 2^62 or more would overflow start times: refused
+    path = write(tmp_path, "huge.json", doc([1], [(0, big - 1, 1)] * 1100))
+    code, _, err = run(capsys, ["mosp", path])
+    assert_clean_error(code, err)
+    assert "2^62" in err

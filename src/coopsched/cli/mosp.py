@@ -14,7 +14,9 @@ from ._app import (
     Fmt,
     Seed,
     _check_format,
+    _given,
     _mosp_instance,
+    _refuse,
     app,
     console,
 )
@@ -135,6 +137,11 @@ def game(
     if rebalance not in ("list", "exact"):
         raise CLIError("--rebalance must be 'list' or 'exact'")
     _check_format(format)
+    _refuse(
+        _given(*(("rebalance", "stabilize") if action != "construct" else ())), f"--action {action}"
+    )
+    _refuse(_given("starts") if action != "search" else [], f"--action {action}")
+    _refuse(_given("config") if action in ("construct", "search") else [], f"--action {action}")
 
     def ints(text: str, what: str) -> list[int]:
         try:

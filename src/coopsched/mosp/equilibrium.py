@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..workloads.instance import Instance
+from ..workloads.limits import MAX_SAMPLES, check_count
 from .game import Mechanism, cluster_sequence, costs, list_positions, owner_profile
 from .profile import ClusterProfile
 from .schedule import mosp_arrays
@@ -327,6 +328,7 @@ def search_equilibria(
     A lower bound on the price of anarchy where the game is too large to enumerate: the
     worst equilibrium found, over the optimum.
     """
+    check_count(starts, MAX_SAMPLES, "random starts")
     _, q, _, m = mosp_arrays(inst)
     rng = np.random.default_rng(seed)
     fits = [np.flatnonzero(m >= q[j]) for j in range(inst.n)]

@@ -441,6 +441,13 @@ LUBLIN = ROOT.parent / "shared" / "traces" / "lublin_256.swf"
         (["game", "--generate", "uni:2:4611686018427387904:4"], "limit"),
         (["game", "--generate", "uni:4611686018427387904:4:4"], "limit"),
         (["generate", "/nonexistent-dir/x.swf.gz", "--jobs", "5"], "x.swf.gz"),
+        (["generate", "/tmp/never-written.swf", "--jobs", str(10**10)], "limit"),
+        (["compare", "--machines", str(10**9), "--horizon", "9"], "limit"),
+        (["game", "--action", "search", "--starts", str(10**9)], "limit"),
+        (["game", "--starts", "3"], "--starts"),
+        (["game", "--action", "verify", "--stabilize"], "--stabilize"),
+        (["game", "--config", "0,1"], "--config"),
+        (["migration", "--hunt", "ef", "--tries", str(10**10)], "limit"),
     ],
 )
 def test_cli_values_are_checked(capsys, args, needle):

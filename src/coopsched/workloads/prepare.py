@@ -53,6 +53,8 @@ def split_machines(
     """
     if k < 1:
         raise InstanceError("the number of organizations must be at least 1")
+    if total > MAX_MACHINES:
+        raise InstanceError(f"machines: {total:,} is more than the limit of {MAX_MACHINES:,}")
     if total < k:
         raise InstanceError(f"{total} machines cannot give each of {k} organizations one machine")
     if split == "uniform":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import typer
 
@@ -12,8 +14,46 @@ from ._app import CLIError, app
 __all__ = ["CLIError", "app", "main", "run"]
 
 
+class Interrupted(BaseException):
+    """Raised by the SIGINT/SIGTERM handler of :func:`main` (a BaseException, so that no
+    ``except Exception`` swallows it and the CLI framework does not turn it into a bare
+    abort)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: one-line errors, non-zero exits, no tracebacks for bad input."""
+    """Entry point: one-line errors, non-zero exits, no tracebacks for bad input.
+
+    Ctrl-C (SIGINT) and SIGTERM stop the command with ``error: interrupted`` (or
+    ``terminated``) and exit status 128 + the signal number (130 for Ctrl-C), after the
+    ``with``/``finally`` blocks have run, so worker processes are stopped and row files
+    are closed.
+    """
+    received: list[int] = []
+
+    def on_signal(signum, frame) -> None:
+        received.append(signum)
+        raise Interrupted(signum)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # else leave signals alone
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        code = _run(argv, received)
+    except (Interrupted, KeyboardInterrupt):
+        code = 130 if not received else 128 + received[0]
+        received = received or [signal.SIGINT]
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if received:
+        what = "interrupted" if received[0] == signal.SIGINT else "terminated"
+        print(f"error: {what}", file=sys.stderr)
+        return 128 + received[0]
+    return code
+
+
+def _run(argv: list[str] | None, received: list[int]) -> int:
     from ..online.engine import PolicyError
     from ..workloads.instance import InstanceError
     from ..workloads.swf import SWFError
@@ -22,15 +62,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cmd.main(args=argv, prog_name="coopsched", standalone_mode=False)
     except (CLIError, SWFError, InstanceError, PolicyError, ValueError, KeyError, OSError) as exc:
+        if received:  # an error caused by the interrupt itself is not reported
+            raise Interrupted(received[0]) from None
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"error: {msg}", file=sys.stderr)
         return 1
     except Exception as exc:  # the CLI framework's own usage errors, exits and aborts
+        if received:
+            raise Interrupted(received[0]) from None
         if hasattr(exc, "format_message"):
             print(f"error: {exc.format_message()}", file=sys.stderr)
             return 2
         if type(exc).__name__ == "Abort":
-            print("aborted", file=sys.stderr)
+            print("error: aborted", file=sys.stderr)
             return 130
         if hasattr(exc, "exit_code"):
             return int(exc.exit_code)

@@ -44,6 +44,28 @@ def _input_path(path: Path | None, trace: str | None) -> Path | None:
     return path
 
 
+def _given(*names: str) -> list[str]:
+    """Which of the current command's parameters the user gave (not defaults)."""
+    try:  # recent typer vendors click as typer._click; older ones use click itself
+        from typer._click.globals import get_current_context
+    except ImportError:
+        from click import get_current_context
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return []
+    sources = {n: ctx.get_parameter_source(n) for n in names}
+    return [n for n, src in sources.items() if getattr(src, "name", "DEFAULT") in _GIVEN]
+
+
+_GIVEN = ("COMMANDLINE", "ENVIRONMENT", "PROMPT")
+
+
+def _refuse(given: list[str], what: str) -> None:
+    if given:
+        opts = ", ".join("--" + n.replace("_", "-") for n in given)
+        raise CLIError(f"{opts}: not applicable to {what}")
+
+
 def _load(
     path: Path | None,
     orgs: int,
@@ -60,8 +82,18 @@ def _load(
 
     if trace is not None and path is not None:
         raise CLIError("give an input file or --trace NAME, not both")
+    source = trace if trace is not None else path
+    if source is None:
+        from ..workloads.generators import synthetic_instance
+
+        _refuse(_given("window_start", "window_length"), "the synthetic workload")
+        extra = {n: v for n, v in (("machines", machines), ("split", split)) if n in _given(n)}
+        return synthetic_instance(k=orgs, seed=seed, **extra)
+    if str(source).lower().endswith(".json"):
+        given = _given("orgs", "window_start", "window_length", "machines", "split")
+        _refuse(given, "a JSON instance (it fixes organizations, machines and times)")
     return load_instance(
-        trace if trace is not None else path,
+        source,
         k=orgs,
         start=window_start,
         length=window_length,
@@ -102,8 +134,8 @@ def _show(report, format: str) -> None:
 
 def _horizon(inst, horizon: int | None) -> int | None:
     if horizon is not None:
-        if horizon <= 0:
-            raise CLIError("--horizon must be positive")
+        if not 0 < horizon < 2**53:
+            raise CLIError(f"--horizon must be positive and below 2^53, got {horizon}")
         return horizon
     return inst.meta.get("horizon")
 

@@ -12,6 +12,8 @@ from ._app import (
     Fmt,
     Seed,
     _check_format,
+    _given,
+    _refuse,
     _show,
     app,
 )
@@ -91,6 +93,11 @@ def game(
     from ..mosp.reports import game_instance, game_report, parse_ints
 
     _check_format(format)
+    _refuse(
+        _given(*(("rebalance", "stabilize") if action != "construct" else ())), f"--action {action}"
+    )
+    _refuse(_given("starts") if action != "search" else [], f"--action {action}")
+    _refuse(_given("config") if action in ("construct", "search") else [], f"--action {action}")
     inst, mech, paper_config = game_instance(input, generate, seed)
     if mech is None:
         orders = parse_ints(org_order, "--org-order") if org_order else None

@@ -21,9 +21,11 @@ from ._app import (
     WLen,
     WStart,
     _check_format,
+    _given,
     _horizon,
     _input_path,
     _load,
+    _refuse,
     _show,
     app,
     console,
@@ -75,6 +77,8 @@ def simulate(
     _check_format(format)
     cls = policy_class(policy)
     items = list(param or [])
+    if "n_samples" not in cls.param_names():
+        _refuse(_given("samples"), f"--policy {policy} (only RAND samples orderings)")
     if samples is not None:
         items.append(f"n_samples={samples}")
     params = parse_params(cls, items)

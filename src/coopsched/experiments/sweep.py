@@ -6,13 +6,21 @@ synced), keyed by a hash of its task; a rerun skips every task already in the fi
 an interrupted sweep continues where it stopped and never recomputes or loses a finished
 instance. Tasks run in local worker processes by default, or on a dask.distributed
 cluster when a scheduler address is given.
+
+Stopping a sweep (Ctrl-C, SIGTERM, any error) terminates the local workers at once
+instead of waiting for their tasks; the workers ignore Ctrl-C themselves (the parent
+handles it) and, on Linux, are killed by the kernel if the parent dies without cleaning
+up (``PR_SET_PDEATHSIG``), so no worker outlives its sweep.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
+import signal
+import sys
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -34,13 +42,15 @@ def task_key(task: dict) -> str:
 
 
 def load_rows(path: Path) -> dict[str, dict]:
-    """Finished rows by task key; a truncated last line (interrupted write) is dropped."""
+    """Finished rows by task key; a truncated last line (interrupted write) is dropped, and
+    a complete last row without its newline gets one, so the next row is not glued to it."""
     rows: dict[str, dict] = {}
     if not path.exists():
         return rows
     good_lines = []
-    dirty = False
-    for line in path.read_text().splitlines():
+    text = path.read_text()
+    dirty = bool(text) and not text.endswith("\n")
+    for line in text.splitlines():
         try:
             row = json.loads(line)
             rows[row["task_key"]] = row
@@ -56,6 +66,29 @@ def _append(fh, row: dict) -> None:
     fh.write(json.dumps(row, sort_keys=True) + "\n")
     fh.flush()
     os.fsync(fh.fileno())
+
+
+def _worker_init() -> None:
+    """Local workers: Ctrl-C is the parent's business; die with the parent (Linux)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's worker processes now (running tasks are abandoned)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        if proc.is_alive():
+            proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _progress(quiet: bool) -> Progress:
@@ -108,19 +141,19 @@ def run_sweep(
             for key, task in pending:
                 record(key, task, fn(task))
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+            try:
                 futures = {pool.submit(fn, task): (key, task) for key, task in pending}
-                try:
-                    remaining = set(futures)
-                    while remaining:
-                        finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
-                        for f in finished:
-                            key, task = futures[f]
-                            record(key, task, f.result())
-                except BaseException:
-                    for f in futures:
-                        f.cancel()
-                    raise
+                remaining = set(futures)
+                while remaining:
+                    finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+                    for f in finished:
+                        key, task = futures[f]
+                        record(key, task, f.result())
+            except BaseException:
+                _stop_workers(pool)
+                raise
+            pool.shutdown(wait=True)
     return [done[k] for k, _ in keyed]
 
 

@@ -16,6 +16,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..workloads.limits import MAX_SAMPLES, check_count
 from .engine import MigrationPolicy, RelatedInstance, simulate
 from .policies import get_policy
 from .properties import Verdict, check_ef, check_ilv, check_non_wasteful, check_wpm
@@ -108,6 +109,7 @@ def hunt(
 ) -> Counterexample | None:
     """Smallest violation of ``prop`` by ``policy`` among the constructions and ``tries``
     random instances (None: none found)."""
+    check_count(tries, MAX_SAMPLES, "random instances to try")
 
     def make() -> MigrationPolicy:
         return get_policy(policy, policy_seed)

@@ -41,10 +41,28 @@ class RelatedInstance:
     priority: tuple[Fraction, ...]
     org: tuple[int, ...]
     names: tuple[str, ...] = ()
+    ids: tuple = ()  # the input's job ids (CONVENTIONS 4); empty: the job indices
 
     @property
     def n(self) -> int:
         return len(self.release)
+
+    def job_id(self, j: int):
+        """Job ``j``'s id as the input gave it (its index when the input gave none)."""
+        return self.ids[j] if self.ids else j
+
+    @property
+    def tie_rank(self) -> tuple[int, ...]:
+        """Each job's rank in the order of ids (integers before strings, each in natural
+        order): the "id" of the tie rule "priority, release, id" (the job index when the
+        input gave no ids)."""
+        if not self.ids:
+            return tuple(range(self.n))
+        order = sorted(range(self.n), key=lambda j: (isinstance(self.ids[j], str), self.ids[j], j))
+        rank = [0] * self.n
+        for pos, j in enumerate(order):
+            rank[j] = pos
+        return tuple(rank)
 
     @property
     def machines(self) -> int:
@@ -69,6 +87,7 @@ class RelatedInstance:
             priority=tuple(Fraction(str(float(x))) for x in pr),
             org=tuple(int(x) for x in inst.org),
             names=tuple(inst.names),
+            ids=tuple(inst.ids) if inst.ids is not None else (),
         )
 
     @classmethod
@@ -96,7 +115,14 @@ class RelatedInstance:
         if v0 is not None:
             pr[j] = Fraction(str(v0)) if not isinstance(v0, Fraction) else v0
         return RelatedInstance(
-            self.speeds, self.machine_org, tuple(rel), tuple(work), tuple(pr), self.org, self.names
+            self.speeds,
+            self.machine_org,
+            tuple(rel),
+            tuple(work),
+            tuple(pr),
+            self.org,
+            self.names,
+            self.ids,
         )
 
     def subset(self, jobs: list[int]) -> RelatedInstance:
@@ -108,6 +134,7 @@ class RelatedInstance:
             tuple(self.priority[j] for j in jobs),
             tuple(self.org[j] for j in jobs),
             self.names,
+            tuple(self.ids[j] for j in jobs) if self.ids else (),
         )
 
 
@@ -121,6 +148,7 @@ class JobView:
     machine: int | None  # where it runs now (None: waiting)
     started: bool
     home: int | None  # the machine it first ran on (None: never started)
+    tie: int = 0  # rank of the job's id (RelatedInstance.tie_rank): the tie rule's "id"
 
 
 @dataclass
@@ -169,6 +197,7 @@ def simulate(inst: RelatedInstance, policy: MigrationPolicy, migration_cost=0) -
         raise MigrationError("no machine to run the jobs on")
     speeds = inst.speeds
     order = sorted(range(n), key=lambda j: (inst.release[j], j))
+    tie = inst.tie_rank
     rem = [Fraction(w) for w in inst.work]
     on: list[int | None] = [None] * n  # machine of each job
     home: list[int | None] = [None] * n
@@ -220,7 +249,9 @@ def simulate(inst: RelatedInstance, policy: MigrationPolicy, migration_cost=0) -
         if not present:
             continue
         views = [
-            JobView(j, inst.release[j], inst.priority[j], on[j], home[j] is not None, home[j])
+            JobView(
+                j, inst.release[j], inst.priority[j], on[j], home[j] is not None, home[j], tie[j]
+            )
             for j in sorted(present)
         ]
         idle = [m for m in range(M) if machine_job[m] is None]

@@ -1,7 +1,8 @@
 """Policies on related machines ("Migration and fairness in online scheduling").
 
 * :class:`GreedyMigration` -- Algorithm 1 (GM): at every arrival or termination, rank
-  the present jobs by priority (descending), then release (earlier first), then id;
+  the present jobs by priority (descending), then release (earlier first), then id (the
+  input's job ids when it gives them, else input order);
   rank the machines by speed (descending, then index); give the i-th job the i-th
   machine. Preempts and migrates freely (zero cost in the paper).
 * Busy schedulers without migration (Def. 5: an idle machine never coexists with a
@@ -25,7 +26,7 @@ from .engine import JobView, MigrationPolicy
 
 
 def _rank(j: JobView) -> tuple:
-    return (-j.priority, j.release, j.id)
+    return (-j.priority, j.release, j.tie)
 
 
 class GreedyMigration(MigrationPolicy):
@@ -74,7 +75,7 @@ class _Busy(MigrationPolicy):
     """Non-preemptive busy scheduler: running jobs stay; idle machines take waiting jobs."""
 
     def order_jobs(self, waiting: list[JobView]) -> list[JobView]:
-        return sorted(waiting, key=lambda j: (j.release, j.id))
+        return sorted(waiting, key=lambda j: (j.release, j.tie))
 
     def order_machines(self, idle: list[int]) -> list[int]:
         return sorted(idle, key=lambda m: (-self.inst.speeds[m], m))

@@ -35,7 +35,7 @@ def migration_report(path: str | Path, policy: str = "gm", cost: float = 0.0, se
     response = res.response_times()
     rows = [
         {
-            "job": j,
+            "job": inst.job_id(j),
             "org": inst.names[inst.org[j]],
             "release": inst.release[j],
             "work": inst.work[j],
@@ -52,7 +52,7 @@ def migration_report(path: str | Path, policy: str = "gm", cost: float = 0.0, se
         "cost": cost,
         "jobs": [
             {
-                "id": j,
+                "id": inst.job_id(j),
                 "org": r["org"],
                 "release": r["release"],
                 "work": r["work"],

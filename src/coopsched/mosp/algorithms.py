@@ -53,8 +53,8 @@ def profiles_of(sched: MospSchedule) -> list[ClusterProfile]:
 
 def molba(inst: Instance, alpha: float = 2.0, *, base: MospSchedule | None = None) -> MospSchedule:
     """MOLBA(alpha), Sec. 4.1 (guarantees: alpha=3 gives 4; alpha=2, last job low, 3)."""
-    if alpha < 1:
-        raise ValueError("MOLBA needs alpha >= 1")
+    if not 1 <= alpha < float("inf"):  # also refuses nan
+        raise ValueError(f"MOLBA needs a finite alpha >= 1, got {alpha}")
     p, q, owner, m = mosp_arrays(inst)
     loc = base if base is not None else local(inst)
     wbar, pmax = lower_bounds(inst)
@@ -142,6 +142,8 @@ def meta(inst: Instance) -> MospSchedule:
 def run(inst: Instance, algorithm: str = "meta", alpha: float = 2.0) -> MospSchedule:
     """One entry point for the CLI: ``local``, ``molba`` (with ``alpha``), ``ilba``
     (ILBA on the meta-algorithm's schedule, as in Sec. 6.1) or ``meta``."""
+    if not 1 <= alpha < float("inf"):  # checked for every algorithm: never silently ignored
+        raise ValueError(f"MOLBA's alpha must be a finite number >= 1, got {alpha}")
     if algorithm == "local":
         return local(inst)
     if algorithm == "molba":

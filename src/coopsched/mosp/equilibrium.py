@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..workloads.instance import Instance
-from .game import Mechanism, cluster_sequence, costs, list_positions
+from ..workloads.limits import MAX_SAMPLES, check_count
+from .game import Mechanism, cluster_sequence, costs, list_positions, owner_profile
 from .profile import ClusterProfile
 from .schedule import mosp_arrays
 
@@ -92,14 +93,27 @@ def _completions(
 
     The cluster places jobs in a fixed sequence, and the members of a group are adjacent in
     it, so the sequence is a list of items -- other agents' jobs and k's groups -- and
-    ``s`` takes the first ``s_t`` members of group t. A depth-first walk over the items
-    shares every prefix: each profile is built once per distinct prefix of choices.
+    ``s`` takes the first ``s_t`` members of group t. On another agent's cluster its owner's
+    jobs are list-scheduled first (:func:`~coopsched.mosp.game.owner_profile`) and a
+    depth-first walk over the remaining items shares every prefix: each profile is built
+    once per distinct prefix of choices. At home (``c == k``) k's jobs come first and are
+    list-scheduled, which is not incremental: every subset is list-scheduled on its own.
     """
     p, q, owner, m, pr, pos = (
         arrays  # mosp_arrays, then the mechanism's priorities and list positions
     )
     fixed = [int(j) for j in np.flatnonzero(config == c) if owner[j] != k]
     out = np.full(counts.size, INF, dtype=np.int64)
+    if c == k:  # my jobs first: the chosen subset alone, list-scheduled in list order
+        for index in range(counts.size):
+            digits = counts.digits[index]
+            if any(x and q[groups[t][0]] > m[c] for t, x in enumerate(digits)):
+                continue
+            chosen = sorted(
+                (j for t, x in enumerate(digits) for j in groups[t][:x]), key=pos.__getitem__
+            )
+            out[index] = owner_profile(int(m[c]), chosen, p, q).makespan
+        return out
     group_of = {g[0]: t for t, g in enumerate(groups)}
     members = {j for g in groups for j in g}
     items: list[tuple[str, int]] = []  # ("job", j) or ("group", t), in the cluster's order
@@ -133,7 +147,8 @@ def _completions(
                 end,
             )
 
-    walk(0, ClusterProfile(int(m[c])), 0, 0)
+    own = [j for it, j in items if it == "job" and owner[j] == c]  # c's owner's, first
+    walk(len(own), owner_profile(int(m[c]), own, p, q), 0, 0)
     return out
 
 
@@ -313,6 +328,7 @@ def search_equilibria(
     A lower bound on the price of anarchy where the game is too large to enumerate: the
     worst equilibrium found, over the optimum.
     """
+    check_count(starts, MAX_SAMPLES, "random starts")
     _, q, _, m = mosp_arrays(inst)
     rng = np.random.default_rng(seed)
     fits = [np.flatnonzero(m >= q[j]) for j in range(inst.n)]

@@ -12,13 +12,18 @@ mechanism "my jobs first" (Sec. 5.1):
    that delays no job placed before it.
 
 So a foreign job never delays an owner's job, and a job never delays a job of higher
-priority; "list scheduling" here places each job of the list at its earliest start that
-delays the jobs before it (for sequential jobs this is Graham's list scheduling). The
-cost of an agent is the makespan of its jobs wherever they run.
+priority. The owner's jobs are list-scheduled in the sense of CONVENTIONS 2 (Graham's list
+scheduling, :func:`~coopsched.mosp.listsched.list_schedule`): at each time the first job of
+the list that fits starts, so a later job may start in a hole and delay an earlier wide one
+-- exactly what ``coopsched mosp --algorithm local`` does, so an organization's local
+makespan is the same in both commands. The foreign jobs are inserted, which is what "never
+delays a job of higher priority" requires. The cost of an agent is the makespan of its jobs
+wherever they run.
 
 :func:`construct_equilibrium` is the algorithm of Sec. 7.1 (priority to organizations):
 every organization first schedules its jobs locally; then, by decreasing priority, each
-organization takes all its jobs back and list-schedules them on the whole platform,
+organization takes all its jobs back and list-schedules them on the whole platform (at each
+time, the first job of its list that can start there starts, at home if home can take it),
 keeping a job at home whenever home is as early as anywhere else (a maximal set of jobs at
 home on ties) -- or, with ``rebalance="exact"``, takes an exact best response. Theorem 2:
 with a rho-approximate list algorithm the result is a pure rho-approximate equilibrium
@@ -32,13 +37,14 @@ Best responses, epsilon, dynamics and the search for equilibria are in
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..workloads.instance import Instance
-from .listsched import list_order
+from .listsched import list_order, list_schedule
 from .profile import ClusterProfile
 from .schedule import MospSchedule, mosp_arrays
 
@@ -101,6 +107,19 @@ def cluster_sequence(jobs, c: int, owner: np.ndarray, pos: np.ndarray, pr: np.nd
     return own + foreign
 
 
+def owner_profile(m: int, own: Sequence[int], p: np.ndarray, q: np.ndarray) -> ClusterProfile:
+    """ "My jobs first": a cluster of ``m`` processors with its owner's jobs ``own`` (given in
+    list order) list-scheduled on it (CONVENTIONS 2), as if no foreign job existed."""
+    prof = ClusterProfile(int(m))
+    own = [int(j) for j in own]
+    if own:
+        pj, qj = [int(p[j]) for j in own], [int(q[j]) for j in own]
+        starts = list_schedule(pj, qj, int(m), order=list(range(len(own))))
+        for j, s, pp, qq in zip(own, starts.tolist(), pj, qj, strict=True):
+            prof.place(j, s, pp, qq)
+    return prof
+
+
 def schedule(inst: Instance, config: Sequence[int], mech: Mechanism) -> MospSchedule:
     """The schedule a configuration induces under the mechanism."""
     p, q, owner, m = mosp_arrays(inst)
@@ -117,8 +136,12 @@ def schedule(inst: Instance, config: Sequence[int], mech: Mechanism) -> MospSche
     pos = list_positions(inst, mech)
     start = np.zeros(inst.n, dtype=np.int64)
     for c in range(inst.k):
-        prof = ClusterProfile(int(m[c]))
-        for j in cluster_sequence(np.flatnonzero(config == c), c, owner, pos, pr):
+        seq = cluster_sequence(np.flatnonzero(config == c), c, owner, pos, pr)
+        own = [j for j in seq if owner[j] == c]
+        prof = owner_profile(int(m[c]), own, p, q)
+        for j in own:
+            start[j] = prof.jobs[j][0]
+        for j in seq[len(own) :]:
             start[j] = prof.insert(int(j), int(p[j]), int(q[j]))
     return MospSchedule(
         inst,
@@ -132,16 +155,12 @@ def schedule(inst: Instance, config: Sequence[int], mech: Mechanism) -> MospSche
 def local_makespans(inst: Instance, mech: Mechanism) -> np.ndarray:
     """Each organization alone on its cluster (the MOSP local constraint)."""
     p, q, owner, m = mosp_arrays(inst)
+    pos = list_positions(inst, mech)
     out = np.zeros(inst.k, dtype=np.int64)
     for c in range(inst.k):
-        jobs = np.flatnonzero(owner == c)
-        if not len(jobs):
-            continue
-        prof = ClusterProfile(int(m[c]))
-        for i in list_order(p[jobs].tolist(), q[jobs].tolist(), mech.order):
-            j = int(jobs[i])
-            prof.insert(j, int(p[j]), int(q[j]))
-        out[c] = prof.makespan
+        jobs = sorted(np.flatnonzero(owner == c).tolist(), key=lambda j: pos[j])
+        if jobs:
+            out[c] = owner_profile(int(m[c]), jobs, p, q).makespan
     return out
 
 
@@ -168,8 +187,13 @@ class Equilibrium:
 def _list_rebalance(
     inst: Instance, config: np.ndarray, mech: Mechanism, k: int, pos: np.ndarray
 ) -> None:
-    """Organization ``k`` takes its jobs back and list-schedules them on the platform
-    (in place on ``config``), keeping a job at home when home is as early."""
+    """Organization ``k`` takes its jobs back and list-schedules them on the whole platform
+    (in place on ``config``): at each time, in list order, a job starts at home if ``k``'s
+    cluster has enough free processors (home runs only ``k``'s jobs, first), else on the
+    first other cluster where it delays nothing already there; otherwise it waits for the
+    next event (Sec. 7.1: "if at a given time the algorithm can choose between different
+    organizations ..., the original organization must be chosen"). The jobs kept at home
+    run there exactly as the mechanism's list scheduling of them would."""
     p, q, owner, m = mosp_arrays(inst)
     mine = sorted(np.flatnonzero(owner == k).tolist(), key=lambda j: pos[j])
     if not mine:
@@ -184,20 +208,36 @@ def _list_rebalance(
         for j in np.flatnonzero(config == c):
             prof.place(int(j), int(base.start[j]), int(p[j]), int(q[j]))
         profs[c] = prof
-    home = ClusterProfile(int(m[k]))  # k's own jobs come first at home
-    for j in mine:
-        best_c, best_s = k, home.earliest_start(int(p[j]), int(q[j]))
-        for c in others:
-            if q[j] > m[c]:
+    running: list[tuple[int, int]] = []  # (end, q) of k's jobs at home
+    free = int(m[k])
+    t = 0
+    pending = mine
+    while pending:
+        rest = []
+        for j in pending:
+            pj, qj = int(p[j]), int(q[j])
+            if qj <= free:
+                heapq.heappush(running, (t + pj, qj))
+                free -= qj
+                config[j] = k
                 continue
-            s = profs[c].earliest_start(int(p[j]), int(q[j]))
-            if s < best_s:
-                best_c, best_s = c, s
-        if best_c == k:
-            home.place(int(j), best_s, int(p[j]), int(q[j]))
-        else:
-            profs[best_c].place(int(j), best_s, int(p[j]), int(q[j]))
-        config[j] = best_c
+            for c in others:
+                if qj <= m[c] and profs[c].earliest_start(pj, qj, after=t) == t:
+                    profs[c].place(int(j), t, pj, qj)
+                    config[j] = c
+                    break
+            else:
+                rest.append(j)
+        pending = rest
+        if not pending:
+            break
+        events = [running[0][0]] if running else []
+        events += [e for c in others if (e := profs[c].next_breakpoint(t)) is not None]
+        if not events:
+            raise ValueError(f"job {pending[0]} of organization {k} fits on no cluster")
+        t = min(events)
+        while running and running[0][0] <= t:
+            free += heapq.heappop(running)[1]
 
 
 def construct_equilibrium(

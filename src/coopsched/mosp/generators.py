@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..workloads.instance import Instance, Organization
+from ..workloads.limits import MAX_JOBS, MAX_MACHINES, check_count
 from ..workloads.lublin import lublin_jobs
 from ..workloads.prepare import zipf_owners
 
@@ -25,6 +26,8 @@ def mosp_instance(kind: str, N: int, n: int, m: int, seed: int = 0) -> Instance:
     """One random instance of the Sec. 6 grid."""
     if N < 1 or n < 0 or m < 1:
         raise ValueError("need N >= 1 organizations, n >= 0 jobs and m >= 1 processors")
+    check_count(n, MAX_JOBS, "jobs")
+    check_count(N * m, MAX_MACHINES, f"processors in total ({N} clusters of {m})")
     rng = np.random.default_rng(seed)
     if kind == "uni":
         p = rng.integers(1, 51, size=n)

@@ -17,13 +17,16 @@ class ProfileError(ValueError):
 
 
 class ClusterProfile:
-    """Free processors of one cluster over time, with the jobs placed on it."""
+    """Free processors of one cluster over time, with the jobs placed on it.
+
+    A cluster may have no processor (an organization that only submits, or neither
+    submits nor contributes, CONVENTIONS 4): then no job fits on it."""
 
     __slots__ = ("m", "_t", "_f", "jobs")
 
     def __init__(self, m: int):
-        if m < 1:
-            raise ProfileError("a cluster needs at least one processor")
+        if m < 0:
+            raise ProfileError("a cluster cannot have a negative number of processors")
         self.m = m
         self._t: list[int] = [0]  # breakpoints; segment i is [_t[i], _t[i+1])
         self._f: list[int] = [m]  # free processors on segment i; the last one is unbounded
@@ -45,6 +48,11 @@ class ClusterProfile:
 
     def free_at(self, t: int) -> int:
         return self._f[bisect_right(self._t, t) - 1]
+
+    def next_breakpoint(self, t: int) -> int | None:
+        """The first time after ``t`` at which the free count changes (``None``: never)."""
+        i = bisect_right(self._t, t)
+        return self._t[i] if i < len(self._t) else None
 
     def segments(self) -> list[tuple[int, int | None, int]]:
         """``(start, end, free)`` of every segment (end ``None``: unbounded)."""

@@ -34,13 +34,17 @@ def mosp_arrays(inst: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     if inst.n and (q > m.max()).any():
         j = int(np.flatnonzero(q > m.max())[0])
         raise InstanceError(f"job {j} needs {q[j]} processors, more than any cluster has")
+    if inst.n and sum(p.tolist()) >= 2**62:  # every start and completion stays below it
+        raise InstanceError(
+            "the jobs' sizes add up to 2^62 or more: start times could overflow 64-bit integers"
+        )
     return p, q, inst.org, m
 
 
 def lower_bounds(inst: Instance) -> tuple[float, int]:
     """``(Wbar, pmax)``: average work per processor and the longest job (Sec. 4.1)."""
     p, q, _, m = mosp_arrays(inst)
-    W = int((p * q).sum())
+    W = sum(a * b for a, b in zip(p.tolist(), q.tolist(), strict=True))  # exact (no int64 wrap)
     return W / int(m.sum()), int(p.max()) if len(p) else 0
 
 

@@ -5,8 +5,11 @@
     {"organizations": [{"name": "a", "machines": 2}, {"name": "b", "machines": 1}],
      "jobs": [{"org": "a", "release": 0, "size": 3}, {"org": "b", "release": 1, "size": 2}]}
 
-Optional keys: job ``processors``, ``priority``, ``id``; organization ``speeds``.
-Unknown keys are an error. Errors name the file and the place (``jobs[3].size``).
+Optional keys: job ``processors``, ``priority``, ``id``; organization ``speeds``;
+``meta.horizon`` (a positive integer). Unknown keys are an error. Errors name the file and
+the place (``jobs[3].size``). Numbers must be finite and at most 2^53 in magnitude
+(:mod:`~coopsched.workloads.limits`); names are strings; the platform needs at least one
+machine in total (an organization may have none).
 """
 
 from __future__ import annotations
@@ -18,14 +21,29 @@ from typing import Any
 import numpy as np
 
 from .instance import Instance, InstanceError, Organization
+from .limits import MAX_MACHINES, LimitError, exact_number, regular_file
 
 _ORG_KEYS = {"name", "machines", "speeds"}
 _JOB_KEYS = {"org", "release", "size", "processors", "priority", "id"}
 _TOP_KEYS = {"organizations", "jobs", "meta"}
 
 
+def _number(value: Any, where: str) -> float:
+    """A finite JSON number of magnitude at most 2^53, else :class:`InstanceError`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InstanceError(f"{where}: expected a number, got {value!r}")
+    try:
+        exact_number(value, where)
+    except LimitError as exc:
+        raise InstanceError(str(exc)) from None
+    return value
+
+
 def _int(value: Any, where: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InstanceError(f"{where}: expected an integer, got {value!r}")
+    _number(value, where)
+    if value != int(value):
         raise InstanceError(f"{where}: expected an integer, got {value!r}")
     if value < minimum:
         raise InstanceError(f"{where}: must be >= {minimum}, got {value!r}")
@@ -57,7 +75,9 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
             raise InstanceError(f"{where}: unknown key(s) {sorted(unknown)}")
         if "name" not in o or "machines" not in o:
             raise InstanceError(f"{where}: needs 'name' and 'machines'")
-        name = str(o["name"])
+        name = o["name"]
+        if not isinstance(name, str) or not name:
+            raise InstanceError(f"{where}.name: expected a non-empty string, got {name!r}")
         if name in index:
             raise InstanceError(f"{where}: duplicate name {name!r}")
         machines = _int(o["machines"], f"{where}.machines", 0)
@@ -69,11 +89,18 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
                     f"{where}.speeds: must be a list of {machines} positive numbers"
                 )
             for s in sp:
-                if isinstance(s, bool) or not isinstance(s, int | float) or s <= 0:
+                if _number(s, f"{where}.speeds") <= 0:
                     raise InstanceError(f"{where}.speeds: {s!r} is not a positive number")
             speeds = tuple(sp)
         index[name] = i
         orgs.append(Organization(name, machines, speeds))
+    total = sum(o.machines for o in orgs)
+    if total == 0:
+        raise InstanceError(f"{source}: no machines in total (every organization has 0)")
+    if total > MAX_MACHINES:
+        raise InstanceError(
+            f"{source}: {total:,} machines in total, more than the limit of {MAX_MACHINES:,}"
+        )
     n = len(data["jobs"])
     owner = np.zeros(n, dtype=np.int64)
     release = np.zeros(n, dtype=np.int64)
@@ -89,7 +116,9 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
         for key in ("org", "release", "size"):
             if key not in job:
                 raise InstanceError(f"{where}: missing {key!r}")
-        org = str(job["org"])
+        org = job["org"]
+        if not isinstance(org, str):
+            raise InstanceError(f"{where}.org: expected an organization name, got {org!r}")
         if org not in index:
             raise InstanceError(f"{where}.org: no organization named {org!r}")
         owner[j] = index[org]
@@ -111,29 +140,49 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
             raise InstanceError(f"{source}: 'priority' must be given for every job or none")
         vals = []
         for j, v in optional["priority"]:
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise InstanceError(f"{source}: jobs[{j}].priority: {v!r} is not a number")
-            vals.append(float(v))
+            vals.append(float(_number(v, f"{source}: jobs[{j}].priority")))
         priority = np.array(vals)
     if optional["id"]:
         if len(optional["id"]) != n:
             raise InstanceError(f"{source}: 'id' must be given for every job or none")
         ids = [v for _, v in optional["id"]]
+        for j, v in optional["id"]:
+            if isinstance(v, bool) or not isinstance(v, int | str):
+                raise InstanceError(f"{source}: jobs[{j}].id: expected a string or an integer")
+            if isinstance(v, int):
+                _number(v, f"{source}: jobs[{j}].id")
         if len(set(map(str, ids))) != n:
             raise InstanceError(f"{source}: job ids must be distinct")
-    meta = dict(data.get("meta", {})) if isinstance(data.get("meta", {}), dict) else {}
+    meta = data.get("meta", {})
+    if not isinstance(meta, dict):
+        raise InstanceError(f"{source}: 'meta' must be an object")
+    meta = dict(meta)
+    if meta.get("horizon") is not None:
+        meta["horizon"] = _int(meta["horizon"], f"{source}: meta.horizon", 1)
     return Instance(orgs, owner, release, size, processors, priority, ids, meta)
 
 
 def read_instance(path: str | Path) -> Instance:
     """Read a JSON instance file; errors name the file and the place."""
-    p = Path(path)
-    if not p.exists():
-        raise InstanceError(f"{p}: no such file")
+    p = regular_file(path, InstanceError)
+
+    def constant(name: str) -> float:
+        raise InstanceError(f"{p}: {name} is not a valid JSON number")
+
     try:
-        data = json.loads(p.read_text())
+        data = json.loads(p.read_bytes().decode("utf-8"), parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{p}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    except InstanceError:
+        raise
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise InstanceError(f"{p}: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise InstanceError(f"{p}: JSON nested too deeply") from None
+    except OSError as exc:
+        raise InstanceError(f"{p}: cannot read: {exc.strerror or exc}") from None
     return instance_from_dict(data, str(p))
 
 

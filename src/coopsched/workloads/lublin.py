@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .limits import MAX_JOBS, MAX_MACHINES, check_count
+
 BUCKETS = 48
 BUCKET_SECONDS = 1800
 CYCLE_START_BUCKET = 22  # 11:00
@@ -134,6 +136,8 @@ def lublin_jobs(
     """
     if n < 0 or machines < 1:
         raise ValueError("need n >= 0 jobs and at least one machine")
+    check_count(n, MAX_JOBS, "jobs")
+    check_count(machines, MAX_MACHINES, "machines")
     rng = np.random.default_rng(seed)
     q = sizes(n, machines, rng, params)
     if max_processors is not None:

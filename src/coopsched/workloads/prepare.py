@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .instance import Instance, InstanceError, Organization
+from .limits import MAX_EXACT, MAX_JOBS, MAX_MACHINES
 from .swf import SWFTrace
 
 ZIPF_EXPONENT = 1.4267
@@ -62,6 +63,8 @@ def split_machines(
     """
     if k < 1:
         raise InstanceError("the number of organizations must be at least 1")
+    if total > MAX_MACHINES:
+        raise InstanceError(f"machines: {total:,} is more than the limit of {MAX_MACHINES:,}")
     if total < k:
         raise InstanceError(f"{total} machines cannot give each of {k} organizations one machine")
     if split == "uniform":
@@ -93,12 +96,21 @@ def trace_machines(trace: SWFTrace, machines: int | None = None) -> int:
     if machines is not None:
         if machines < 1:
             raise InstanceError("machines must be at least 1")
+        if machines > MAX_MACHINES:
+            raise InstanceError(
+                f"machines: {machines:,} is more than the limit of {MAX_MACHINES:,}"
+            )
         return int(machines)
     name = trace.path.rsplit("/", 1)[-1]
     for prefix, count in PAPER_MACHINES.items():
         if name.startswith(prefix):
             return count
-    if trace.max_procs:
+    if trace.max_procs and trace.max_procs > 0:
+        if trace.max_procs > MAX_MACHINES:
+            raise InstanceError(
+                f"{trace.path}: header MaxProcs {trace.max_procs:,} is more than the limit of "
+                f"{MAX_MACHINES:,}; give the number of machines explicitly"
+            )
         return int(trace.max_procs)
     raise InstanceError(
         f"{trace.path}: the header has no MaxProcs; give the number of machines explicitly"
@@ -128,9 +140,11 @@ def trace_to_instance(
     if len(submit) == 0:
         raise InstanceError(f"{trace.path}: the trace has no runnable job")
     first = int(submit.min())
+    if start is not None and not 0 <= start < MAX_EXACT:
+        raise InstanceError(f"the window start must be in [0, 2^53), got {start}")
+    if length is not None and not 0 < length < MAX_EXACT:
+        raise InstanceError(f"the window length must be in [1, 2^53), got {length}")
     t0 = first if start is None else (first + int(start) if relative_start else int(start))
-    if length is not None and length <= 0:
-        raise InstanceError("the window length must be positive")
     t1 = None if length is None else t0 + int(length)
     mask = submit >= t0
     if t1 is not None:
@@ -143,6 +157,12 @@ def trace_to_instance(
     perm = rng.permutation(len(users))
     user_org = {int(users[i]): pos % k for pos, i in enumerate(perm)}
     q = sel["processors"].to_numpy()
+    n_seq = int(q.sum())
+    if n_seq > MAX_JOBS:
+        raise InstanceError(
+            f"{trace.path}: the window holds {n_seq:,} sequential jobs (a job on q processors "
+            f"counts q), more than the limit of {MAX_JOBS:,}; choose a shorter window"
+        )
     rel = np.repeat(sel["submit"].to_numpy() - t0, q)
     size = np.repeat(sel["run_time"].to_numpy(), q)
     owner_per_job = np.array([user_org[int(u)] for u in sel["user"].to_numpy()], dtype=np.int64)

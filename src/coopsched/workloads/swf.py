@@ -3,7 +3,10 @@
 An SWF file has one job per line, 18 whitespace-separated numeric fields, and header
 comments starting with ``;`` (``; MaxProcs: 8192``). Plain and gzip-compressed files
 (``.swf.gz``) are read. Malformed input raises :class:`SWFError` naming the file, the
-line and the field. Jobs that cannot run (run time <= 0, or processors <= 0, where
+line and the field: a line with more or fewer than 18 fields (even the first one), a
+token that is not a number, a value that is not finite or beyond 2^53 (never wrapped or
+rounded), a line longer than :data:`~coopsched.workloads.limits.MAX_SWF_LINE` characters,
+a corrupt gzip stream, or a path that is not an ordinary file. Jobs that cannot run (run time <= 0, or processors <= 0, where
 processors is field 5, or field 8 when field 5 is -1; CONVENTIONS 1) are dropped and
 counted in :attr:`SWFTrace.dropped`, never silently.
 """
@@ -13,11 +16,15 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .limits import MAX_EXACT, MAX_SWF_LINE, LimitError, exact_number, regular_file
 
 #: The 18 SWF fields, in order (PWA swf.html, version 2.2).
 FIELDS: tuple[str, ...] = (
@@ -149,16 +156,17 @@ class SWFTrace:
 
 
 def _open_text(path: Path) -> str:
-    with path.open("rb") as fh:
-        magic = fh.read(2)
     try:
+        with path.open("rb") as fh:
+            magic = fh.read(2)
         if magic == b"\x1f\x8b":
             with gzip.open(path, "rb") as fh:
                 raw = fh.read()
         else:
             raw = path.read_bytes()
-    except (OSError, EOFError) as exc:
-        raise SWFError(f"{path}: cannot read: {exc}") from exc
+    except (OSError, EOFError, zlib.error) as exc:
+        what = "corrupt or truncated gzip data" if magic == b"\x1f\x8b" else "cannot read"
+        raise SWFError(f"{path}: {what}: {exc}") from None
     return raw.decode("utf-8", errors="replace")
 
 
@@ -172,12 +180,15 @@ def _locate_error(path: str, lines: list[str]) -> SWFError:
         if len(parts) != len(FIELDS):
             return SWFError(f"{path}:{no}: expected {len(FIELDS)} fields, found {len(parts)}")
         for i, tok in enumerate(parts):
+            where = f"{path}:{no}: field {i + 1} ({FIELDS[i]})"
             try:
-                float(tok)
+                value = float(tok)
             except ValueError:
-                return SWFError(
-                    f"{path}:{no}: field {i + 1} ({FIELDS[i]}): {tok!r} is not a number"
-                )
+                return SWFError(f"{where}: {tok!r} is not a number")
+            try:
+                exact_number(value, where)
+            except LimitError as exc:
+                return SWFError(str(exc))
     return SWFError(f"{path}: malformed SWF data")
 
 
@@ -201,13 +212,15 @@ def read_swf(path: str | Path) -> SWFTrace:
     fields, a field that is not a number, a negative submit time, or a fractional value
     in an integer field (submit time, run time, processors, user).
     """
-    p = Path(path)
-    if not p.exists():
-        raise SWFError(f"{p}: no such file")
-    if p.is_dir():
-        raise SWFError(f"{p}: is a directory, not an SWF file")
+    p = regular_file(path, SWFError)
     text = _open_text(p)
     lines = text.splitlines()
+    longest = max(range(len(lines)), key=lambda i: len(lines[i]), default=None)
+    if longest is not None and len(lines[longest]) > MAX_SWF_LINE:
+        raise SWFError(
+            f"{p}:{longest + 1}: line of {len(lines[longest]):,} characters "
+            f"(an SWF line has 18 numbers; limit {MAX_SWF_LINE})"
+        )
     header = parse_header([ln for ln in lines if ln.lstrip().startswith(";")])
     data_lines = np.array(
         [i + 1 for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith(";")],
@@ -216,21 +229,34 @@ def read_swf(path: str | Path) -> SWFTrace:
     if data_lines.size == 0:
         raise SWFError(f"{p}: no job lines (the file is empty or has only comments)")
     try:
-        df = pd.read_csv(
-            io.StringIO(text),
-            sep=r"\s+",
-            comment=";",
-            header=None,
-            names=list(FIELDS),
-            dtype=np.float64,
-            engine="c",
-            skip_blank_lines=True,
-        )
-    except (ValueError, pd.errors.ParserError):
+        with warnings.catch_warnings():  # pandas only warns when it drops fields
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                io.StringIO(text),
+                sep=r"\s+",
+                comment=";",
+                header=None,
+                names=[*FIELDS, "_extra"],  # a 19th field lands here, never in the index
+                index_col=False,
+                dtype=np.float64,
+                engine="c",
+                skip_blank_lines=True,
+            )
+    except (ValueError, pd.errors.ParserError, pd.errors.ParserWarning):
         raise _locate_error(str(p), lines) from None
-    if len(df) != data_lines.size or df.isna().to_numpy().any():
+    extra = df.pop("_extra")
+    if len(df) != data_lines.size or df.isna().to_numpy().any() or extra.notna().any():
         raise _locate_error(str(p), lines)
     arr = df.to_numpy()
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(arr) | (np.abs(arr) >= MAX_EXACT)
+    if bad.any():
+        i, f = np.argwhere(bad)[0]
+        token = lines[data_lines[i] - 1].split()[f]
+        raise SWFError(
+            f"{p}:{data_lines[i]}: field {f + 1} ({FIELDS[f]}): {token!r} is "
+            + ("not a finite number" if not np.isfinite(arr[i, f]) else "not below 2^53")
+        )
     df["line"] = data_lines
     for col in ("submit", "run_time", "alloc_procs", "req_procs", "user"):
         values = arr[:, FIELDS.index(col)]
@@ -278,8 +304,8 @@ def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict[str, str] | Non
     for row in mat:
         out.write(" ".join(_fmt(v) for v in row) + "\n")
     data = out.getvalue().encode()
-    if p.suffix == ".gz":
-        with gzip.open(p, "wb", mtime=0) as fh:
+    if p.suffix == ".gz":  # mtime 0 and no file name: same jobs, same bytes
+        with p.open("wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
             fh.write(data)
     else:
         p.write_bytes(data)

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ...workloads.instance import Instance
+from ...workloads.limits import MAX_SAMPLES, check_count
 from ..engine import Policy, SimView, simulate
 from ..kernels import fifo_starts
 from ..schedule import Schedule, expand_coalition
@@ -40,7 +41,10 @@ def samples_for(k: int, epsilon: float, lam: float) -> int:
         raise ValueError("epsilon must be positive")
     if not 0 <= lam < 1:
         raise ValueError("lambda must be in [0, 1)")
-    return max(1, math.ceil(k * k / epsilon**2 * math.log(k / (1 - lam))))
+    n = k * k / epsilon**2 * math.log(k / (1 - lam))
+    if not math.isfinite(n):
+        raise ValueError(f"epsilon={epsilon}, lambda={lam} ask for infinitely many samples")
+    return max(1, math.ceil(n))
 
 
 @register
@@ -64,6 +68,7 @@ class Rand(Policy):
             raise ValueError("give both epsilon and lam, or neither")
         if n_samples < 1:
             raise ValueError("n_samples must be at least 1")
+        check_count(n_samples, MAX_SAMPLES, "RAND samples")
         self.n_samples = n_samples
         self.epsilon = epsilon
         self.lam = lam
@@ -71,7 +76,11 @@ class Rand(Policy):
 
     def samples(self, k: int) -> int:
         if self.epsilon is not None:
-            return samples_for(k, self.epsilon, self.lam)
+            n = samples_for(k, self.epsilon, self.lam)
+            check_count(
+                n, MAX_SAMPLES, f"RAND samples for epsilon={self.epsilon}, lambda={self.lam}"
+            )
+            return n
         return self.n_samples
 
     def prepare(self, instance: Instance, horizon: int | None) -> None:

@@ -1,0 +1,63 @@
+"""Bounds on input sizes and the checks every reader applies before any work starts.
+
+coopsched computes with exact integers (int64 arrays, CONVENTIONS 1): a number in an input
+is accepted only if it is exactly representable both as a float64 and as an int64, so that
+it is never wrapped or rounded on the way in. The resource limits turn inputs that would
+exhaust memory only after minutes (a billion machines, a job on 10^8 processors) into an
+immediate one-line error. They are far above every real trace (RICC, the largest trace
+used here, has 8192 processors and about 450,000 jobs).
+"""
+
+from __future__ import annotations
+
+import math
+import stat
+from pathlib import Path
+
+#: Input numbers must be smaller than 2^53 in magnitude: below it every integer is exact in
+#: a float64 (and JSON integers are interoperable, RFC 8259 Sec. 6); a float64 of 2^53 or
+#: more may already be a rounded larger number.
+MAX_EXACT = 2**53
+#: Machines (processors) of a whole platform.
+MAX_MACHINES = 10_000_000
+#: Sequential jobs of one instance (after splitting parallel jobs, CONVENTIONS 1).
+MAX_JOBS = 50_000_000
+#: Sampled orderings (RAND) or random starts of one run.
+MAX_SAMPLES = 1_000_000
+#: Characters of one SWF line (18 numeric fields need a few hundred).
+MAX_SWF_LINE = 4096
+
+
+class LimitError(ValueError):
+    """An input exceeds a documented bound or is not an ordinary file."""
+
+
+def exact_number(value: float, where: str) -> None:
+    """Raise :class:`LimitError` unless ``value`` is finite with ``|value| < 2^53``."""
+    if not math.isfinite(value):
+        raise LimitError(f"{where}: {value!r} is not a finite number")
+    if abs(value) >= MAX_EXACT:
+        raise LimitError(f"{where}: {value!r} is not below 2^53 (not exact as a float64)")
+
+
+def check_count(value: int, limit: int, what: str) -> None:
+    """Raise :class:`LimitError` when a size ``value`` exceeds ``limit``."""
+    if value > limit:
+        raise LimitError(f"{what}: {value:,} is more than the limit of {limit:,}")
+
+
+def regular_file(path: str | Path, error: type[Exception] = LimitError) -> Path:
+    """``path`` as a :class:`Path` if it is an existing ordinary file; otherwise raise
+    ``error`` (a FIFO, a device or a directory would block or make no sense as input)."""
+    p = Path(path)
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise error(f"{p}: no such file") from None
+    except OSError as exc:
+        raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise error(f"{p}: is a directory, not a file")
+    if not stat.S_ISREG(mode):
+        raise error(f"{p}: not an ordinary file (a FIFO, socket or device is not read)")
+    return p

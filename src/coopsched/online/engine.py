@@ -147,15 +147,34 @@ def simulate(
     policy: Policy,
     horizon: int | None = None,
     members: Iterable[int] | None = None,
+    *,
+    compiled: bool | None = None,
 ) -> Schedule:
     """Run ``policy`` on ``instance`` until ``horizon`` (no job starts at ``t >= horizon``).
 
     With ``members``, only that coalition's jobs and machines take part (the schedule
     the coalition would build alone). Without a horizon, runs until every job started.
+
+    The built-in policies run in the compiled engine (:mod:`coopsched.online.compiled`,
+    identical schedules) unless ``compiled=False``; ``compiled=True`` insists on it.
+    ``Schedule.info["engine"]`` says which ran; when int64 cannot be proven exact the
+    Python path runs instead, with a :class:`~coopsched.online.compiled.CompiledFallback`
+    warning and the reason in ``info["fallback"]``.
     """
     inst = instance
     k = inst.k
     mem = tuple(range(k)) if members is None else tuple(sorted({int(u) for u in members}))
+    fallback = None
+    if compiled is not False:
+        spec = getattr(policy, "_compiled", lambda: None)()
+        if spec is None:
+            if compiled:
+                raise ValueError(f"{policy!r} has no compiled kernel")
+        else:
+            fast = _run_compiled(inst, policy, spec, horizon, members, mem)
+            if not isinstance(fast, str):
+                return fast
+            fallback = fast
     is_member = np.zeros(k, dtype=bool)
     is_member[list(mem)] = True
     order = inst.fifo_order()
@@ -268,5 +287,45 @@ def simulate(
         policy=policy.name,
         horizon=None if horizon is None else int(horizon),
         members=None if members is None else mem,
-        info={"params": policy.params()},
+        info={"params": policy.params(), "engine": "python"}
+        | ({} if fallback is None else {"fallback": fallback}),
+    )
+
+
+def _run_compiled(inst, policy, spec, horizon, members, mem) -> Schedule | str:
+    """The compiled path of :func:`simulate`: a schedule, or why it could not run."""
+    import warnings
+
+    from .compiled import CompiledFallback, run_compiled
+
+    spec = dict(spec)
+    rule = spec.pop("rule")
+    out = run_compiled(
+        inst,
+        rule,
+        horizon=horizon,
+        members=mem,
+        seed=getattr(policy, "seed", 0),
+        random_machines=policy.random_machines,
+        **spec,
+    )
+    if isinstance(out, str):
+        warnings.warn(
+            f"{policy!r}: compiled engine not exact here ({out}); ran the Python engine",
+            CompiledFallback,
+            stacklevel=3,
+        )
+        return out
+    start, machine, state = out
+    done = getattr(policy, "_compiled_done", None)
+    if done is not None:
+        done(state)
+    return Schedule(
+        instance=inst,
+        start=start,
+        machine=machine,
+        policy=policy.name,
+        horizon=None if horizon is None else int(horizon),
+        members=None if members is None else mem,
+        info={"params": policy.params(), "engine": "compiled"},
     )

@@ -30,6 +30,8 @@ import numba
 import numpy as np
 
 from ..workloads.instance import Instance
+from .kernels import _heap_pop as _pop
+from .kernels import _heap_push as _push
 
 #: Pick rules of the compiled loop, by the name each built-in policy's hook returns.
 RULES = {
@@ -49,40 +51,6 @@ _NB = dict(cache=True, nogil=True)
 
 class CompiledFallback(UserWarning):
     """The compiled engine could not guarantee exact int64 arithmetic; Python ran instead."""
-
-
-# ---------------------------------------------------------------------------- heaps
-
-
-@numba.njit(**_NB)
-def _push(h, n, key):
-    i = n
-    h[i] = key
-    while i > 0:
-        p = (i - 1) >> 1
-        if h[p] <= h[i]:
-            break
-        h[p], h[i] = h[i], h[p]
-        i = p
-    return n + 1
-
-
-@numba.njit(**_NB)
-def _pop(h, n):
-    n -= 1
-    h[0] = h[n]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and h[c + 1] < h[c]:
-            c += 1
-        if h[i] <= h[c]:
-            break
-        h[i], h[c] = h[c], h[i]
-        i = c
-    return n
 
 
 # ------------------------------------------------------------ Python's random stream

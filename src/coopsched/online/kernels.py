@@ -15,29 +15,61 @@ import numpy as np
 
 @numba.njit(cache=True, nogil=True)
 def _fifo_kernel(release, size, m):
+    # Machines free by the current release are interchangeable, so only their number is
+    # kept (``idle``); the busy ones are a min-heap of completion times. A job starts at
+    # its release if a machine is idle, else at the earliest completion: the same
+    # ``max(release, earliest free time)`` as a heap of all m machines, with one push
+    # (usually O(1): new ends are late) and at most one pop per job.
     n = release.shape[0]
     out = np.empty(n, np.int64)
-    heap = np.zeros(m, np.int64)  # machine free times, a min-heap
+    heap = np.empty(m, np.int64)
+    busy = 0
+    idle = m
     for j in range(n):
-        s = heap[0] if heap[0] > release[j] else release[j]
+        r = release[j]
+        while busy > 0 and heap[0] <= r:
+            busy = _heap_pop(heap, busy)
+            idle += 1
+        if idle > 0:
+            s = r
+            idle -= 1
+        else:
+            s = heap[0]
+            busy = _heap_pop(heap, busy)
         out[j] = s
-        # replace the root with s + size[j] and sift down
-        heap[0] = s + size[j]
-        i = 0
-        while True:
-            left = 2 * i + 1
-            if left >= m:
-                break
-            c = left
-            if left + 1 < m and heap[left + 1] < heap[left]:
-                c = left + 1
-            if heap[i] <= heap[c]:
-                break
-            tmp = heap[c]
-            heap[c] = heap[i]
-            heap[i] = tmp
-            i = c
+        busy = _heap_push(heap, busy, s + size[j])
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_push(h, n, key):
+    i = n
+    h[i] = key
+    while i > 0:
+        p = (i - 1) >> 1
+        if h[p] <= h[i]:
+            break
+        h[p], h[i] = h[i], h[p]
+        i = p
+    return n + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_pop(h, n):
+    n -= 1
+    h[0] = h[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and h[c + 1] < h[c]:
+            c += 1
+        if h[i] <= h[c]:
+            break
+        h[i], h[c] = h[c], h[i]
+        i = c
+    return n
 
 
 def fifo_starts(

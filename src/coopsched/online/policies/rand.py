@@ -105,6 +105,7 @@ class Rand(Policy):
         self._jobs: list[tuple[np.ndarray, np.ndarray] | None] = []
         self._curve_cache: list[ValueCurve | None] | None = None
         order = instance.fifo_order()
+        org_bits = (1 << instance.org[order]) if k <= 62 else None  # one bit per organization
         machines = instance.machines
         for mask in self._masks:
             if mask == 0:
@@ -112,7 +113,10 @@ class Rand(Policy):
                 continue
             members = [u for u in range(k) if mask >> u & 1]
             if self.sub_policy == "fifo":  # closed form, same starts as the engine's FIFO
-                sel = order[np.isin(instance.org[order], members)]
+                if org_bits is not None:
+                    sel = order[(org_bits & mask) != 0]
+                else:
+                    sel = order[np.isin(instance.org[order], members)]
                 starts = fifo_starts(
                     instance.release[sel], instance.size[sel], int(machines[members].sum()), horizon
                 )
@@ -150,13 +154,14 @@ class Rand(Policy):
         if type(self) is not Rand or not hasattr(self, "_jobs"):
             return None
         keep = [c for c, j in enumerate(self._jobs) if j is not None]
-        starts = [np.sort(self._jobs[c][0]) for c in keep]
-        ends = [np.sort(self._jobs[c][0] + self._jobs[c][1]) for c in keep]
+        # stable sort (timsort) is linear on FIFO's already sorted starts and nearly so on ends
+        starts = [np.sort(self._jobs[c][0], kind="stable") for c in keep]
+        ends = [np.sort(self._jobs[c][0] + self._jobs[c][1], kind="stable") for c in keep]
         c_ptr = np.zeros(len(keep) + 1, dtype=np.int64)
         c_ptr[1:] = np.cumsum([len(x) for x in starts])
 
         def cat(parts):
-            return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+            return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
         rand = {
             "c_ptr": c_ptr,

@@ -12,16 +12,23 @@ from ._app import CLIError, app
 __all__ = ["CLIError", "app", "main", "run"]
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors reported on one line. ``SWFError`` and ``InstanceError`` are ValueErrors;
+    ``PolicyError`` is looked up only if the engine was imported (a command that never
+    simulated cannot raise it), so start-up imports no numpy."""
+    errors: list[type[BaseException]] = [CLIError, ValueError, KeyError, OSError]
+    engine = sys.modules.get("coopsched.online.engine")
+    if engine is not None:
+        errors.append(engine.PolicyError)
+    return tuple(errors)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: one-line errors, non-zero exits, no tracebacks for bad input."""
-    from ..online.engine import PolicyError
-    from ..workloads.instance import InstanceError
-    from ..workloads.swf import SWFError
-
     cmd = typer.main.get_command(app)
     try:
         cmd.main(args=argv, prog_name="coopsched", standalone_mode=False)
-    except (CLIError, SWFError, InstanceError, PolicyError, ValueError, KeyError, OSError) as exc:
+    except _user_errors() as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"error: {msg}", file=sys.stderr)
         return 1

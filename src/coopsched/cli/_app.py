@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 app = typer.Typer(
     add_completion=False,
@@ -14,7 +13,29 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Fair scheduling on platforms shared by several organizations.",
 )
-console = Console()
+
+
+class _LazyConsole:
+    """The rich ``Console``, created on first use (rich is not imported at start-up)."""
+
+    _console = None
+
+    def __getattr__(self, name: str):
+        if _LazyConsole._console is None:
+            from rich.console import Console
+
+            _LazyConsole._console = Console()
+        return getattr(_LazyConsole._console, name)
+
+
+console = _LazyConsole()
+
+
+def Table(*args, **kwargs):  # noqa: N802  (stands for the class)
+    """``rich.table.Table``, imported on first use."""
+    from rich.table import Table as _Table
+
+    return _Table(*args, **kwargs)
 
 
 class CLIError(Exception):
@@ -30,18 +51,21 @@ def _load(
     split: str,
     seed: int,
 ):
-    """An instance from a JSON file, an SWF trace, or the built-in synthetic default."""
-    from ..workloads.generators import synthetic_instance
-    from ..workloads.jsonio import read_instance
-    from ..workloads.prepare import trace_to_instance
-    from ..workloads.swf import read_swf
-
+    """An instance from a JSON file, an SWF trace, or the built-in synthetic default
+    (each reader imported only when needed: pandas only for traces)."""
     if path is None:
+        from ..workloads.generators import synthetic_instance
+
         return synthetic_instance(k=orgs, seed=seed)
     name = path.name.lower()
     if name.endswith(".json"):
+        from ..workloads.jsonio import read_instance
+
         return read_instance(path)
     if name.endswith(".swf") or name.endswith(".swf.gz"):
+        from ..workloads.prepare import trace_to_instance
+        from ..workloads.swf import read_swf
+
         trace = read_swf(path)
         return trace_to_instance(
             trace,

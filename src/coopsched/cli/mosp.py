@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from ._app import (
     CLIError,
     Fmt,
     Seed,
+    Table,
     _check_format,
     _mosp_instance,
     app,

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from ._app import (
     CLIError,
@@ -16,6 +15,7 @@ from ._app import (
     Orgs,
     Seed,
     Split,
+    Table,
     WLen,
     WStart,
     _check_format,

@@ -156,7 +156,9 @@ def simulate(
     the coalition would build alone). Without a horizon, runs until every job started.
 
     The built-in policies run in the compiled engine (:mod:`coopsched.online.compiled`,
-    identical schedules) unless ``compiled=False``; ``compiled=True`` insists on it.
+    identical schedules) unless ``compiled=False``; ``compiled=True`` insists on it; by
+    default small instances (under :data:`COMPILE_MIN_JOBS` jobs) stay in Python unless
+    numba is already imported, so a short command never pays numba's import.
     ``Schedule.info["engine"]`` says which ran; when int64 cannot be proven exact the
     Python path runs instead, with a :class:`~coopsched.online.compiled.CompiledFallback`
     warning and the reason in ``info["fallback"]``.
@@ -165,7 +167,7 @@ def simulate(
     k = inst.k
     mem = tuple(range(k)) if members is None else tuple(sorted({int(u) for u in members}))
     fallback = None
-    if compiled is not False:
+    if compiled or (compiled is None and _worth_compiling(instance)):
         spec = getattr(policy, "_compiled", lambda: None)()
         if spec is None:
             if compiled:
@@ -290,6 +292,17 @@ def simulate(
         info={"params": policy.params(), "engine": "python"}
         | ({} if fallback is None else {"fallback": fallback}),
     )
+
+
+#: Below this many jobs the Python engine is used by default unless numba is loaded
+#: already: importing numba costs more than simulating a small instance in Python.
+COMPILE_MIN_JOBS = 2000
+
+
+def _worth_compiling(inst: Instance) -> bool:
+    import sys
+
+    return inst.n >= COMPILE_MIN_JOBS or "numba" in sys.modules
 
 
 def _run_compiled(inst, policy, spec, horizon, members, mem) -> Schedule | str:

@@ -1,6 +1,8 @@
 """The compiled engine gives the Python engine's schedules, start by start and machine by machine."""
 
 import random
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -133,7 +135,7 @@ def test_no_silent_int64_wrap_falls_back_to_python(policy, size):
     """Sizes beyond int64's reach: the exact Python path runs, and says so."""
     inst = make_instance([2, 1], [(0, 0, size), (1, 0, size), (0, 1, 3), (1, 5, size)])
     with pytest.warns(CompiledFallback, match="not exact"):
-        s = simulate(inst, get_policy(policy), compiled=None)
+        s = simulate(inst, get_policy(policy), compiled=True)
     assert s.info["engine"] == "python" and "fallback" in s.info
     same(s, simulate(inst, get_policy(policy), compiled=False))
 
@@ -143,7 +145,24 @@ def test_small_sizes_stay_compiled():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for p in KERNELS:
-            assert simulate(inst, get_policy(p)).info["engine"] == "compiled"
+            assert simulate(inst, get_policy(p), compiled=True).info["engine"] == "compiled"
+
+
+def test_default_engine_small_cold_python_then_warm_compiled():
+    """By default a small instance runs in Python until a numba kernel has been loaded
+    (a short command never pays numba's start-up), then compiled."""
+    code = (
+        "from coopsched.online.engine import simulate\n"
+        "from coopsched.online.policies import get_policy\n"
+        "from coopsched.workloads.instance import make_instance\n"
+        "inst = make_instance([1, 1], [(0, 0, 2), (1, 0, 3)])\n"
+        "a = simulate(inst, get_policy('fifo')).info['engine']\n"
+        "simulate(inst, get_policy('fifo'), compiled=True)\n"
+        "b = simulate(inst, get_policy('fifo')).info['engine']\n"
+        "print(a, b)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["python", "compiled"]
 
 
 @settings(max_examples=100, deadline=None)

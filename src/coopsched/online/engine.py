@@ -156,9 +156,9 @@ def simulate(
     the coalition would build alone). Without a horizon, runs until every job started.
 
     The built-in policies run in the compiled engine (:mod:`coopsched.online.compiled`,
-    identical schedules) unless ``compiled=False``; ``compiled=True`` insists on it; by
-    default small instances (under :data:`COMPILE_MIN_JOBS` jobs) stay in Python unless
-    numba is already imported, so a short command never pays numba's import.
+    identical schedules) unless ``compiled=False``; ``compiled=True`` uses it at any size; by
+    default small instances (under :data:`COMPILE_MIN_JOBS` jobs) stay in Python until a
+    numba kernel has run in the process, so a short command never pays numba's start-up.
     ``Schedule.info["engine"]`` says which ran; when int64 cannot be proven exact the
     Python path runs instead, with a :class:`~coopsched.online.compiled.CompiledFallback`
     warning and the reason in ``info["fallback"]``.
@@ -294,15 +294,29 @@ def simulate(
     )
 
 
-#: Below this many jobs the Python engine is used by default unless numba is loaded
-#: already: importing numba costs more than simulating a small instance in Python.
-COMPILE_MIN_JOBS = 2000
+#: Below this many jobs the Python engine is used by default while no numba kernel has
+#: run in this process: numba's first kernel load (its compiler's start-up, about half a
+#: second) costs more than simulating that many jobs in Python.
+COMPILE_MIN_JOBS = 50_000
+
+_KERNELS = (
+    ("coopsched.online.compiled", "_engine"),
+    ("coopsched.online.kernels", "_fifo_kernel"),
+    ("coopsched.online.policies.ref", "_ref_kernel"),
+)
 
 
 def _worth_compiling(inst: Instance) -> bool:
+    """Large instances, or numba already warm (one of our kernels has been loaded)."""
     import sys
 
-    return inst.n >= COMPILE_MIN_JOBS or "numba" in sys.modules
+    if inst.n >= COMPILE_MIN_JOBS:
+        return True
+    for module, name in _KERNELS:
+        kernel = getattr(sys.modules.get(module), name, None)
+        if kernel is not None and getattr(kernel, "signatures", None):
+            return True
+    return False
 
 
 def _run_compiled(inst, policy, spec, horizon, members, mem) -> Schedule | str:

@@ -57,15 +57,17 @@ def test_compiled_equals_python(inst, policy, horizon, seed, data):
     horizon=st.one_of(st.none(), st.integers(1, 30)),
     n=st.integers(1, 20),
     seed=st.integers(0, 1000),
+    sub_policy=st.sampled_from(["fifo", "fifo", "roundrobin"]),
     data=st.data(),
 )
-def test_compiled_rand_equals_python(inst, horizon, n, seed, data):
-    """RAND's grand coalition, also inside a coalition (``members``: its sub-instance)."""
+def test_compiled_rand_equals_python(inst, horizon, n, seed, sub_policy, data):
+    """RAND's grand coalition, also inside a coalition (``members``: its sub-instance);
+    FIFO coalitions are scheduled inside the kernel, others are handed to it."""
     members = data.draw(st.sets(st.integers(0, inst.k - 1), min_size=1))
     sub = inst.restrict(members)
     runs = []
     for flag in (False, True):
-        pol = Rand(n_samples=n, seed=seed)
+        pol = Rand(n_samples=n, seed=seed, sub_policy=sub_policy)
         pol.prepare(sub, horizon)
         runs.append(simulate(sub, pol, horizon, compiled=flag))
     same(*runs)

@@ -100,62 +100,6 @@ def mt_state(seed) -> np.ndarray:
     return np.array(random.Random(seed).getstate()[1], dtype=np.int64)
 
 
-@numba.njit(**_NB)
-def _advance_fifo_coalition(
-    c, t, mask, m, off, fheap, fbusy, eheap, esz, fptr, pend_s, pend_p, rel, owner, size, n,
-    V, W, R, T,
-):  # fmt: skip
-    """Bring coalition ``c``'s value accumulators to ``t`` along its global-FIFO schedule
-    (its members' jobs in submission order on its ``m`` machines), computing the
-    schedule only as far as ``t`` needs: each job starts at ``max(r, earliest free)``
-    as in :func:`~coopsched.online.kernels.fifo_starts` (same method); starts and ends then change
-    the running count in time order (ends first at equal times, as a job ending at
-    ``x`` and one starting at ``x`` leave the value at ``x`` unchanged either way)."""
-    if m == 0:
-        return
-    fh = fheap[off : off + m]
-    eh = eheap[off : off + m]
-    while True:
-        if pend_s[c] < 0:
-            j = fptr[c]
-            while j < n and not ((mask >> owner[j]) & 1):
-                j += 1
-            if j < n:  # as fifo_starts: idle machines counted, busy ones in a heap
-                r = rel[j]
-                while fbusy[c] > 0 and fh[0] <= r:
-                    fbusy[c] = _pop(fh, fbusy[c])
-                if fbusy[c] < m:
-                    s = r
-                else:
-                    s = fh[0]
-                    fbusy[c] = _pop(fh, fbusy[c])
-                fbusy[c] = _push(fh, fbusy[c], s + size[j])
-                pend_s[c] = s
-                pend_p[c] = size[j]
-                fptr[c] = j + 1
-            else:
-                fptr[c] = n
-        xs = pend_s[c] if pend_s[c] >= 0 else _BIG
-        xe = eh[0] if esz[c] > 0 else _BIG
-        x = min(xs, xe)
-        if x > t:
-            return
-        d = x - T[c]
-        if d:
-            V[c] += W[c] * d + R[c] * (d * (d + 1) // 2)
-            W[c] += R[c] * d
-            T[c] = x
-        if xe <= xs:
-            esz[c] = _pop(eh, esz[c])
-            R[c] -= 1
-        else:
-            if esz[c] >= m:  # cannot happen in a valid FIFO schedule; never write past eh
-                raise RuntimeError("RAND kernel: a coalition runs more jobs than machines")
-            esz[c] = _push(eh, esz[c], xs + pend_p[c])
-            R[c] += 1
-            pend_s[c] = -1
-
-
 # ---------------------------------------------------------------------------- kernel
 
 
@@ -176,11 +120,6 @@ def _engine(
     c_ptr,
     c_start,
     c_end,
-    c_mask,
-    c_machines,
-    f_rel,
-    f_owner,
-    f_size,
     coeff,
     n_samples,
     out_start,
@@ -226,21 +165,8 @@ def _engine(
     rc = state[2]
     tv = state[3]
     last = state[4, 0]  # ROUNDROBIN's last served organization
-    # RAND: kept coalitions' values, advanced along their sorted starts and ends, or
-    # (``fused``) along their global-FIFO schedules, computed here as far as needed
-    fused = c_mask.shape[0] > 0
-    nc = c_mask.shape[0] if fused else c_ptr.shape[0] - 1
-    hoff = np.zeros(nc + 1, np.int64)
-    for c in range(nc):
-        hoff[c + 1] = hoff[c] + (c_machines[c] if fused else 0)
-    fheap = np.zeros(max(hoff[nc], 1), np.int64)  # machine free times (FIFO), per coalition
-    eheap = np.zeros(max(hoff[nc], 1), np.int64)  # ends of started jobs, per coalition
-    esz = np.zeros(max(nc, 1), np.int64)
-    fbusy = np.zeros(max(nc, 1), np.int64)  # busy machines in fheap (the others are idle)
-    fptr = np.zeros(max(nc, 1), np.int64)  # next job of the full submission order to scan
-    pend_s = np.full(max(nc, 1), -1, np.int64)  # start of the next job to start (computed)
-    pend_p = np.zeros(max(nc, 1), np.int64)
-    nf = f_rel.shape[0]
+    # RAND: kept coalitions' values, advanced along their sorted starts and ends
+    nc = c_ptr.shape[0] - 1
     cV = np.zeros(max(nc, 1), np.int64)
     cW = np.zeros(max(nc, 1), np.int64)
     cR = np.zeros(max(nc, 1), np.int64)
@@ -355,13 +281,6 @@ def _engine(
                     if key_t != t:
                         key_t = t
                         for c in range(nc):
-                            if fused:
-                                _advance_fifo_coalition(
-                                    c, t, c_mask[c], c_machines[c], hoff[c], fheap, fbusy, eheap,
-                                    esz, fptr, pend_s, pend_p, f_rel, f_owner, f_size, nf,
-                                    cV, cW, cR, cT,
-                                )  # fmt: skip
-                                continue
                             a = cps[c]
                             b = cpe[c]
                             end = c_ptr[c + 1]
@@ -512,9 +431,8 @@ def run_compiled(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
     """Starts and machines (in instance job order) and the final state, or why not (a str).
 
-    ``rand``: RAND's kept coalitions, either as bitmasks scheduled here by global FIFO
-    (``c_mask``, ``c_machines``) or with their schedules (``c_ptr``, ``c_start``,
-    ``c_end`` sorted per coalition), and ``coeff[k, nc]``, ``n_samples``. ``state``: a ``(5, k)`` int64 array
+    ``rand``: RAND's kept coalitions (``c_ptr``, ``c_start``, ``c_end`` sorted per
+    coalition, ``coeff[k, nc]``, ``n_samples``). ``state``: a ``(5, k)`` int64 array
     of initial policy state (ROUNDROBIN's last organization in ``state[4, 0]``).
     """
     inst = instance
@@ -547,21 +465,14 @@ def run_compiled(
     if state.shape[1] < k + 2:
         state = np.pad(state, ((0, 0), (0, k + 2 - state.shape[1])))
     mt = mt_state(seed) if random_machines else np.zeros(625, dtype=np.int64)
-    empty = np.zeros(0, dtype=np.int64)
-    rand = {
-        "c_ptr": np.zeros(1, dtype=np.int64),
-        "c_start": empty,
-        "c_end": empty,
-        "c_mask": empty,
-        "c_machines": empty,
-        "coeff": np.zeros((k, 1), dtype=np.int64),
-        "n_samples": 0,
-    } | (rand or {})
-    if len(rand["c_mask"]):  # fused FIFO coalitions scan the whole submission order
-        full = order if len(members) == k else inst.fifo_order()
-        f_rel, f_owner, f_size = inst.release[full], inst.org[full], inst.size[full]
-    else:
-        f_rel = f_owner = f_size = empty
+    if rand is None:
+        rand = {
+            "c_ptr": np.zeros(1, dtype=np.int64),
+            "c_start": np.zeros(0, dtype=np.int64),
+            "c_end": np.zeros(0, dtype=np.int64),
+            "coeff": np.zeros((k, 1), dtype=np.int64),
+            "n_samples": 0,
+        }
     out_start = np.full(len(order), -1, dtype=np.int64)
     out_machine = np.full(len(order), -1, dtype=np.int64)
     _engine(
@@ -580,11 +491,6 @@ def run_compiled(
         rand["c_ptr"],
         rand["c_start"],
         rand["c_end"],
-        rand["c_mask"],
-        rand["c_machines"],
-        f_rel,
-        f_owner,
-        f_size,
         rand["coeff"],
         np.int64(rand["n_samples"]),
         out_start,

@@ -80,7 +80,10 @@ class Rand(Policy):
         return self.n_samples
 
     def prepare(self, instance: Instance, horizon: int | None) -> None:
-        """Draw the orderings and keep their coalitions (scheduled when first needed)."""
+        """Draw the orderings and schedule every kept coalition alone."""
+        from ..kernels import fifo_starts
+        from . import get_policy
+
         k = instance.k
         N = self.samples(k)
         rng = np.random.default_rng(self.seed)
@@ -98,40 +101,15 @@ class Rand(Policy):
                 coeff[u][mask] = coeff[u].get(mask, 0) - 1
                 mask = with_u
         self._masks = list(coalitions)
-        self._instance, self._horizon = instance, horizon
-        self._jobs_cache: list[tuple[np.ndarray, np.ndarray] | None] | None = None
+        # each kept coalition's started jobs (start, size); value curves are built lazily
+        self._jobs: list[tuple[np.ndarray, np.ndarray] | None] = []
         self._curve_cache: list[ValueCurve | None] | None = None
-        self._coeff = np.zeros((k, len(self._masks)), dtype=np.int64)
-        for u in range(k):
-            for mask, c in coeff[u].items():
-                self._coeff[u, coalitions[mask]] += c
-        self._N = N
-        self._t = -1
-
-    def reset(self, view: SimView) -> None:
-        self._t = -1
-        self._key: list[int] = [0] * view.k
-
-    @property
-    def _jobs(self) -> list[tuple[np.ndarray, np.ndarray] | None]:
-        """Each kept coalition's started jobs ``(start, size)``, scheduled alone."""
-        if self._jobs_cache is None:
-            self._jobs_cache = self._schedule_coalitions()
-        return self._jobs_cache
-
-    def _schedule_coalitions(self) -> list[tuple[np.ndarray, np.ndarray] | None]:
-        from ..kernels import fifo_starts
-        from . import get_policy
-
-        instance, horizon = self._instance, self._horizon
-        k = instance.k
         order = instance.fifo_order()
         org_bits = (1 << instance.org[order]) if k <= 62 else None  # one bit per organization
         machines = instance.machines
-        jobs: list[tuple[np.ndarray, np.ndarray] | None] = []
         for mask in self._masks:
             if mask == 0:
-                jobs.append(None)
+                self._jobs.append(None)
                 continue
             members = [u for u in range(k) if mask >> u & 1]
             if self.sub_policy == "fifo":  # closed form, same starts as the engine's FIFO
@@ -148,8 +126,17 @@ class Rand(Policy):
                 keep = sched.in_coalition
                 starts, sizes = sched.start[keep], instance.size[keep]
             ok = starts >= 0
-            jobs.append((starts[ok], sizes[ok]))
-        return jobs
+            self._jobs.append((starts[ok], sizes[ok]))
+        self._coeff = np.zeros((k, len(self._masks)), dtype=np.int64)
+        for u in range(k):
+            for mask, c in coeff[u].items():
+                self._coeff[u, coalitions[mask]] += c
+        self._N = N
+        self._t = -1
+
+    def reset(self, view: SimView) -> None:
+        self._t = -1
+        self._key: list[int] = [0] * view.k
 
     @property
     def _curves(self) -> list[ValueCurve | None]:
@@ -161,30 +148,12 @@ class Rand(Policy):
         return [0 if c is None else c.psi(t) for c in self._curves]
 
     def _compiled(self) -> dict | None:
-        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule.
-
-        With FIFO coalitions the kernel schedules them itself, only up to the last time
-        an estimate is needed; otherwise it gets every kept coalition's starts and ends
-        sorted. Either way values advance exactly as :class:`ValueCurve` evaluates them."""
-        if type(self) is not Rand or not hasattr(self, "_masks"):
+        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule,
+        with every kept coalition's starts and ends sorted (their values are advanced
+        along them exactly as :class:`ValueCurve` evaluates them)."""
+        if type(self) is not Rand or not hasattr(self, "_jobs"):
             return None
-        keep = [c for c, mask in enumerate(self._masks) if mask != 0]
-        coeff = np.ascontiguousarray(self._coeff[:, keep]).reshape(self._coeff.shape[0], -1)
-        k = self._instance.k
-        if self.sub_policy == "fifo" and k <= 62:
-            # global FIFO of each coalition, computed in the kernel only as far as needed
-            machines = self._instance.machines
-            masks = [self._masks[c] for c in keep]
-            rand = {
-                "c_mask": np.array(masks, dtype=np.int64),
-                "c_machines": np.array(
-                    [sum(int(machines[u]) for u in range(k) if m >> u & 1) for m in masks],
-                    dtype=np.int64,
-                ),
-                "coeff": coeff,
-                "n_samples": self._N,
-            }
-            return {"rule": "rand", "rand": rand}
+        keep = [c for c, j in enumerate(self._jobs) if j is not None]
         # stable sort (timsort) is linear on FIFO's already sorted starts and nearly so on ends
         starts = [np.sort(self._jobs[c][0], kind="stable") for c in keep]
         ends = [np.sort(self._jobs[c][0] + self._jobs[c][1], kind="stable") for c in keep]
@@ -198,7 +167,7 @@ class Rand(Policy):
             "c_ptr": c_ptr,
             "c_start": cat(starts),
             "c_end": cat(ends),
-            "coeff": coeff,
+            "coeff": np.ascontiguousarray(self._coeff[:, keep]).reshape(self._coeff.shape[0], -1),
             "n_samples": self._N,
         }
         return {"rule": "rand", "rand": rand}

@@ -5,8 +5,8 @@
 
 AccaSim (Galleguillos et al., https://github.com/cgalleguillosm/accasim) is an HPC
 workload-management simulator in pure Python. Both simulators get the same workload:
-``--jobs`` sequential jobs (1 processor each; Poisson arrivals, log-normal run times,
-seeded) written as an SWF file, on ``--machines`` single-core nodes, scheduled FIFO
+``--jobs`` sequential jobs (1 processor each; Poisson arrivals at ``--load`` times the
+platform's capacity, log-normal run times, seeded) written as an SWF file, on ``--machines`` single-core nodes, scheduled FIFO
 (AccaSim: ``FirstInFirstOut`` dispatcher with the ``FirstFit`` allocator; coopsched:
 ``fifo`` with one organization). The script checks that both produce the same start
 time for every job before timing anything.
@@ -58,7 +58,7 @@ ACCASIM_RUN = SHIM + (
 )
 
 
-def write_workload(folder: Path, n: int, machines: int, seed: int):
+def write_workload(folder: Path, n: int, machines: int, seed: int, load: float = 0.8):
     """The synthetic SWF, AccaSim's system file (``machines`` nodes of one core) and the
     jobs' ``{number: (submit, run time)}``."""
     import numpy as np
@@ -68,8 +68,8 @@ def write_workload(folder: Path, n: int, machines: int, seed: int):
 
     rng = np.random.default_rng(seed)
     run = np.maximum(1, rng.lognormal(7.0, 1.5, n)).astype(np.int64)
-    # arrivals at about 80% of the platform's capacity
-    gap = float(np.exp(7.0 + 1.5**2 / 2)) / (0.8 * machines)
+    # arrivals at ``load`` times the platform's capacity (above 1, queues keep growing)
+    gap = float(np.exp(7.0 + 1.5**2 / 2)) / (load * machines)
     submit = np.cumsum(rng.exponential(gap, n)).astype(np.int64)
     df = pd.DataFrame(
         {
@@ -153,6 +153,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=5000)
     ap.add_argument("--machines", type=int, default=70)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--load", type=float, default=0.8, help="offered load (work / capacity); default 0.8"
+    )
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     try:
@@ -167,7 +170,7 @@ def main() -> None:
 
     folder = Path(tempfile.mkdtemp(prefix="coopsched-accasim-"))
     try:
-        swf, cfg, jobs = write_workload(folder, args.jobs, args.machines, args.seed)
+        swf, cfg, jobs = write_workload(folder, args.jobs, args.machines, args.seed, args.load)
         inst, sched = coopsched_fifo(swf)
         # the same schedule: equal multisets of (release, size, wait), releases taken
         # from the first submit (coopsched shifts the trace to start at 0)
@@ -187,7 +190,7 @@ def main() -> None:
         )
         same = ours == theirs
         print(
-            f"{args.jobs} sequential jobs on {args.machines} machines, FIFO; "
+            f"{args.jobs} sequential jobs on {args.machines} machines, load {args.load:g}, FIFO; "
             f"identical start times in both simulators: {'yes' if same else 'NO'}"
         )
         if not same:

@@ -10,6 +10,7 @@ import pytest
 from conftest import small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import psi_job
 
 from coopsched.online.compiled import CompiledFallback, int64_bounds, mt_state, randbelow
 from coopsched.online.engine import simulate
@@ -182,3 +183,34 @@ def test_int64_bound_bounds_every_event(inst, policy, data):
     assert (s.start[keep] + size).max() <= t_end
     assert sum(s.psi(t_end)) <= Mc * t_end * (t_end + 1) // 2
     assert int64_bounds(policy, rel, size, inst.total_machines, Mc, 3, None) is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(inst=tied, horizon=st.one_of(st.none(), st.integers(1, 25)))
+def test_fifo_starts_python_fallback_agrees(inst, horizon):
+    """The exact Python version of fifo_starts (used when int64 could wrap) is the kernel's."""
+    from coopsched.online.kernels import _fifo_python, fifo_starts
+
+    order = inst.fifo_order()
+    r, p, m = inst.release[order], inst.size[order], inst.total_machines
+    if inst.n == 0:
+        return
+    fast = fifo_starts(r, p, m, horizon)
+    assert _fifo_python(r, p, m, horizon).tolist() == fast.tolist()
+
+
+def test_rand_with_huge_sizes_is_exact():
+    """Sizes near 2^62: RAND's coalitions and grand coalition run with Python integers."""
+    big = 2**62
+    inst = make_instance([1, 1, 1], [(0, 0, big), (1, 0, big), (2, 0, 3), (0, 1, 2), (1, 2, 5)])
+    with pytest.warns(CompiledFallback):
+        s = Rand(n_samples=4, seed=1).run(inst, 50)
+    assert s.info["engine"] == "python"
+    pol = Rand(n_samples=4, seed=1)
+    pol.prepare(inst, 50)
+    same(s, simulate(inst, pol, 50, compiled=False))
+    assert (s.start >= 0).all()  # three machines free at 0, the rest start by t = 3
+    psi = [0, 0, 0]
+    for j in range(inst.n):
+        psi[inst.org[j]] += psi_job(int(s.start[j]), int(inst.size[j]), 50)
+    assert s.psi(50) == psi and max(psi) > 2**10

@@ -82,9 +82,27 @@ def fifo_starts(
     n = len(release)
     if machines <= 0 or n == 0:
         return np.full(n, -1, dtype=np.int64)
+    # greedy bound on every end time: last release + total work / machines + longest job
+    p_max = int(size.max())
+    work = int(size.sum()) if p_max * n < 2**62 else sum(size.tolist())
+    if int(release.max()) + -(-work // int(machines)) + p_max >= 2**62:
+        return _fifo_python(release, size, int(machines), horizon)
     s = _fifo_kernel(
         np.ascontiguousarray(release, np.int64), np.ascontiguousarray(size, np.int64), int(machines)
     )
     if horizon is not None:
         s[s >= horizon] = -1
     return s
+
+
+def _fifo_python(release, size, machines: int, horizon: int | None) -> np.ndarray:
+    """:func:`fifo_starts` in Python integers, for times int64 cannot hold."""
+    import heapq
+
+    free = [0] * machines
+    out = []
+    for r, p in zip(release.tolist(), size.tolist(), strict=True):
+        s = max(r, free[0])
+        out.append(-1 if horizon is not None and s >= horizon else s)
+        heapq.heapreplace(free, s + p)
+    return np.array(out, dtype=np.int64 if max(out) < 2**63 else object)

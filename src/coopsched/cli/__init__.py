@@ -14,6 +14,17 @@ from ._app import CLIError, app
 __all__ = ["CLIError", "app", "main", "run"]
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors reported on one line. ``SWFError`` and ``InstanceError`` are ValueErrors;
+    ``PolicyError`` is looked up only if the engine was imported (a command that never
+    simulated cannot raise it), so start-up imports no numpy."""
+    errors: list[type[BaseException]] = [CLIError, ValueError, KeyError, OSError]
+    engine = sys.modules.get("coopsched.online.engine")
+    if engine is not None:
+        errors.append(engine.PolicyError)
+    return tuple(errors)
+
+
 class Interrupted(BaseException):
     """Raised by the SIGINT/SIGTERM handler of :func:`main` (a BaseException, so that no
     ``except Exception`` swallows it and the CLI framework does not turn it into a bare
@@ -54,14 +65,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None, received: list[int]) -> int:
-    from ..online.engine import PolicyError
-    from ..workloads.instance import InstanceError
-    from ..workloads.swf import SWFError
-
     cmd = typer.main.get_command(app)
     try:
         cmd.main(args=argv, prog_name="coopsched", standalone_mode=False)
-    except (CLIError, SWFError, InstanceError, PolicyError, ValueError, KeyError, OSError) as exc:
+    except _user_errors() as exc:
         if received:  # an error caused by the interrupt itself is not reported
             raise Interrupted(received[0]) from None
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)

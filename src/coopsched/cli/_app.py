@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 app = typer.Typer(
     add_completion=False,
@@ -17,7 +16,27 @@ app = typer.Typer(
 )
 
 
-console = Console()
+class _LazyConsole:
+    """The rich ``Console``, created on first use (rich is not imported at start-up)."""
+
+    _console = None
+
+    def __getattr__(self, name: str):
+        if _LazyConsole._console is None:
+            from rich.console import Console
+
+            _LazyConsole._console = Console()
+        return getattr(_LazyConsole._console, name)
+
+
+console = _LazyConsole()
+
+
+def Table(*args, **kwargs):  # noqa: N802  (stands for the class)
+    """``rich.table.Table``, imported on first use."""
+    from rich.table import Table as _Table
+
+    return _Table(*args, **kwargs)
 
 
 class CLIError(Exception):
@@ -112,6 +131,7 @@ def _check_format(format: str) -> None:
 
 def _show(report, format: str) -> None:
     """Print a :class:`coopsched.report.Report` as a table, CSV or JSON."""
+    from rich.console import Console
     from rich.table import Table
 
     if format == "json":

@@ -222,6 +222,8 @@ def simulate(
     policy: Policy,
     horizon: int | None = None,
     members: Iterable[int] | None = None,
+    *,
+    compiled: bool | None = None,
 ) -> Schedule:
     """Run ``policy`` on ``instance`` until ``horizon`` (no job starts at ``t >= horizon``).
 
@@ -238,6 +240,14 @@ def simulate(
     [0, 0, 2]
     >>> simulate(inst, Ref()).start.tolist() == Ref().run(inst).start.tolist()
     True
+
+    The built-in policies run in the compiled engine (:mod:`coopsched.online.compiled`,
+    identical schedules) unless ``compiled=False``; ``compiled=True`` uses it at any size; by
+    default small instances (under :data:`COMPILE_MIN_JOBS` jobs) stay in Python until a
+    numba kernel has run in the process, so a short command never pays numba's start-up.
+    ``Schedule.info["engine"]`` says which ran; when int64 cannot be proven exact the
+    Python path runs instead, with a :class:`~coopsched.online.compiled.CompiledFallback`
+    warning and the reason in ``info["fallback"]``.
     """
     cls = type(policy)
     if cls.drives_simulation() and not getattr(policy, "_engine_pass", False):
@@ -250,6 +260,17 @@ def simulate(
     inst = instance
     k = inst.k
     mem = tuple(range(k)) if members is None else tuple(sorted({int(u) for u in members}))
+    fallback = None
+    if compiled or (compiled is None and _worth_compiling(instance)):
+        spec = getattr(policy, "_compiled", lambda: None)()
+        if spec is None:
+            if compiled:
+                raise ValueError(f"{policy!r} has no compiled kernel")
+        else:
+            fast = _run_compiled(inst, policy, spec, horizon, members, mem)
+            if not isinstance(fast, str):
+                return fast
+            fallback = fast
     is_member = np.zeros(k, dtype=bool)
     is_member[list(mem)] = True
     order = inst.fifo_order()
@@ -366,5 +387,70 @@ def simulate(
         policy=policy.name,
         horizon=None if horizon is None else int(horizon),
         members=None if members is None else mem,
-        info={"params": policy.params()},
+        info={"params": policy.params(), "engine": "python"}
+        | ({} if fallback is None else {"fallback": fallback}),
+    )
+
+
+#: Below this many jobs the Python engine is used by default while no numba kernel has
+#: run in this process: numba's first kernel load (its compiler's start-up, about half a
+#: second) costs more than simulating that many jobs in Python.
+COMPILE_MIN_JOBS = 50_000
+
+_KERNELS = (
+    ("coopsched.online.compiled", "_engine"),
+    ("coopsched.online.kernels", "_fifo_kernel"),
+    ("coopsched.online.policies.ref", "_ref_kernel"),
+)
+
+
+def _worth_compiling(inst: Instance) -> bool:
+    """Large instances, or numba already warm (one of our kernels has been loaded)."""
+    import sys
+
+    if inst.n >= COMPILE_MIN_JOBS:
+        return True
+    for module, name in _KERNELS:
+        kernel = getattr(sys.modules.get(module), name, None)
+        if kernel is not None and getattr(kernel, "signatures", None):
+            return True
+    return False
+
+
+def _run_compiled(inst, policy, spec, horizon, members, mem) -> Schedule | str:
+    """The compiled path of :func:`simulate`: a schedule, or why it could not run."""
+    import warnings
+
+    from .compiled import CompiledFallback, run_compiled
+
+    spec = dict(spec)
+    rule = spec.pop("rule")
+    out = run_compiled(
+        inst,
+        rule,
+        horizon=horizon,
+        members=mem,
+        seed=getattr(policy, "seed", 0),
+        random_machines=policy.random_machines,
+        **spec,
+    )
+    if isinstance(out, str):
+        warnings.warn(
+            f"{policy!r}: compiled engine not exact here ({out}); ran the Python engine",
+            CompiledFallback,
+            stacklevel=3,
+        )
+        return out
+    start, machine, state = out
+    done = getattr(policy, "_compiled_done", None)
+    if done is not None:
+        done(state)
+    return Schedule(
+        instance=inst,
+        start=start,
+        machine=machine,
+        policy=policy.name,
+        horizon=None if horizon is None else int(horizon),
+        members=None if members is None else mem,
+        info={"params": policy.params(), "engine": "compiled"},
     )

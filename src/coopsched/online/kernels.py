@@ -15,29 +15,61 @@ import numpy as np
 
 @numba.njit(cache=True, nogil=True)
 def _fifo_kernel(release, size, m):
+    # Machines free by the current release are interchangeable, so only their number is
+    # kept (``idle``); the busy ones are a min-heap of completion times. A job starts at
+    # its release if a machine is idle, else at the earliest completion: the same
+    # ``max(release, earliest free time)`` as a heap of all m machines, with one push
+    # (usually O(1): new ends are late) and at most one pop per job.
     n = release.shape[0]
     out = np.empty(n, np.int64)
-    heap = np.zeros(m, np.int64)  # machine free times, a min-heap
+    heap = np.empty(m, np.int64)
+    busy = 0
+    idle = m
     for j in range(n):
-        s = heap[0] if heap[0] > release[j] else release[j]
+        r = release[j]
+        while busy > 0 and heap[0] <= r:
+            busy = _heap_pop(heap, busy)
+            idle += 1
+        if idle > 0:
+            s = r
+            idle -= 1
+        else:
+            s = heap[0]
+            busy = _heap_pop(heap, busy)
         out[j] = s
-        # replace the root with s + size[j] and sift down
-        heap[0] = s + size[j]
-        i = 0
-        while True:
-            left = 2 * i + 1
-            if left >= m:
-                break
-            c = left
-            if left + 1 < m and heap[left + 1] < heap[left]:
-                c = left + 1
-            if heap[i] <= heap[c]:
-                break
-            tmp = heap[c]
-            heap[c] = heap[i]
-            heap[i] = tmp
-            i = c
+        busy = _heap_push(heap, busy, s + size[j])
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_push(h, n, key):
+    i = n
+    h[i] = key
+    while i > 0:
+        p = (i - 1) >> 1
+        if h[p] <= h[i]:
+            break
+        h[p], h[i] = h[i], h[p]
+        i = p
+    return n + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_pop(h, n):
+    n -= 1
+    h[0] = h[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and h[c + 1] < h[c]:
+            c += 1
+        if h[i] <= h[c]:
+            break
+        h[i], h[c] = h[c], h[i]
+        i = c
+    return n
 
 
 def fifo_starts(
@@ -50,9 +82,27 @@ def fifo_starts(
     n = len(release)
     if machines <= 0 or n == 0:
         return np.full(n, -1, dtype=np.int64)
+    # greedy bound on every end time: last release + total work / machines + longest job
+    p_max = int(size.max())
+    work = int(size.sum()) if p_max * n < 2**62 else sum(size.tolist())
+    if int(release.max()) + -(-work // int(machines)) + p_max >= 2**62:
+        return _fifo_python(release, size, int(machines), horizon)
     s = _fifo_kernel(
         np.ascontiguousarray(release, np.int64), np.ascontiguousarray(size, np.int64), int(machines)
     )
     if horizon is not None:
         s[s >= horizon] = -1
     return s
+
+
+def _fifo_python(release, size, machines: int, horizon: int | None) -> np.ndarray:
+    """:func:`fifo_starts` in Python integers, for times int64 cannot hold."""
+    import heapq
+
+    free = [0] * machines
+    out = []
+    for r, p in zip(release.tolist(), size.tolist(), strict=True):
+        s = max(r, free[0])
+        out.append(-1 if horizon is not None and s >= horizon else s)
+        heapq.heapreplace(free, s + p)
+    return np.array(out, dtype=np.int64 if max(out) < 2**63 else object)

@@ -31,16 +31,15 @@ def load_instance(
     >>> load_instance(None, k=3).k
     3
     """
-    from .archive import lookup, trace_path
-    from .generators import synthetic_instance
-    from .jsonio import read_instance
-    from .prepare import trace_to_instance
-    from .swf import read_swf
-
+    # each reader is imported only where it is needed (pandas only for traces: start-up)
     if source is None:
+        from .generators import synthetic_instance
+
         return synthetic_instance(k=k, seed=seed)
     path = Path(source)
     if not path.exists():
+        from .archive import lookup, trace_path
+
         try:
             lookup(str(source))
         except KeyError:
@@ -49,8 +48,13 @@ def load_instance(
             path = trace_path(str(source))
     name = path.name.lower()
     if name.endswith(".json"):
+        from .jsonio import read_instance
+
         return read_instance(path)
     if name.endswith(".swf") or name.endswith(".swf.gz"):
+        from .prepare import trace_to_instance
+        from .swf import read_swf
+
         return trace_to_instance(
             read_swf(path),
             k=k,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..engine import Policy, SimView
 from ._registry import register
 
@@ -22,6 +24,10 @@ class Fifo(Policy):
                 if best_pos is None or p < best_pos:
                     best, best_pos = u, p
         return best
+
+    def _compiled(self) -> dict | None:
+        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
+        return {"rule": "fifo"} if type(self) is Fifo else None
 
 
 @register
@@ -48,3 +54,14 @@ class RoundRobin(Policy):
                 self._last = u
                 return u
         raise AssertionError("select called with no waiting job")
+
+    def _compiled(self) -> dict | None:
+        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
+        if type(self) is not RoundRobin:
+            return None
+        state = np.zeros((5, 2), dtype=np.int64)
+        state[4, 0] = -1  # as reset(): no organization served yet
+        return {"rule": "roundrobin", "state": state}
+
+    def _compiled_done(self, state: np.ndarray) -> None:
+        self._last = int(state[4, 0])

@@ -21,6 +21,8 @@ Departures from the printed pseudo-code, as CONVENTIONS 1 asks:
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..engine import Policy, SimView
 from ._registry import register
 
@@ -82,3 +84,13 @@ class DirectContr(Policy):
             if best < 0 or key > best_key:
                 best, best_key = u, key
         return best
+
+    def _compiled(self) -> dict | None:
+        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule
+        (same machine draws: the kernel continues ``random.Random(seed)``'s stream)."""
+        return {"rule": "directcontr"} if type(self) is DirectContr else None
+
+    def _compiled_done(self, state: np.ndarray) -> None:
+        """Keep the final contribution accumulators, as the Python path leaves them."""
+        self._phi, self._wc, self._rc, self._tl = (state[r].tolist() for r in range(4))
+        self._cache_t, self._cache = -1, {}

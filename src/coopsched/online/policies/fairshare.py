@@ -49,6 +49,10 @@ class FairShare(Policy):
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.work)
 
+    def _compiled(self) -> dict | None:
+        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
+        return {"rule": "fairshare"} if type(self) is FairShare else None
+
 
 @register
 class UtFairShare(Policy):
@@ -60,6 +64,10 @@ class UtFairShare(Policy):
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.psi)
 
+    def _compiled(self) -> dict | None:
+        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
+        return {"rule": "utfairshare"} if type(self) is UtFairShare else None
+
 
 @register
 class CurrFairShare(Policy):
@@ -70,3 +78,7 @@ class CurrFairShare(Policy):
 
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.running.__getitem__)
+
+    def _compiled(self) -> dict | None:
+        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
+        return {"rule": "currfairshare"} if type(self) is CurrFairShare else None

@@ -29,7 +29,6 @@ import numpy as np
 from ...workloads.instance import Instance
 from ...workloads.limits import MAX_SAMPLES, check_count
 from ..engine import Policy, SimView, simulate
-from ..kernels import fifo_starts
 from ..schedule import Schedule, expand_coalition
 from ..utilities import ValueCurve
 from ._registry import register
@@ -85,6 +84,7 @@ class Rand(Policy):
 
     def prepare(self, instance: Instance, horizon: int | None) -> None:
         """Draw the orderings and schedule every kept coalition alone."""
+        from ..kernels import fifo_starts
         from ._registry import get_policy
 
         k = instance.k
@@ -104,24 +104,32 @@ class Rand(Policy):
                 coeff[u][mask] = coeff[u].get(mask, 0) - 1
                 mask = with_u
         self._masks = list(coalitions)
-        self._curves: list[ValueCurve | None] = []
+        # each kept coalition's started jobs (start, size); value curves are built lazily
+        self._jobs: list[tuple[np.ndarray, np.ndarray] | None] = []
+        self._curve_cache: list[ValueCurve | None] | None = None
         order = instance.fifo_order()
+        org_bits = (1 << instance.org[order]) if k <= 62 else None  # one bit per organization
         machines = instance.machines
         for mask in self._masks:
             if mask == 0:
-                self._curves.append(None)
+                self._jobs.append(None)
                 continue
             members = [u for u in range(k) if mask >> u & 1]
             if self.sub_policy == "fifo":  # closed form, same starts as the engine's FIFO
-                sel = order[np.isin(instance.org[order], members)]
+                if org_bits is not None:
+                    sel = order[(org_bits & mask) != 0]
+                else:
+                    sel = order[np.isin(instance.org[order], members)]
                 starts = fifo_starts(
                     instance.release[sel], instance.size[sel], int(machines[members].sum()), horizon
                 )
-                self._curves.append(ValueCurve(starts, instance.size[sel]))
+                sizes = instance.size[sel]
             else:
                 sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
                 keep = sched.in_coalition
-                self._curves.append(ValueCurve(sched.start[keep], instance.size[keep]))
+                starts, sizes = sched.start[keep], instance.size[keep]
+            ok = starts >= 0
+            self._jobs.append((starts[ok], sizes[ok]))
         self._coeff = np.zeros((k, len(self._masks)), dtype=np.int64)
         for u in range(k):
             for mask, c in coeff[u].items():
@@ -133,8 +141,39 @@ class Rand(Policy):
         self._t = -1
         self._key: list[int] = [0] * view.k
 
+    @property
+    def _curves(self) -> list[ValueCurve | None]:
+        if self._curve_cache is None:
+            self._curve_cache = [None if j is None else ValueCurve(*j) for j in self._jobs]
+        return self._curve_cache
+
     def _values(self, t: int) -> list[int]:
         return [0 if c is None else c.psi(t) for c in self._curves]
+
+    def _compiled(self) -> dict | None:
+        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule,
+        with every kept coalition's starts and ends sorted (their values are advanced
+        along them exactly as :class:`ValueCurve` evaluates them)."""
+        if type(self) is not Rand or not hasattr(self, "_jobs"):
+            return None
+        keep = [c for c, j in enumerate(self._jobs) if j is not None]
+        # stable sort (timsort) is linear on FIFO's already sorted starts and nearly so on ends
+        starts = [np.sort(self._jobs[c][0], kind="stable") for c in keep]
+        ends = [np.sort(self._jobs[c][0] + self._jobs[c][1], kind="stable") for c in keep]
+        c_ptr = np.zeros(len(keep) + 1, dtype=np.int64)
+        c_ptr[1:] = np.cumsum([len(x) for x in starts])
+
+        def cat(parts):
+            return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+        rand = {
+            "c_ptr": c_ptr,
+            "c_start": cat(starts),
+            "c_end": cat(ends),
+            "coeff": np.ascontiguousarray(self._coeff[:, keep]).reshape(self._coeff.shape[0], -1),
+            "n_samples": self._N,
+        }
+        return {"rule": "rand", "rand": rand}
 
     def phi_times_n(self, t: int) -> list[int]:
         """``N * phi_u`` at ``t`` for every organization (exact integers)."""

@@ -1,0 +1,216 @@
+"""The compiled engine gives the Python engine's schedules, start by start and machine by machine."""
+
+import random
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from conftest import small_instances
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import psi_job
+
+from coopsched.online.compiled import CompiledFallback, int64_bounds, mt_state, randbelow
+from coopsched.online.engine import simulate
+from coopsched.online.policies import get_policy
+from coopsched.online.policies.baselines import Fifo
+from coopsched.online.policies.rand import Rand
+from coopsched.workloads.instance import make_instance
+
+KERNELS = ["fifo", "roundrobin", "fairshare", "utfairshare", "currfairshare", "directcontr"]
+
+
+def both(inst, policy, horizon=None, members=None, **params):
+    a = simulate(inst, get_policy(policy, **params), horizon, members, compiled=False)
+    b = simulate(inst, get_policy(policy, **params), horizon, members, compiled=True)
+    assert a.info["engine"] == "python" and b.info["engine"] == "compiled"
+    return a, b
+
+
+def same(a, b):
+    assert a.start.tolist() == b.start.tolist()
+    assert a.machine.tolist() == b.machine.tolist()
+
+
+# ties are the point: few release times, few sizes, many jobs per time
+tied = small_instances(max_k=5, max_jobs=30, max_release=4, max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    inst=tied,
+    policy=st.sampled_from(KERNELS),
+    horizon=st.one_of(st.none(), st.integers(1, 25)),
+    seed=st.integers(0, 2**40),
+    data=st.data(),
+)
+def test_compiled_equals_python(inst, policy, horizon, seed, data):
+    members = data.draw(st.one_of(st.none(), st.sets(st.integers(0, inst.k - 1), min_size=1)))
+    a, b = both(inst, policy, horizon, members, seed=seed)
+    same(a, b)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    inst=small_instances(max_k=5, max_jobs=40, max_release=6, max_size=6),
+    horizon=st.one_of(st.none(), st.integers(1, 30)),
+    n=st.integers(1, 20),
+    seed=st.integers(0, 1000),
+    sub_policy=st.sampled_from(["fifo", "fifo", "roundrobin"]),
+    data=st.data(),
+)
+def test_compiled_rand_equals_python(inst, horizon, n, seed, sub_policy, data):
+    """RAND's grand coalition, also inside a coalition (``members``: its sub-instance);
+    FIFO coalitions are scheduled inside the kernel, others are handed to it."""
+    members = data.draw(st.sets(st.integers(0, inst.k - 1), min_size=1))
+    sub = inst.restrict(members)
+    runs = []
+    for flag in (False, True):
+        pol = Rand(n_samples=n, seed=seed, sub_policy=sub_policy)
+        pol.prepare(sub, horizon)
+        runs.append(simulate(sub, pol, horizon, compiled=flag))
+    same(*runs)
+    assert runs[1].info["engine"] == "compiled"
+
+
+def test_compiled_rand_through_run_is_the_default():
+    rng = np.random.default_rng(7)
+    jobs = [
+        (int(rng.integers(0, 5)), int(rng.integers(0, 60)), int(rng.integers(1, 30)))
+        for _ in range(300)
+    ]
+    inst = make_instance([2, 1, 3, 1, 1], jobs)
+    s = Rand(n_samples=15, seed=3).run(inst, 120)
+    assert s.info["engine"] == "compiled"
+    pol = Rand(n_samples=15, seed=3)
+    pol.prepare(inst, 120)
+    same(s, simulate(inst, pol, 120, compiled=False))
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=tied, seed=st.integers(0, 100), t=st.integers(0, 40))
+def test_directcontr_state_after_compiled_run(inst, seed, t):
+    """The compiled run leaves DIRECTCONTR's contribution estimates as the Python run does."""
+    pa, pb = get_policy("directcontr", seed=seed), get_policy("directcontr", seed=seed)
+    same(simulate(inst, pa, compiled=False), simulate(inst, pb, compiled=True))
+    assert [pa.phi(v, t) for v in range(inst.k)] == [pb.phi(v, t) for v in range(inst.k)]
+
+
+def test_roundrobin_state_after_compiled_run():
+    inst = make_instance([1, 1, 1], [(0, 0, 1), (2, 0, 1), (1, 3, 1)])
+    pa, pb = get_policy("roundrobin"), get_policy("roundrobin")
+    simulate(inst, pa, compiled=False)
+    simulate(inst, pb, compiled=True)
+    assert pa._last == pb._last == 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, -7, 2**70])
+def test_randbelow_continues_pythons_stream(seed):
+    """The kernel's draws are ``random.Random(seed).randrange(n)``, n of every bit length."""
+    mt = mt_state(seed)
+    ref = random.Random(seed)
+    ns = [1, 2, 3, 5, 64, 65, 70, 1000, 8192, 2**31 - 1, 2**32 - 1] * 80
+    assert [randbelow(mt, n) for n in ns] == [ref.randrange(n) for n in ns]
+
+
+def test_user_subclass_runs_in_python():
+    class Newest(Fifo):
+        name = "newest"
+
+        def select(self, view):
+            c = view.candidates()
+            return max(c, key=view.head_position)
+
+    inst = make_instance([1], [(0, 0, 2), (0, 0, 2)])
+    s = simulate(inst, Newest())
+    assert s.info["engine"] == "python"
+    with pytest.raises(ValueError, match="no compiled kernel"):
+        simulate(inst, Newest(), compiled=True)
+
+
+@pytest.mark.parametrize(
+    "policy,size",
+    [("fifo", 2**60), ("fairshare", 2**40), ("utfairshare", 2**30), ("directcontr", 2**31)],
+)
+def test_no_silent_int64_wrap_falls_back_to_python(policy, size):
+    """Sizes beyond int64's reach: the exact Python path runs, and says so."""
+    inst = make_instance([2, 1], [(0, 0, size), (1, 0, size), (0, 1, 3), (1, 5, size)])
+    with pytest.warns(CompiledFallback, match="not exact"):
+        s = simulate(inst, get_policy(policy), compiled=True)
+    assert s.info["engine"] == "python" and "fallback" in s.info
+    same(s, simulate(inst, get_policy(policy), compiled=False))
+
+
+def test_small_sizes_stay_compiled():
+    inst = make_instance([2, 1], [(0, 0, 5), (1, 0, 7)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for p in KERNELS:
+            assert simulate(inst, get_policy(p), compiled=True).info["engine"] == "compiled"
+
+
+def test_default_engine_small_cold_python_then_warm_compiled():
+    """By default a small instance runs in Python until a numba kernel has been loaded
+    (a short command never pays numba's start-up), then compiled."""
+    code = (
+        "from coopsched.online.engine import simulate\n"
+        "from coopsched.online.policies import get_policy\n"
+        "from coopsched.workloads.instance import make_instance\n"
+        "inst = make_instance([1, 1], [(0, 0, 2), (1, 0, 3)])\n"
+        "a = simulate(inst, get_policy('fifo')).info['engine']\n"
+        "simulate(inst, get_policy('fifo'), compiled=True)\n"
+        "b = simulate(inst, get_policy('fifo')).info['engine']\n"
+        "print(a, b)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["python", "compiled"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(inst=tied, policy=st.sampled_from(KERNELS), data=st.data())
+def test_int64_bound_bounds_every_event(inst, policy, data):
+    """The greedy bound t_end >= every completion, and psi_sp <= Mc * t_end^2 / 2."""
+    members = data.draw(st.sets(st.integers(0, inst.k - 1), min_size=1))
+    s = simulate(inst, get_policy(policy), members=members)
+    keep = s.in_coalition
+    Mc = int(inst.machines[sorted(members)].sum())
+    if not keep.any() or Mc == 0:
+        return
+    rel, size = inst.release[keep], inst.size[keep]
+    t_end = int(rel.max()) + -(-int(size.sum()) // Mc) + int(size.max())
+    assert (s.start[keep] + size).max() <= t_end
+    assert sum(s.psi(t_end)) <= Mc * t_end * (t_end + 1) // 2
+    assert int64_bounds(policy, rel, size, inst.total_machines, Mc, 3, None) is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(inst=tied, horizon=st.one_of(st.none(), st.integers(1, 25)))
+def test_fifo_starts_python_fallback_agrees(inst, horizon):
+    """The exact Python version of fifo_starts (used when int64 could wrap) is the kernel's."""
+    from coopsched.online.kernels import _fifo_python, fifo_starts
+
+    order = inst.fifo_order()
+    r, p, m = inst.release[order], inst.size[order], inst.total_machines
+    if inst.n == 0:
+        return
+    fast = fifo_starts(r, p, m, horizon)
+    assert _fifo_python(r, p, m, horizon).tolist() == fast.tolist()
+
+
+def test_rand_with_huge_sizes_is_exact():
+    """Sizes near 2^62: RAND's coalitions and grand coalition run with Python integers."""
+    big = 2**62
+    inst = make_instance([1, 1, 1], [(0, 0, big), (1, 0, big), (2, 0, 3), (0, 1, 2), (1, 2, 5)])
+    with pytest.warns(CompiledFallback):
+        s = Rand(n_samples=4, seed=1).run(inst, 50)
+    assert s.info["engine"] == "python"
+    pol = Rand(n_samples=4, seed=1)
+    pol.prepare(inst, 50)
+    same(s, simulate(inst, pol, 50, compiled=False))
+    assert (s.start >= 0).all()  # three machines free at 0, the rest start by t = 3
+    psi = [0, 0, 0]
+    for j in range(inst.n):
+        psi[inst.org[j]] += psi_job(int(s.start[j]), int(inst.size[j]), 50)
+    assert s.psi(50) == psi and max(psi) > 2**10

@@ -6,7 +6,10 @@
      "jobs": [{"org": "a", "release": 0, "size": 3}, {"org": "b", "release": 1, "size": 2}]}
 
 Optional keys: job ``processors``, ``priority``, ``id``; organization ``speeds``.
-Unknown keys are an error. Errors name the file and the place (``jobs[3].size``).
+A recorded schedule (what ``coopsched audit`` reads) adds per job ``start``: the time the
+platform actually started it, or ``null`` if it never started; and optionally ``pinned``:
+``true`` for a job that was already running when the audited window opened (it starts
+ahead of every other job, CONVENTIONS 5). Unknown keys are an error. Errors name the file and the place (``jobs[3].size``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 from .instance import Instance, InstanceError, Organization
 
 _ORG_KEYS = {"name", "machines", "speeds"}
-_JOB_KEYS = {"org", "release", "size", "processors", "priority", "id"}
+_JOB_KEYS = {"org", "release", "size", "processors", "priority", "id", "start", "pinned"}
 _TOP_KEYS = {"organizations", "jobs", "meta"}
 
 
@@ -78,7 +81,13 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
     owner = np.zeros(n, dtype=np.int64)
     release = np.zeros(n, dtype=np.int64)
     size = np.zeros(n, dtype=np.int64)
-    optional: dict[str, list] = {"processors": [], "priority": [], "id": []}
+    optional: dict[str, list] = {
+        "processors": [],
+        "priority": [],
+        "id": [],
+        "start": [],
+        "pinned": [],
+    }
     for j, job in enumerate(data["jobs"]):
         where = f"{source}: jobs[{j}]"
         if not isinstance(job, dict):
@@ -121,8 +130,32 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
         ids = [v for _, v in optional["id"]]
         if len(set(map(str, ids))) != n:
             raise InstanceError(f"{source}: job ids must be distinct")
+    start = pinned = None
+    if optional["start"]:
+        if len(optional["start"]) != n:
+            raise InstanceError(
+                f"{source}: 'start' must be given for every job or none (null: never started)"
+            )
+        start = np.full(n, -1, dtype=np.int64)
+        for j, v in optional["start"]:
+            if v is None:
+                continue
+            start[j] = _int(v, f"{source}: jobs[{j}].start", 0)
+            if start[j] < release[j]:
+                raise InstanceError(
+                    f"{source}: jobs[{j}].start: {start[j]} is before the release {release[j]}"
+                )
+    if optional["pinned"]:
+        pinned = np.zeros(n, dtype=bool)
+        for j, v in optional["pinned"]:
+            if not isinstance(v, bool):
+                raise InstanceError(f"{source}: jobs[{j}].pinned: expected true or false")
+            pinned[j] = v
     meta = dict(data.get("meta", {})) if isinstance(data.get("meta", {}), dict) else {}
-    return Instance(orgs, owner, release, size, processors, priority, ids, meta)
+    try:
+        return Instance(orgs, owner, release, size, processors, priority, ids, meta, start, pinned)
+    except InstanceError as exc:
+        raise InstanceError(f"{source}: {exc}") from None
 
 
 def read_instance(path: str | Path) -> Instance:
@@ -155,6 +188,10 @@ def instance_to_dict(inst: Instance) -> dict:
             d["priority"] = float(inst.priority[j])
         if inst.ids is not None:
             d["id"] = inst.ids[j]
+        if inst.start is not None:
+            d["start"] = int(inst.start[j]) if inst.start[j] >= 0 else None
+        if inst.pinned is not None and inst.pinned[j]:
+            d["pinned"] = True
         jobs.append(d)
     out: dict[str, Any] = {"organizations": orgs, "jobs": jobs}
     if inst.meta:

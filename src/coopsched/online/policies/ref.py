@@ -20,6 +20,8 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   picks the cheaper of (a) per deciding coalition, ``|C| 2^(|C|-1)`` terms, and (b) one
   ranked zeta transform per organization over all coalitions, ``O(k^2 2^k)``, so an
   event time costs at most ``O(k^3 2^k)`` and never ``3^k``;
+* pinned jobs (:attr:`Instance.pinned`, CONVENTIONS 5) start in every coalition that
+  has a free machine and contains their owner, ahead of every other job, oldest first;
 * exact integers: every partial sum is bounded by ``L * v_max``; when that could
   exceed int64 the same kernel runs as plain Python on Python integers (slow, exact).
 
@@ -107,8 +109,14 @@ def _ref_kernel(
     out_machine,
     final_v,
     stats,
+    pinned,
 ):
     NC = 1 << k
+    anypin = False
+    for x in range(rel.shape[0]):
+        if pinned[x]:
+            anypin = True
+            break
     G = NC - 1
     n = rel.shape[0]
     M = 0
@@ -296,6 +304,32 @@ def _ref_kernel(
         # pass 3: start jobs
         for a in range(nready):
             C = ready[a]
+            # pinned jobs (running when an audited window opened, CONVENTIONS 5) start
+            # first, oldest first, whatever phi - psi says
+            while anypin and freeM[C] > 0:
+                bu = -1
+                bpos = n
+                for u in range(k):
+                    if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
+                        pos = org_jobs[org_ptr[u] + head[C, u]]
+                        if pinned[pos] and pos < bpos:
+                            bpos = pos
+                            bu = u
+                if bu < 0:
+                    break
+                head[C, bu] += 1
+                end = t + size[bpos]
+                hsize[C] = _hpush(heap, hoff[C], hsize[C], end * k + bu)
+                gsize = _hpush(gheap, 0, gsize, end * NC + C)
+                accR[C, bu] += 1
+                RV[C] += 1
+                freeM[C] -= 1
+                if C == G:
+                    m = fheap[0]
+                    fsize = _hpop(fheap, 0, fsize)
+                    out_start[bpos] = t
+                    out_machine[bpos] = m
+                    msize = _hpush(mheap, 0, msize, end * MM + m)
             nw = 0
             for u in range(k):
                 if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
@@ -425,6 +459,11 @@ def ref_schedule(
     out_start = np.full(inst.n, -1, dtype=np.int64)
     out_machine = np.full(inst.n, -1, dtype=np.int64)
     stats = np.zeros(5, dtype=np.int64)
+    pinned = (
+        np.zeros(inst.n, dtype=np.bool_)
+        if inst.pinned is None
+        else np.ascontiguousarray(inst.pinned[order])
+    )
     fn = _ref_kernel.py_func if python else _ref_kernel
     fn(
         k,
@@ -451,6 +490,7 @@ def ref_schedule(
         out_machine,
         final_v,
         stats,
+        pinned,
     )
     start = np.full(inst.n, -1, dtype=np.int64)
     machine = np.full(inst.n, -1, dtype=np.int64)

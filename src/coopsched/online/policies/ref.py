@@ -110,8 +110,12 @@ def _ref_kernel(
     final_v,
     stats,
     pinned,
+    cps,
+    cp_vals,
 ):
     NC = 1 << k
+    ncp = cps.shape[0]
+    cp = 0
     anypin = False
     for x in range(rel.shape[0]):
         if pinned[x]:
@@ -159,6 +163,17 @@ def _ref_kernel(
         t_rel = rel[i] if i < n else _BIG
         t_comp = gheap[0] // NC if gsize > 0 else _BIG
         t = min(t_rel, t_comp)
+        # checkpoints before this event: every coalition's value, closed-form since its
+        # last event (jobs starting at t do not count at t)
+        while cp < ncp and cps[cp] <= t and cps[cp] <= T:
+            for S in range(NC):
+                d = int(cps[cp]) - int(tl[S])
+                r = int(RV[S])
+                if utility == 0:
+                    cp_vals[cp, S] = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
+                else:
+                    cp_vals[cp, S] = WV[S] + r * d
+            cp += 1
         if t >= T or t >= _BIG:
             break
         stats[0] += 1
@@ -387,6 +402,15 @@ def _ref_kernel(
                 e = heap[off + h] // k
                 if e > t_end:
                     t_end = e
+    while cp < ncp:  # checkpoints after the last event
+        for S in range(NC):
+            d = int(cps[cp]) - int(tl[S])
+            r = int(RV[S])
+            if utility == 0:
+                cp_vals[cp, S] = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
+            else:
+                cp_vals[cp, S] = WV[S] + r * d
+        cp += 1
     for S in range(NC):
         d = int(t_end) - int(tl[S])
         r = int(RV[S])
@@ -408,11 +432,15 @@ def ref_schedule(
     utility: str = "psi_sp",
     rule: str | None = None,
     exact_python: bool | None = None,
+    checkpoints: Iterable[int] | None = None,
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition and the value of every coalition at the end.
 
     Returns ``(schedule, values)`` where ``values[C]`` is ``v(C)`` at the horizon (or at
     the last event without a horizon) for every bitmask ``C``.
+    With ``checkpoints`` (times ``0 <= t <= horizon``), ``schedule.info["checkpoint_values"]``
+    holds, for each checkpoint in increasing order, the list of every coalition's value at
+    that time, from the same run (the audit's curves over time use it).
     ``exact_python`` forces (True) or forbids (False) the Python-integer path; by
     default it is used only when int64 could overflow.
     """
@@ -459,6 +487,12 @@ def ref_schedule(
     out_start = np.full(inst.n, -1, dtype=np.int64)
     out_machine = np.full(inst.n, -1, dtype=np.int64)
     stats = np.zeros(5, dtype=np.int64)
+    cps = np.unique(np.asarray(list(checkpoints or []), dtype=np.int64))
+    if len(cps) and (cps[0] < 0 or (horizon is not None and cps[-1] > horizon)):
+        raise ValueError("checkpoints must lie in [0, horizon]")
+    if len(cps) and horizon is None:
+        raise ValueError("checkpoints need a horizon")
+    cp_vals = z(len(cps), NC)
     pinned = (
         np.zeros(inst.n, dtype=np.bool_)
         if inst.pinned is None
@@ -491,6 +525,8 @@ def ref_schedule(
         final_v,
         stats,
         pinned,
+        cps,
+        cp_vals,
     )
     start = np.full(inst.n, -1, dtype=np.int64)
     machine = np.full(inst.n, -1, dtype=np.int64)
@@ -510,6 +546,9 @@ def ref_schedule(
             "python_integers": python,
         },
     )
+    if len(cps):
+        sched.info["checkpoints"] = [int(x) for x in cps]
+        sched.info["checkpoint_values"] = [[int(x) for x in row] for row in cp_vals]
     return sched, [int(x) for x in final_v]
 
 

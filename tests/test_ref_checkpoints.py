@@ -17,7 +17,7 @@ from coopsched.online.policies.ref import ref_schedule
 def test_checkpoint_values_equal_runs_to_each_time(inst, T, data, utility):
     cps = data.draw(st.lists(st.integers(0, T), max_size=5))
     s, v = ref_schedule(inst, T, utility=utility, checkpoints=cps)
-    got = dict(zip(s.info.get("checkpoints", []), s.info.get("checkpoint_values", [])))
+    got = dict(zip(s.info.get("checkpoints", []), s.info.get("checkpoint_values", []), strict=True))
     assert sorted(got) == sorted(set(cps))
     for c in set(cps):
         _, vc = ref_schedule(inst, c, utility=utility) if c > 0 else (None, [0] * (1 << inst.k))

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from . import migration, mosp, online, reproduce  # noqa: F401  (registers the commands)
+from . import audit, migration, mosp, online, reproduce  # noqa: F401  (registers the commands)
 from ._app import CLIError, app
 
 __all__ = ["CLIError", "app", "main", "run"]

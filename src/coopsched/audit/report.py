@@ -111,15 +111,15 @@ def render_table(report: dict, console) -> None:
         )
     t = Table(title="Who was favoured, who was short-changed (surplus = psi - phi)")
     for c, j in (
-        ("organization", "left"),
-        ("machines", "right"),
+        ("org", "left"),
+        ("mach", "right"),
         ("jobs", "right"),
-        ("work (cpu-s)", "right"),
+        ("work", "right"),
         ("psi", "right"),
         ("phi", "right"),
         ("surplus", "right"),
-        ("s / unit work", "right"),
-        ("core-hours", "right"),
+        ("s/unit", "right"),
+        ("core-h", "right"),
     ):
         t.add_column(c, justify=j)
     for r in report["organizations"]:
@@ -136,9 +136,13 @@ def render_table(report: dict, console) -> None:
             phi,
             f"[{color}]{r['surplus']:+.4g}[/{color}]" if color else f"{r['surplus']:+.4g}",
             _num(r["surplus_per_unit"], "{:+.3g}"),
-            _num(r["surplus_core_hours"], "{:+,.1f}"),
+            _num(r["surplus_core_hours"], "{:+.3g}"),
         )
     console.print(t)
+    console.print(
+        "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
+        "core-h: surplus / window / 3600"
+    )
     c = Table(title="Counterfactuals: the same window under each policy (unfairness vs REF)")
     c.add_column("schedule")
     c.add_column("dpsi / p_tot (s)", justify="right")

@@ -67,7 +67,9 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=24)
     ap.add_argument("--no-counterfactuals", action="store_true")
     ap.add_argument("--only", choices=["ricc", "lpc"], default=None)
+
     args = ap.parse_args()
+    from coopsched.audit.window import recorded_peak
     from coopsched.workloads.swf import read_swf_recorded
 
     d = Path(args.traces)
@@ -93,6 +95,8 @@ def main() -> None:
                 other="other",
                 t_from=t0,
                 t_to=t1,
+                # RICC's log runs more processors at once than its MaxProcs (8192)
+                machines=max(8192, recorded_peak(ricc, t0, t1)),
             )
     if args.only in (None, "lpc"):
         lpc, w, c = timed(lambda: read_swf_recorded(d / "LPC-EGEE-2004-1.2-cln.swf.gz"))

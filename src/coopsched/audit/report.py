@@ -143,13 +143,17 @@ def render_table(report: dict, console) -> None:
         "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
         "core-h: surplus / window / 3600"
     )
-    c = Table(title="Counterfactuals: the same window under each policy (unfairness vs REF)")
-    c.add_column("schedule")
-    c.add_column("dpsi / p_tot (s)", justify="right")
-    c.add_column("utilization", justify="right")
-    for r in report["counterfactuals"]:
-        c.add_row(r["policy"], _num(r["unfairness"], "{:.4g}"), f"{r['utilization']:.3f}")
-    console.print(c)
+    if not report["counterfactuals"]:
+        c = None
+    else:
+        c = Table(title="Counterfactuals: the same window under each policy (unfairness vs REF)")
+    if c is not None:
+        c.add_column("schedule")
+        c.add_column("dpsi / p_tot (s)", justify="right")
+        c.add_column("utilization", justify="right")
+        for r in report["counterfactuals"]:
+            c.add_row(r["policy"], _num(r["unfairness"], "{:.4g}"), f"{r['utilization']:.3f}")
+        console.print(c)
     if report["excluded"]:
         console.print(
             "excluded: " + ", ".join(f"{k}: {v:,}" for k, v in report["excluded"].items())

@@ -284,3 +284,15 @@ def expand_parallel(inst: Instance) -> Instance:
         start=None if inst.start is None else inst.start[rep],
         pinned=None if inst.pinned is None else inst.pinned[rep],
     )
+
+
+def recorded_peak(log: RecordedLog, t0: int, t1: int) -> int:
+    """Most processors the log runs at once during ``[t0, t1)`` (to choose ``--machines``
+    when a log overruns its stated size)."""
+    j = log.jobs
+    s, e = j["start"].to_numpy(np.int64), j["end"].to_numpy(np.int64)
+    ok = (s >= 0) & (e > s) & (s < t1) & (e > t0)
+    peak, _ = _peak(
+        np.maximum(s[ok], t0), np.minimum(e[ok], t1), j["processors"].to_numpy(np.int64)[ok]
+    )
+    return peak

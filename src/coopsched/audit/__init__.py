@@ -236,7 +236,7 @@ def audit(
             rec,
             ref,
             seed=seed,
-            skip=() if ref is not None else ("ref",),
+            skip=() if ref is not None else ("ref", "REF"),
             progress=lambda name: say(f"counterfactual: {name}"),
         )
     M = inst.total_machines

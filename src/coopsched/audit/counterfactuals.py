@@ -12,9 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..online.fairness import fairness
-from ..online.policies import POLICIES, get_policy
+from ..online import policies as _policies
+from ..online.policies import get_policy
 from ..online.schedule import Schedule
 from ..workloads.instance import Instance
+
+
+def policy_names() -> list[str]:
+    """Every registered online policy: the registry's listing when it has one (policies
+    discovered on first use), else the keys of ``POLICIES``."""
+    available = getattr(_policies, "available", None)
+    if available is not None:
+        return [c.name for c in available()]
+    return list(_policies.POLICIES)
 
 
 def counterfactuals(
@@ -39,17 +49,17 @@ def counterfactuals(
         }
 
     rows.append(row("recorded", recorded))
-    for name in POLICIES:
+    for name in policy_names():
         if name in skip:
             continue
         if progress is not None:
             progress(name)
-        if name == "ref" and ref is not None:
+        if name.lower() == "ref" and ref is not None:
             sched = ref
         else:
             try:
                 policy = get_policy(name, seed=seed)
-            except TypeError:
+            except (TypeError, ValueError):  # a policy without a seed parameter
                 policy = get_policy(name)
             sched = policy.run(inst, horizon)
         rows.append(row(name, sched))

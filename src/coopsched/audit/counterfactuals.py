@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..online.fairness import fairness
 from ..online import policies as _policies
+from ..online.fairness import fairness
 from ..online.policies import get_policy
 from ..online.schedule import Schedule
 from ..workloads.instance import Instance

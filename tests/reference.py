@@ -71,6 +71,16 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
     def psi_u(C, u, t):
         return sum(val(s, int(inst.size[j]), t) for j, s in starts[C].items() if inst.org[j] == u)
 
+    def _start(C, j, t):
+        starts[C][j] = t
+        if C == NC - 1:
+            busy = {
+                gmach[x]
+                for x in starts[C]
+                if x in gmach and starts[C][x] <= t < starts[C][x] + inst.size[x]
+            }
+            gmach[j] = min(mm for mm in range(len(owner)) if mm not in busy)
+
     for t in range(T):
         v = {0: 0}
         for C in range(1, NC):
@@ -89,6 +99,17 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
                 for u in range(k)
                 if C >> u & 1
             }
+            if inst.pinned is not None:  # pinned jobs first, oldest first (CONVENTIONS 5)
+                rank = {j: i for i, j in enumerate(order)}
+                pins = sorted(
+                    (j for u in waiting for j in waiting[u] if inst.pinned[j]), key=rank.get
+                )
+                for j in pins[:free]:
+                    _start(C, j, t)
+                    waiting[int(inst.org[j])].remove(j)
+                free -= min(free, len(pins))
+                if free == 0:
+                    continue
             cand = [u for u in sorted(waiting) if waiting[u]]
             if not cand:
                 continue
@@ -106,16 +127,8 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
                 for j in waiting[u]:
                     if free == 0:
                         break
-                    starts[C][j] = t
+                    _start(C, j, t)
                     free -= 1
-                    if C == NC - 1:
-                        busy = {
-                            gmach[x]
-                            for x in starts[C]
-                            if x in gmach and starts[C][x] <= t < starts[C][x] + inst.size[x]
-                        }
-                        m = min(mm for mm in range(len(owner)) if mm not in busy)
-                        gmach[j] = m
     values = {C: sum(psi_u(C, u, T) for u in range(k) if C >> u & 1) for C in range(1, NC)}
     values[0] = 0
     G = NC - 1

@@ -8,7 +8,7 @@ import threading
 
 import typer
 
-from . import migration, mosp, online, reproduce, traces  # noqa: F401  (registers the commands)
+from . import audit, migration, mosp, online, reproduce, traces  # noqa: F401  (registers the commands)
 from ._app import CLIError, app
 
 __all__ = ["CLIError", "app", "main", "run"]

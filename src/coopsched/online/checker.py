@@ -6,7 +6,9 @@
    an unstarted job is never followed by a started one);
 4. greedy: at no time before the horizon is a machine free while a job waits;
 5. every job of the coalition is accounted for: started, or reported unstarted (only
-   possible with a horizon, and only for jobs that could not start before it).
+   possible with a horizon, and only for jobs that could not start before it);
+6. pinned jobs first (:attr:`Instance.pinned`, CONVENTIONS 5): no unpinned job starts at
+   a time when a pinned job of the coalition is released and still waits.
 
 :func:`check_schedule` returns the violations found (empty when the schedule is valid);
 :func:`assert_valid` raises :class:`ScheduleError` with all of them.
@@ -144,6 +146,26 @@ def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
             out.append(
                 Violation("capacity", f"at t={points[c]} {busy[c]} jobs run on {M} machines")
             )
+
+    # 6. pinned jobs start ahead of every other job
+    if inst.pinned is not None and len(idx):
+        pin = idx[inst.pinned[idx]]
+        other = started[~inst.pinned[started]]
+        if len(pin) and len(other):
+            # a pinned job waits during [release, start) (to the horizon if unstarted)
+            wait_end = np.where(start[pin] >= 0, start[pin], np.iinfo(np.int64).max)
+            for j in other:
+                s = start[j]
+                blocked = pin[(rel[pin] <= s) & (wait_end > s)]
+                if len(blocked):
+                    out.append(
+                        Violation(
+                            "pinned",
+                            f"job {j} starts at {s} while the pinned job {blocked[0]} waits",
+                        )
+                    )
+                    if sum(v.rule == "pinned" for v in out) >= limit:
+                        break
 
     # 5. accounting
     if horizon is None:

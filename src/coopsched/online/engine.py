@@ -8,6 +8,12 @@ engine frees the machines whose jobs complete at ``t``, queues the jobs released
 waits, asks the policy for an organization; that organization's oldest waiting job
 starts at ``t``. The cost grows with the number of events, not with the horizon.
 
+Pinned jobs (:attr:`Instance.pinned`, CONVENTIONS 5: jobs already running when an audited
+window opens) are started by the engine itself, before the policy is asked: while a pinned
+job waits and a machine is free, the oldest waiting pinned job starts (a pinned job is
+always at the head of its organization's queue). The policy still sees these starts
+through :meth:`Policy.on_start`.
+
 Policies see the world through a :class:`SimView`: release order and release time of
 each queue head, queue lengths, running counts, machines, and utilities computed from
 elapsed time. A job's size is revealed to the policy only by :meth:`Policy.on_complete`,
@@ -261,7 +267,10 @@ def simulate(
     k = inst.k
     mem = tuple(range(k)) if members is None else tuple(sorted({int(u) for u in members}))
     fallback = None
-    if compiled or (compiled is None and _worth_compiling(instance)):
+    has_pinned = inst.pinned is not None and bool(inst.pinned.any())
+    if has_pinned and compiled:
+        raise ValueError("the compiled engine does not start pinned jobs; use compiled=False")
+    if not has_pinned and (compiled or (compiled is None and _worth_compiling(instance))):
         spec = getattr(policy, "_compiled", lambda: None)()
         if spec is None:
             if compiled:
@@ -279,6 +288,8 @@ def simulate(
     rel = inst.release[order].tolist()
     owner = inst.org[order].tolist()
     size = inst.size[order].tolist()
+    pinned = [False] * n if inst.pinned is None else inst.pinned[order].tolist()
+    pin_waiting = 0
     queues: list[list[int]] = [[] for _ in range(k)]
     for pos, u in enumerate(owner):
         queues[u].append(pos)
@@ -342,12 +353,17 @@ def simulate(
                 head_pos[u] = i
             waiting[u] += 1
             total_waiting += 1
+            pin_waiting += pinned[i]
             i += 1
             if on_release is not None:
                 on_release(view, u)
-        # greedy starts at t
+        # greedy starts at t (pinned jobs first, oldest first, without asking the policy)
         while free and total_waiting:
-            u = select(view)
+            if pin_waiting:
+                u = min((head_pos[x], x) for x in mem if waiting[x] and pinned[head_pos[x]])[1]
+                pin_waiting -= 1
+            else:
+                u = select(view)
             if not waiting[u]:
                 raise PolicyError(
                     f"{policy!r} chose organization {u}, which has no waiting job at t={t}"

@@ -33,6 +33,11 @@ class Instance:
     ``org[j]`` is the index of job ``j``'s owner, ``release[j]`` its release time and
     ``size[j]`` its processing time (integers, CONVENTIONS 1). ``processors`` (rigid
     parallel jobs), ``priority`` (v0 in the migration model) and ``ids`` are optional.
+
+    Two optional per-job arrays serve the audit of recorded schedules (CONVENTIONS 5):
+    ``start`` is the start the platform actually gave the job (``-1``: it never started),
+    and ``pinned`` marks jobs that were running when an audit window opened: an engine
+    starts a waiting pinned job ahead of every other job (see :meth:`validate`).
     """
 
     organizations: list[Organization]
@@ -43,6 +48,8 @@ class Instance:
     priority: np.ndarray | None = None
     ids: list | None = None
     meta: dict = field(default_factory=dict)
+    start: np.ndarray | None = None
+    pinned: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.org = np.ascontiguousarray(self.org, dtype=np.int64)
@@ -55,6 +62,12 @@ class Instance:
             self.processors = np.ascontiguousarray(self.processors, dtype=np.int64)
         if self.priority is not None:
             self.priority = np.ascontiguousarray(self.priority, dtype=np.float64)
+        if self.start is not None:
+            self.start = np.ascontiguousarray(self.start, dtype=np.int64)
+        if self.pinned is not None:
+            self.pinned = np.ascontiguousarray(self.pinned, dtype=bool)
+            if not self.pinned.any():
+                self.pinned = None
         self.validate()
 
     # ------------------------------------------------------------------ basics
@@ -119,6 +132,35 @@ class Instance:
             bad = np.flatnonzero(self.processors < 1)
             if bad.size:
                 raise InstanceError(f"job {bad[0]}: processors must be >= 1")
+        n = self.n
+        for name in ("start", "pinned"):
+            a = getattr(self, name)
+            if a is not None and len(a) != n:
+                raise InstanceError(f"'{name}' has {len(a)} entries for {n} jobs")
+        if self.start is not None:
+            bad = np.flatnonzero((self.start >= 0) & (self.start < self.release))
+            if bad.size:
+                j = bad[0]
+                raise InstanceError(
+                    f"job {j}: recorded start {self.start[j]} is before its release {self.release[j]}"
+                )
+            bad = np.flatnonzero(self.start < -1)
+            if bad.size:
+                raise InstanceError(f"job {bad[0]}: recorded start must be >= 0 (or -1: never)")
+        if self.pinned is not None:
+            # a pinned job must be at the head of its organization's FIFO queue until it
+            # starts: no unpinned job of the same organization may come before it
+            order = self.fifo_order()
+            seen_free = np.zeros(k, dtype=bool)
+            for j in order[: int(np.flatnonzero(self.pinned[order]).max()) + 1]:
+                u = self.org[j]
+                if self.pinned[j] and seen_free[u]:
+                    raise InstanceError(
+                        f"job {j}: pinned, but an unpinned job of organization {u} comes "
+                        "before it in release order"
+                    )
+                if not self.pinned[j]:
+                    seen_free[u] = True
 
     # ------------------------------------------------------------ derivations
     def restrict(self, members: Iterable[int]) -> Instance:
@@ -141,6 +183,8 @@ class Instance:
             if self.ids is None
             else [i for i, kp in zip(self.ids, keep, strict=True) if kp],
             meta=dict(self.meta),
+            start=None if self.start is None else self.start[keep],
+            pinned=None if self.pinned is None else self.pinned[keep],
         )
 
     def summary(self) -> dict:

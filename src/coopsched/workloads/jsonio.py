@@ -6,10 +6,13 @@
      "jobs": [{"org": "a", "release": 0, "size": 3}, {"org": "b", "release": 1, "size": 2}]}
 
 Optional keys: job ``processors``, ``priority``, ``id``; organization ``speeds``;
-``meta.horizon`` (a positive integer). Unknown keys are an error. Errors name the file and
-the place (``jobs[3].size``). Numbers must be finite and at most 2^53 in magnitude
-(:mod:`~coopsched.workloads.limits`); names are strings; the platform needs at least one
-machine in total (an organization may have none).
+``meta.horizon`` (a positive integer). A recorded schedule (what ``coopsched audit`` reads)
+adds per job ``start``: the time the platform actually started it, or ``null`` if it never
+started; and optionally ``pinned``: ``true`` for a job that was already running when the
+audited window opened (it starts ahead of every other job; docs/conventions.md, section 5).
+Unknown keys are an error. Errors name the file and the place (``jobs[3].size``). Numbers
+must be finite and at most 2^53 in magnitude (:mod:`~coopsched.workloads.limits`); names are
+strings; the platform needs at least one machine in total (an organization may have none).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from .instance import Instance, InstanceError, Organization
 from .limits import MAX_MACHINES, LimitError, exact_number, regular_file
 
 _ORG_KEYS = {"name", "machines", "speeds"}
-_JOB_KEYS = {"org", "release", "size", "processors", "priority", "id"}
+_JOB_KEYS = {"org", "release", "size", "processors", "priority", "id", "start", "pinned"}
 _TOP_KEYS = {"organizations", "jobs", "meta"}
 
 
@@ -105,7 +108,13 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
     owner = np.zeros(n, dtype=np.int64)
     release = np.zeros(n, dtype=np.int64)
     size = np.zeros(n, dtype=np.int64)
-    optional: dict[str, list] = {"processors": [], "priority": [], "id": []}
+    optional: dict[str, list] = {
+        "processors": [],
+        "priority": [],
+        "id": [],
+        "start": [],
+        "pinned": [],
+    }
     for j, job in enumerate(data["jobs"]):
         where = f"{source}: jobs[{j}]"
         if not isinstance(job, dict):
@@ -153,13 +162,37 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
                 _number(v, f"{source}: jobs[{j}].id")
         if len(set(map(str, ids))) != n:
             raise InstanceError(f"{source}: job ids must be distinct")
+    start = pinned = None
+    if optional["start"]:
+        if len(optional["start"]) != n:
+            raise InstanceError(
+                f"{source}: 'start' must be given for every job or none (null: never started)"
+            )
+        start = np.full(n, -1, dtype=np.int64)
+        for j, v in optional["start"]:
+            if v is None:
+                continue
+            start[j] = _int(v, f"{source}: jobs[{j}].start", 0)
+            if start[j] < release[j]:
+                raise InstanceError(
+                    f"{source}: jobs[{j}].start: {start[j]} is before the release {release[j]}"
+                )
+    if optional["pinned"]:
+        pinned = np.zeros(n, dtype=bool)
+        for j, v in optional["pinned"]:
+            if not isinstance(v, bool):
+                raise InstanceError(f"{source}: jobs[{j}].pinned: expected true or false")
+            pinned[j] = v
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise InstanceError(f"{source}: 'meta' must be an object")
     meta = dict(meta)
     if meta.get("horizon") is not None:
         meta["horizon"] = _int(meta["horizon"], f"{source}: meta.horizon", 1)
-    return Instance(orgs, owner, release, size, processors, priority, ids, meta)
+    try:
+        return Instance(orgs, owner, release, size, processors, priority, ids, meta, start, pinned)
+    except InstanceError as exc:
+        raise InstanceError(f"{source}: {exc}") from None
 
 
 def read_instance(path: str | Path) -> Instance:
@@ -204,6 +237,10 @@ def instance_to_dict(inst: Instance) -> dict:
             d["priority"] = float(inst.priority[j])
         if inst.ids is not None:
             d["id"] = inst.ids[j]
+        if inst.start is not None:
+            d["start"] = int(inst.start[j]) if inst.start[j] >= 0 else None
+        if inst.pinned is not None and inst.pinned[j]:
+            d["pinned"] = True
         jobs.append(d)
     out: dict[str, Any] = {"organizations": orgs, "jobs": jobs}
     if inst.meta:

@@ -63,3 +63,16 @@ class RecordedLog:
     def n(self) -> int:
         """Number of jobs kept."""
         return len(self.jobs)
+
+
+def check_timezone(name: str, where: str = "time zone") -> str:
+    """``name`` if it is a known IANA time zone (``zoneinfo``), else a one-line error."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"{where}: unknown time zone {name!r} (expected e.g. Europe/Paris)"
+        ) from None
+    return name

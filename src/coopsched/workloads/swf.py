@@ -210,7 +210,7 @@ def read_swf(path: str | Path) -> SWFTrace:
 
     Raises :class:`SWFError` for a missing or empty file, a line with a wrong number of
     fields, a field that is not a number, a negative submit time, or a fractional value
-    in an integer field (submit time, run time, processors, user).
+    in an integer field (submit time, wait time, run time, processors, user).
     """
     p = regular_file(path, SWFError)
     text = _open_text(p)
@@ -258,7 +258,7 @@ def read_swf(path: str | Path) -> SWFTrace:
             + ("not a finite number" if not np.isfinite(arr[i, f]) else "not below 2^53")
         )
     df["line"] = data_lines
-    for col in ("submit", "run_time", "alloc_procs", "req_procs", "user"):
+    for col in ("submit", "wait", "run_time", "alloc_procs", "req_procs", "user"):
         values = arr[:, FIELDS.index(col)]
         frac = np.flatnonzero(values != np.floor(values))
         if frac.size:
@@ -314,3 +314,63 @@ def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict[str, str] | Non
 def _fmt(v: float) -> str:
     v = float(v)
     return str(int(v)) if v == int(v) else repr(v)
+
+
+def read_swf_recorded(path: str | Path, timezone: str | None = None):
+    """An SWF log as a recorded schedule (:class:`~coopsched.workloads.recorded.RecordedLog`).
+
+    The actual start is submit (field 2) + wait (field 3), the end start + run time
+    (field 4); organizations may be formed from user (12), group (13), queue (15) or
+    partition (16); SWF has no account. Times stay on the log's clock (seconds after
+    ``UnixStartTime``, which becomes :attr:`RecordedLog.epoch`); the time zone is
+    ``timezone`` or the header's ``TimeZoneString``. The platform size is ``MaxProcs``
+    (or ``MaxNodes``). Exclusions are counted by reason, never silent: the reader's own
+    (run time <= 0, processors <= 0) and jobs whose wait is unknown (field 3 = -1), whose
+    start cannot be known. A wait below -1 (a start before the submit) is an error naming
+    the line and field.
+    """
+    from .recorded import RecordedLog, check_timezone
+
+    trace = read_swf(path)
+    j = trace.jobs
+    wait = j["wait"].to_numpy()
+    bad = np.flatnonzero(wait < -1)
+    if bad.size:
+        i = bad[0]
+        raise SWFError(
+            f"{trace.path}:{int(j['line'].iloc[i])}: field 3 (wait): {int(wait[i])} is negative "
+            "(the job would start before its submit time)"
+        )
+    unknown = wait == -1
+    excluded = {k: v for k, v in trace.dropped.items() if v}
+    if unknown.any():
+        excluded["wait unknown (field 3 = -1)"] = int(unknown.sum())
+    j = j.loc[~unknown]
+    start = (j["submit"] + j["wait"]).to_numpy(dtype=np.int64)
+    jobs = pd.DataFrame(
+        {
+            "job": j["job"].astype(str).to_numpy(),
+            "submit": j["submit"].to_numpy(dtype=np.int64),
+            "start": start,
+            "end": start + j["run_time"].to_numpy(dtype=np.int64),
+            "processors": j["processors"].to_numpy(dtype=np.int64),
+            "user": j["user"].astype(str).to_numpy(),
+            "group": j["group"].astype(str).to_numpy(),
+            "account": "",
+            "partition": j["partition"].astype(str).to_numpy(),
+            "queue": j["queue"].astype(str).to_numpy(),
+            "line": j["line"].to_numpy(dtype=np.int64),
+        }
+    )
+    tz = timezone or trace.header.get("TimeZoneString")
+    if tz is not None:
+        tz = check_timezone(tz, f"{trace.path}: time zone")
+    return RecordedLog(
+        path=trace.path,
+        jobs=jobs,
+        excluded=excluded,
+        machines=trace.max_procs or trace.max_nodes,
+        epoch=trace.unix_start_time,
+        timezone=tz,
+        source="swf",
+    )

@@ -20,6 +20,8 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   picks the cheaper of (a) per deciding coalition, ``|C| 2^(|C|-1)`` terms, and (b) one
   ranked zeta transform per organization over all coalitions, ``O(k^2 2^k)``, so an
   event time costs at most ``O(k^3 2^k)`` and never ``3^k``;
+* pinned jobs (:attr:`Instance.pinned`, CONVENTIONS 5) start in every coalition that
+  has a free machine and contains their owner, ahead of every other job, oldest first;
 * exact integers: every partial sum is bounded by ``L * v_max``; when that could
   exceed int64 the same kernel runs as plain Python on Python integers (slow, exact).
 
@@ -108,8 +110,18 @@ def _ref_kernel(
     out_machine,
     final_v,
     stats,
+    pinned,
+    cps,
+    cp_vals,
 ):
     NC = 1 << k
+    ncp = cps.shape[0]
+    cp = 0
+    anypin = False
+    for x in range(rel.shape[0]):
+        if pinned[x]:
+            anypin = True
+            break
     G = NC - 1
     n = rel.shape[0]
     M = 0
@@ -152,6 +164,17 @@ def _ref_kernel(
         t_rel = rel[i] if i < n else _BIG
         t_comp = gheap[0] // NC if gsize > 0 else _BIG
         t = min(t_rel, t_comp)
+        # checkpoints before this event: every coalition's value, closed-form since its
+        # last event (jobs starting at t do not count at t)
+        while cp < ncp and cps[cp] <= t and cps[cp] <= T:
+            for S in range(NC):
+                d = int(cps[cp]) - int(tl[S])
+                r = int(RV[S])
+                if utility == 0:
+                    cp_vals[cp, S] = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
+                else:
+                    cp_vals[cp, S] = WV[S] + r * d
+            cp += 1
         if t >= T or t >= _BIG:
             break
         stats[0] += 1
@@ -297,6 +320,32 @@ def _ref_kernel(
         # pass 3: start jobs
         for a in range(nready):
             C = ready[a]
+            # pinned jobs (running when an audited window opened, CONVENTIONS 5) start
+            # first, oldest first, whatever phi - psi says
+            while anypin and freeM[C] > 0:
+                bu = -1
+                bpos = n
+                for u in range(k):
+                    if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
+                        pos = org_jobs[org_ptr[u] + head[C, u]]
+                        if pinned[pos] and pos < bpos:
+                            bpos = pos
+                            bu = u
+                if bu < 0:
+                    break
+                head[C, bu] += 1
+                end = t + size[bpos]
+                hsize[C] = _hpush(heap, hoff[C], hsize[C], end * k + bu)
+                gsize = _hpush(gheap, 0, gsize, end * NC + C)
+                accR[C, bu] += 1
+                RV[C] += 1
+                freeM[C] -= 1
+                if C == G:
+                    m = fheap[0]
+                    fsize = _hpop(fheap, 0, fsize)
+                    out_start[bpos] = t
+                    out_machine[bpos] = m
+                    msize = _hpush(mheap, 0, msize, end * MM + m)
             nw = 0
             for u in range(k):
                 if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
@@ -354,6 +403,15 @@ def _ref_kernel(
                 e = heap[off + h] // k
                 if e > t_end:
                     t_end = e
+    while cp < ncp:  # checkpoints after the last event
+        for S in range(NC):
+            d = int(cps[cp]) - int(tl[S])
+            r = int(RV[S])
+            if utility == 0:
+                cp_vals[cp, S] = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
+            else:
+                cp_vals[cp, S] = WV[S] + r * d
+        cp += 1
     for S in range(NC):
         d = int(t_end) - int(tl[S])
         r = int(RV[S])
@@ -375,11 +433,15 @@ def ref_schedule(
     utility: str = "psi_sp",
     rule: str | None = None,
     exact_python: bool | None = None,
+    checkpoints: Iterable[int] | None = None,
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition and the value of every coalition at the end.
 
     Returns ``(schedule, values)`` where ``values[C]`` is ``v(C)`` at the horizon (or at
     the last event without a horizon) for every bitmask ``C``.
+    With ``checkpoints`` (times ``0 <= t <= horizon``), ``schedule.info["checkpoint_values"]``
+    holds, for each checkpoint in increasing order, the list of every coalition's value at
+    that time, from the same run (the audit's curves over time use it).
     ``exact_python`` forces (True) or forbids (False) the Python-integer path; by
     default it is used only when int64 could overflow.
     """
@@ -426,6 +488,17 @@ def ref_schedule(
     out_start = np.full(inst.n, -1, dtype=np.int64)
     out_machine = np.full(inst.n, -1, dtype=np.int64)
     stats = np.zeros(5, dtype=np.int64)
+    cps = np.unique(np.asarray(list(checkpoints or []), dtype=np.int64))
+    if len(cps) and (cps[0] < 0 or (horizon is not None and cps[-1] > horizon)):
+        raise ValueError("checkpoints must lie in [0, horizon]")
+    if len(cps) and horizon is None:
+        raise ValueError("checkpoints need a horizon")
+    cp_vals = z(len(cps), NC)
+    pinned = (
+        np.zeros(inst.n, dtype=np.bool_)
+        if inst.pinned is None
+        else np.ascontiguousarray(inst.pinned[order])
+    )
     fn = _ref_kernel.py_func if python else _ref_kernel
     fn(
         k,
@@ -452,6 +525,9 @@ def ref_schedule(
         out_machine,
         final_v,
         stats,
+        pinned,
+        cps,
+        cp_vals,
     )
     start = np.full(inst.n, -1, dtype=np.int64)
     machine = np.full(inst.n, -1, dtype=np.int64)
@@ -471,6 +547,9 @@ def ref_schedule(
             "python_integers": python,
         },
     )
+    if len(cps):
+        sched.info["checkpoints"] = [int(x) for x in cps]
+        sched.info["checkpoint_values"] = [[int(x) for x in row] for row in cp_vals]
     return sched, [int(x) for x in final_v]
 
 

@@ -1,0 +1,198 @@
+"""Organizations as operators define them: by a log column, or by a TOML mapping file.
+
+``--org-by user|group|account|partition|queue`` makes every distinct value of that column
+an organization. A mapping file names each organization, its members and, optionally, the
+machines it contributes::
+
+    [[organization]]
+    name = "physics"
+    groups = ["2", "5"]        # also: users, accounts, partitions, queues
+    machines = 40              # give machines for every organization or for none
+
+A job belongs to the organization one of whose member lists contains its value; a job
+matched by two organizations is an error, and so are unmatched jobs unless ``other`` names
+a bucket for them. Without machines, a contribution rule (:func:`contribution`) splits the
+platform and the audit says which one it used.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..workloads.recorded import ORG_KEYS
+
+#: Mapping-file member lists and the log column each one matches.
+MEMBER_LISTS: dict[str, str] = {
+    "users": "user",
+    "groups": "group",
+    "accounts": "account",
+    "partitions": "partition",
+    "queues": "queue",
+}
+
+#: Contribution rules used when nobody says who contributed which machines.
+CONTRIBUTION_RULES: dict[str, str] = {
+    "work": "machines split in proportion to each organization's work (processor-seconds) "
+    "in the window, largest remainder",
+    "equal": "machines split equally, largest remainder",
+}
+
+
+class MappingError(ValueError):
+    """A mapping file or an organization rule is wrong; the message says where."""
+
+
+@dataclass
+class Organizations:
+    """Which organization each job of a log belongs to.
+
+    ``index[j]`` is the organization of the log's job ``j`` (-1: unmatched, only when
+    no ``other`` bucket was asked for, before :meth:`check_all_matched`); ``machines``
+    are the contributions from a mapping file, or ``None`` to apply a contribution rule.
+    """
+
+    names: list[str]
+    index: np.ndarray
+    machines: list[int] | None
+    described_by: str
+
+
+def _sort_key(v: str):
+    try:
+        return (0, int(v), v)
+    except ValueError:
+        return (1, 0, v)
+
+
+def by_column(jobs: pd.DataFrame, key: str, source: str) -> Organizations:
+    """One organization per distinct value of the column ``key`` (``--org-by``)."""
+    if key not in ORG_KEYS:
+        raise MappingError(f"--org-by: unknown column {key!r}; choose from {', '.join(ORG_KEYS)}")
+    col = jobs[key].astype(str)
+    if len(col) and (col == "").all():
+        raise MappingError(f"{source}: the log has no {key!r} column to form organizations from")
+    names = sorted(col.unique().tolist(), key=_sort_key)
+    pos = {n: i for i, n in enumerate(names)}
+    return Organizations(names, col.map(pos).to_numpy(np.int64), None, f"--org-by {key}")
+
+
+def read_mapping(path: str | Path) -> list[dict]:
+    """The organizations of a TOML mapping file, validated; errors name file and entry."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise MappingError(f"{p}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise MappingError(f"{p}: invalid TOML: {exc}") from None
+    unknown = set(data) - {"organization"}
+    if unknown:
+        raise MappingError(f"{p}: unknown top-level key(s) {sorted(unknown)}")
+    orgs = data.get("organization")
+    if not isinstance(orgs, list) or not orgs:
+        raise MappingError(f"{p}: expected one or more [[organization]] tables")
+    out, seen = [], set()
+    for i, o in enumerate(orgs):
+        where = f"{p}: organization[{i}]"
+        bad = set(o) - set(MEMBER_LISTS) - {"name", "machines"}
+        if bad:
+            raise MappingError(
+                f"{where}: unknown key(s) {sorted(bad)}; expected name, machines, "
+                + ", ".join(MEMBER_LISTS)
+            )
+        name = o.get("name")
+        if not isinstance(name, str) or not name:
+            raise MappingError(f"{where}: needs a 'name'")
+        if name in seen:
+            raise MappingError(f"{where}: duplicate name {name!r}")
+        seen.add(name)
+        members = {}
+        for key in MEMBER_LISTS:
+            vals = o.get(key, [])
+            if not isinstance(vals, list) or any(isinstance(v, bool | dict | list) for v in vals):
+                raise MappingError(f"{where}.{key}: expected a list of names or ids")
+            members[key] = [str(v) for v in vals]
+        if not any(members.values()):
+            raise MappingError(f"{where} ({name}): lists no members")
+        machines = o.get("machines")
+        if machines is not None and (
+            isinstance(machines, bool) or not isinstance(machines, int) or machines < 0
+        ):
+            raise MappingError(f"{where}.machines: expected an integer >= 0")
+        out.append({"name": name, "members": members, "machines": machines})
+    given = [o["machines"] is not None for o in out]
+    if any(given) and not all(given):
+        raise MappingError(f"{p}: give 'machines' for every organization or for none")
+    return out
+
+
+def by_mapping(jobs: pd.DataFrame, path: str | Path) -> Organizations:
+    """Organizations of a mapping file; a job matched twice is an error naming its line."""
+    orgs = read_mapping(path)
+    index = np.full(len(jobs), -1, dtype=np.int64)
+    for u, o in enumerate(orgs):
+        hit = np.zeros(len(jobs), dtype=bool)
+        for key, col in MEMBER_LISTS.items():
+            if o["members"][key]:
+                hit |= jobs[col].astype(str).isin(o["members"][key]).to_numpy()
+        twice = np.flatnonzero(hit & (index >= 0))
+        if twice.size:
+            j = twice[0]
+            raise MappingError(
+                f"{path}: job {jobs['job'].iloc[j]} (line {jobs['line'].iloc[j]}) belongs to both "
+                f"{orgs[index[j]]['name']!r} and {o['name']!r}"
+            )
+        index[hit] = u
+    machines = [o["machines"] for o in orgs] if orgs[0]["machines"] is not None else None
+    return Organizations([o["name"] for o in orgs], index, machines, f"mapping {path}")
+
+
+def assign_unmatched(orgs: Organizations, jobs: pd.DataFrame, other: str | None) -> None:
+    """Put unmatched jobs in the ``other`` bucket, or raise an error listing them."""
+    miss = np.flatnonzero(orgs.index < 0)
+    if not miss.size:
+        return
+    if other is None:
+        sample = jobs.iloc[miss[:5]]
+        desc = "; ".join(
+            f"job {r.job} (line {r.line}: user {r.user}, group {r.group}"
+            + (f", account {r.account}" if r.account else "")
+            + ")"
+            for r in sample.itertuples()
+        )
+        raise MappingError(
+            f"{miss.size} job(s) match no organization, e.g. {desc}; add them to the mapping "
+            "or pass --other NAME to gather them in one organization"
+        )
+    if other in orgs.names:
+        raise MappingError(f"--other {other!r}: an organization of that name already exists")
+    orgs.names.append(other)
+    orgs.index[miss] = len(orgs.names) - 1
+    if orgs.machines is not None:
+        orgs.machines.append(0)  # the window gives it the platform's remaining machines
+        orgs.described_by += "+other"
+
+
+def contribution(shares: list[int], machines: int, rule: str) -> list[int]:
+    """Split ``machines`` by ``rule`` (:data:`CONTRIBUTION_RULES`), largest remainder.
+
+    ``shares`` are the organizations' work in the window (used by ``"work"``). Ties in the
+    remainders go to the lowest index. If no organization has work, the split is equal.
+    """
+    if rule not in CONTRIBUTION_RULES:
+        raise MappingError(
+            f"--contribution: unknown rule {rule!r}; choose from {', '.join(CONTRIBUTION_RULES)}"
+        )
+    k = len(shares)
+    w = [1] * k if rule == "equal" or sum(shares) == 0 else [int(x) for x in shares]
+    tot = sum(w)
+    base = [machines * x // tot for x in w]
+    rem = sorted(range(k), key=lambda u: (-(machines * w[u] % tot), u))
+    for u in rem[: machines - sum(base)]:
+        base[u] += 1
+    return base

@@ -1,0 +1,160 @@
+"""The audit report: one JSON-ready dict, and its table and CSV renderings.
+
+Keys (``coopsched audit --format json``; the HTML page reads the same dict):
+``window`` (``from``, ``to``, ``t0``, ``t1``, ``horizon``, ``timezone``, ``log``, ``org_by``,
+``contribution_rule``, ``machines``, ``backlog``), ``method``, ``confidence``,
+``organizations`` (per organization ``name``, ``machines``, ``jobs``, ``work``, ``psi``,
+``phi``, ``phi_exact``, ``phi_low``, ``phi_high``, ``surplus``, ``surplus_per_unit``,
+``surplus_core_hours``), ``counterfactuals`` (``policy``, ``unfairness``,
+``utilization``), ``curves`` (``t``, and per organization ``surplus`` and
+``utilization``), ``excluded`` (reason: count).
+
+``surplus = psi - phi``: positive = favoured, negative = short-changed.
+``surplus_per_unit`` divides it by the organization's work processed before the horizon in
+the recorded schedule: seconds of unjustified speed-up (delay, if negative) per unit of
+work. ``surplus_core_hours = surplus / T / 3600``: since ``psi_sp(T)`` sums the processed
+work over the window's seconds, this is how many core-hours more (fewer) work the
+organization had done than its fair share, on average over the window.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from fractions import Fraction
+
+ORG_COLUMNS = (
+    "name",
+    "machines",
+    "jobs",
+    "work",
+    "psi",
+    "phi",
+    "phi_low",
+    "phi_high",
+    "surplus",
+    "surplus_per_unit",
+    "surplus_core_hours",
+)
+
+
+def org_row(
+    name: str,
+    machines: int,
+    jobs: int,
+    work: int,
+    psi: int,
+    phi: Fraction | float,
+    halfwidth: float,
+    horizon: int,
+) -> dict:
+    """One organization's line of the report (exact ``phi`` also as ``"num/den"``)."""
+    surplus = psi - phi
+    row = {
+        "name": name,
+        "machines": int(machines),
+        "jobs": int(jobs),
+        "work": int(work),
+        "psi": int(psi),
+        "phi": float(phi),
+        "phi_exact": f"{phi.numerator}/{phi.denominator}" if isinstance(phi, Fraction) else None,
+        "phi_low": float(phi) - halfwidth,
+        "phi_high": float(phi) + halfwidth,
+        "surplus": float(surplus),
+        "surplus_per_unit": float(surplus) / work if work else None,
+        "surplus_core_hours": float(surplus) / horizon / 3600 if horizon else None,
+    }
+    return row
+
+
+def to_json(report: dict) -> str:
+    """The report as JSON (integers exact, however large)."""
+    return json.dumps(report, indent=1)
+
+
+def to_csv(report: dict) -> str:
+    """One CSV row per organization, the columns of :data:`ORG_COLUMNS` plus ``phi_exact``."""
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=[*ORG_COLUMNS, "phi_exact"], lineterminator="\n")
+    w.writeheader()
+    for row in report["organizations"]:
+        w.writerow({c: row.get(c) for c in w.fieldnames})
+    return out.getvalue()
+
+
+def _num(x, fmt: str = "{:,.3g}") -> str:
+    return "-" if x is None else fmt.format(x)
+
+
+def render_table(report: dict, console) -> None:
+    """The rich tables ``coopsched audit`` prints by default."""
+    from rich.table import Table
+
+    w = report["window"]
+    console.print(
+        f"[bold]Audit of {w['log']}[/bold]: window [{w['from'] or w['t0']}, {w['to'] or w['t1']}) "
+        f"= {w['horizon']:,} s, {w['machines']} machines, organizations by {w['org_by']}"
+    )
+    console.print(f"[yellow]contribution rule: {w['contribution_rule']}[/yellow]")
+    b = w["backlog"]
+    console.print(
+        f"backlog at the window's start: {b['waiting']} waiting, {b['running']} running "
+        "(running jobs keep their machines first in every schedule)"
+    )
+    if report["method"] == "sampled":
+        s = report["sampling"]
+        console.print(
+            f"[yellow]phi sampled: {s['samples']} orders, seed {s['seed']}, "
+            f"{report['confidence']:.0%} interval; coalitions of more than {s['exact_upto']} "
+            f"members valued under {s['value_policy']}, not REF[/yellow]"
+        )
+    t = Table(title="Who was favoured, who was short-changed (surplus = psi - phi)")
+    for c, j in (
+        ("org", "left"),
+        ("mach", "right"),
+        ("jobs", "right"),
+        ("work", "right"),
+        ("psi", "right"),
+        ("phi", "right"),
+        ("surplus", "right"),
+        ("s/unit", "right"),
+        ("core-h", "right"),
+    ):
+        t.add_column(c, justify=j)
+    for r in report["organizations"]:
+        color = "green" if r["surplus"] > 0 else "red" if r["surplus"] < 0 else ""
+        phi = _num(r["phi"], "{:.4g}")
+        if report["method"] == "sampled":
+            phi += f" ±{(r['phi_high'] - r['phi_low']) / 2:.2g}"
+        t.add_row(
+            r["name"],
+            str(r["machines"]),
+            f"{r['jobs']:,}",
+            f"{r['work']:,}",
+            f"{r['psi']:.4g}",
+            phi,
+            f"[{color}]{r['surplus']:+.4g}[/{color}]" if color else f"{r['surplus']:+.4g}",
+            _num(r["surplus_per_unit"], "{:+.3g}"),
+            _num(r["surplus_core_hours"], "{:+.3g}"),
+        )
+    console.print(t)
+    console.print(
+        "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
+        "core-h: surplus / window / 3600"
+    )
+    if not report["counterfactuals"]:
+        c = None
+    else:
+        c = Table(title="Counterfactuals: the same window under each policy (unfairness vs REF)")
+    if c is not None:
+        c.add_column("schedule")
+        c.add_column("dpsi / p_tot (s)", justify="right")
+        c.add_column("utilization", justify="right")
+        for r in report["counterfactuals"]:
+            c.add_row(r["policy"], _num(r["unfairness"], "{:.4g}"), f"{r['utilization']:.3f}")
+        console.print(c)
+    if report["excluded"]:
+        console.print(
+            "excluded: " + ", ".join(f"{k}: {v:,}" for k, v in report["excluded"].items())
+        )

@@ -1,0 +1,298 @@
+"""Audit windows: dates to log times, and the instance of a window with its backlog.
+
+The exact rule (CONVENTIONS 5), applied by :func:`window_instance`, for a window
+``[t0, t1)`` on the log's clock; the audited instance's clock is shifted so that ``t0``
+becomes 0, and its horizon is ``T = t1 - t0``:
+
+* a job is part of the window if it was submitted before ``t1`` and had not ended by
+  ``t0`` (it ended after ``t0``, or it started at or after ``t0``);
+* a job submitted in ``[t0, t1)`` is released at ``submit - t0``;
+* a job submitted before ``t0`` and still **waiting** at ``t0`` (it started at or after
+  ``t0``) is released at 0 with its whole run time;
+* a job **running** at ``t0`` (started before ``t0``, ending after it) is released at 0
+  with its remaining run time ``end - t0``, is *pinned* and starts at 0 in the recorded
+  schedule; every simulated schedule (each coalition under REF, each counterfactual
+  policy) starts pinned jobs ahead of every other job, oldest first, as far as the
+  coalition's machines allow;
+* the recorded start of a job is ``start - t0`` if it started before ``t1``; a job that
+  started at or after ``t1`` (or never) has no start in the window and adds nothing to
+  ``psi``, but waits in every simulated schedule;
+* a job on ``q`` processors becomes ``q`` sequential copies that start together.
+
+Jobs are ordered pinned first (by recorded start), then by release, then as the log lists
+them; this is each organization's FIFO order in the simulations.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from ..workloads.instance import Instance, Organization
+from ..workloads.recorded import RecordedLog
+from .organizations import Organizations, contribution
+
+
+class WindowError(ValueError):
+    """A window or a recorded log cannot be audited; the message says why and where."""
+
+
+def parse_time(value: str | int, log: RecordedLog, what: str) -> int:
+    """A time on the log's clock: plain seconds, or an ISO date/time in the log's zone.
+
+    ``2004-12-01`` and ``2004-12-01T08:00`` are read in the log's time zone (SWF
+    ``TimeZoneString``, or ``--timezone``) unless they carry an offset; they need the log's
+    epoch (SWF ``UnixStartTime``).
+    """
+    s = str(value).strip()
+    if re.fullmatch(r"-?\d+", s):
+        return int(s)
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        raise WindowError(
+            f"{what}: {s!r} is neither seconds nor an ISO date (YYYY-MM-DD[THH:MM])"
+        ) from None
+    if log.epoch is None:
+        raise WindowError(
+            f"{what}: {log.path} does not say when its clock starts (no UnixStartTime); "
+            "give the time in seconds on the log's clock"
+        )
+    if dt.tzinfo is None:
+        if log.timezone is None:
+            raise WindowError(
+                f"{what}: {log.path} has no time zone (no TimeZoneString); pass --timezone "
+                "or a date with an offset"
+            )
+        dt = dt.replace(tzinfo=ZoneInfo(log.timezone))
+    return int(dt.timestamp()) - int(log.epoch)
+
+
+def format_time(t: int, log: RecordedLog) -> str | None:
+    """ISO date/time of log time ``t`` in the log's zone (``None`` without an epoch)."""
+    if log.epoch is None:
+        return None
+    tz = ZoneInfo(log.timezone) if log.timezone else ZoneInfo("UTC")
+    return datetime.fromtimestamp(int(log.epoch) + int(t), tz).isoformat()
+
+
+@dataclass
+class WindowInstance:
+    """The instance of an audit window: jobs (sequential copies) with recorded starts.
+
+    ``instance.start`` is the recorded schedule on the window's clock, ``instance.pinned``
+    the jobs running at ``t0``. ``backlog`` counts log jobs (not copies) waiting and running
+    at ``t0``; ``excluded`` the log jobs left out, by reason (with the reader's own).
+    """
+
+    instance: Instance
+    t0: int
+    t1: int
+    machines: int
+    contribution_rule: str
+    backlog: dict[str, int]
+    excluded: dict[str, int] = field(default_factory=dict)
+    jobs: list[int] = field(default_factory=list)
+    work: list[int] = field(default_factory=list)
+
+    @property
+    def horizon(self) -> int:
+        return self.t1 - self.t0
+
+
+def _peak(start: np.ndarray, end: np.ndarray, width: np.ndarray) -> tuple[int, int]:
+    """Most processors busy at once in a recorded schedule, and one time it happens."""
+    if not len(start):
+        return 0, 0
+    times = np.concatenate([start, end])
+    delta = np.concatenate([width, -width])
+    o = np.lexsort((delta, times))  # at equal times, ends (negative) before starts
+    busy = np.cumsum(delta[o])
+    i = int(np.argmax(busy))
+    return int(busy[i]), int(times[o][i])
+
+
+def window_instance(
+    log: RecordedLog,
+    orgs: Organizations,
+    t0: int | None = None,
+    t1: int | None = None,
+    machines: int | None = None,
+    rule: str = "work",
+) -> WindowInstance:
+    """The instance of the window ``[t0, t1)`` (default: the whole log), see the module doc.
+
+    ``machines`` overrides the log's platform size. Raises :class:`WindowError` naming
+    file and line for a start before the submit or an end before the start, and when the
+    recorded schedule runs more processors at once than the platform has.
+    """
+    j = log.jobs
+    submit = j["submit"].to_numpy(np.int64)
+    start = j["start"].to_numpy(np.int64)
+    end = j["end"].to_numpy(np.int64)
+    width = j["processors"].to_numpy(np.int64)
+    line = j["line"].to_numpy(np.int64)
+    excluded = {k: int(v) for k, v in log.excluded.items() if v}
+
+    def bad(mask: np.ndarray, msg: str) -> None:
+        idx = np.flatnonzero(mask)
+        if idx.size:
+            i = idx[0]
+            raise WindowError(
+                f"{log.path}:{line[i]}: job {j['job'].iloc[i]}: {msg.format(s=start[i], e=end[i], r=submit[i])}"
+                + (f" ({idx.size} such jobs)" if idx.size > 1 else "")
+            )
+
+    started = start >= 0
+    bad(started & (start < submit), "start {s} is before its submit {r}")
+    bad(started & (end >= 0) & (end < start), "end {e} is before its start {s}")
+    keep = np.ones(len(j), dtype=bool)
+
+    def exclude(mask: np.ndarray, reason: str) -> None:
+        m = mask & keep
+        if m.any():
+            excluded[reason] = excluded.get(reason, 0) + int(m.sum())
+            keep[m] = False
+
+    M = int(machines) if machines is not None else log.machines
+    exclude(started & (end < 0), "started, end unknown")
+    exclude(~started, "never started (run time unknown)")
+    exclude(started & (end == start), "run time 0")
+    if M is not None:
+        exclude(width > M, f"wider than the platform ({M} processors)")
+    if t0 is None:
+        t0 = int(submit[keep].min()) if keep.any() else 0
+    if t1 is None:
+        t1 = int(max(end[keep].max(), submit[keep].max() + 1)) if keep.any() else t0 + 1
+    if t1 <= t0:
+        raise WindowError(f"the window is empty: to ({t1}) must be after from ({t0})")
+    inwin = keep & (submit < t1) & (end > t0)
+    n_before = int((keep & (submit < t1) & (end <= t0)).sum())
+    running = inwin & (start < t0)
+    waiting = inwin & (submit < t0) & ~running
+    idx = np.flatnonzero(inwin)
+    rel = np.where(submit[idx] < t0, 0, submit[idx] - t0)
+    pin = running[idx]
+    rec = np.where(pin, 0, start[idx] - t0)
+    rec = np.where(rec < t1 - t0, rec, -1)
+    size = np.where(pin, end[idx] - t0, end[idx] - start[idx])
+    order = np.lexsort((line[idx], submit[idx], rel, np.where(pin, start[idx], 0), ~pin))
+    idx, rel, pin, rec, size = idx[order], rel[order], pin[order], rec[order], size[order]
+    # the recorded schedule must fit the platform
+    peak, at = _peak(
+        np.maximum(start[idx], t0)[rec >= 0],
+        np.minimum(end[idx], t1)[rec >= 0],
+        width[idx][rec >= 0],
+    )
+    if M is None:
+        M = peak
+        size_note = f"platform size unknown: taken as the recorded peak, {peak} processors"
+    else:
+        size_note = ""
+    if peak > M:
+        raise WindowError(
+            f"{log.path}: the recorded schedule runs {peak} processors at once (log time {at}), "
+            f"more than the platform's {M}; pass --machines"
+        )
+    if (orgs.index[idx] < 0).any():
+        raise WindowError("some jobs have no organization (assign_unmatched first)")
+    # organizations with neither jobs in the window nor machines are not part of the game
+    # (with a contribution rule, no work means no machines)
+    present = np.zeros(len(orgs.names), dtype=bool)
+    present[orgs.index[idx]] = True
+    if orgs.machines is not None:
+        present |= np.array(orgs.machines) > 0
+        if orgs.described_by.endswith("+other"):
+            present[-1] = True
+    keep_org = np.flatnonzero(present)
+    absent = len(orgs.names) - len(keep_org)
+    remap = np.full(len(orgs.names), -1, dtype=np.int64)
+    remap[keep_org] = np.arange(len(keep_org))
+    names = [orgs.names[u] for u in keep_org]
+    given_m = None if orgs.machines is None else [orgs.machines[u] for u in keep_org]
+    k = len(names)
+    owner = remap[orgs.index[idx]]
+    work = np.zeros(k, dtype=np.int64)
+    np.add.at(work, owner, width[idx] * size)
+    if given_m is not None:
+        mach = list(given_m)
+        given = sum(mach[:-1]) if orgs.described_by.endswith("+other") else sum(mach)
+        if orgs.described_by.endswith("+other"):
+            if given > M:
+                raise WindowError(f"the mapping contributes {given} machines; the platform has {M}")
+            mach[-1] = M - given
+        elif log.machines is not None and machines is None and given != M:
+            raise WindowError(
+                f"the mapping contributes {given} machines but {log.path} says the platform "
+                f"has {M}; fix the mapping or pass --machines {given}"
+            )
+        M = sum(mach)
+        rule_text = f"machines from {orgs.described_by.removesuffix('+other')}"
+    else:
+        mach = contribution(work.tolist(), M, rule)
+        from .organizations import CONTRIBUTION_RULES
+
+        rule_text = f"{rule}: {CONTRIBUTION_RULES[rule]}"
+    if size_note:
+        rule_text += f" ({size_note})"
+    rep = np.repeat(np.arange(len(idx)), width[idx])
+    inst = Instance(
+        [Organization(n, int(m)) for n, m in zip(names, mach, strict=True)],
+        owner[rep],
+        rel[rep],
+        size[rep],
+        ids=None,
+        meta={"source": log.path, "t0": int(t0), "t1": int(t1), "horizon": int(t1 - t0)},
+        start=rec[rep],
+        pinned=pin[rep],
+    )
+    if n_before:
+        excluded.setdefault("ended before the window", n_before)
+    if absent:
+        excluded["organizations without jobs or machines in the window"] = absent
+    excluded["submitted after the window"] = int((keep & (submit >= t1)).sum())
+    excluded = {k2: v for k2, v in excluded.items() if v}
+    jobs = np.bincount(owner, minlength=k).tolist()
+    return WindowInstance(
+        inst,
+        int(t0),
+        int(t1),
+        int(M),
+        rule_text,
+        {"waiting": int(waiting.sum()), "running": int(running.sum())},
+        excluded,
+        jobs,
+        work.tolist(),
+    )
+
+
+def expand_parallel(inst: Instance) -> Instance:
+    """A JSON schedule with ``processors`` as sequential copies that start together."""
+    if inst.processors is None:
+        return inst
+    rep = np.repeat(np.arange(inst.n), inst.processors)
+    return Instance(
+        inst.organizations,
+        inst.org[rep],
+        inst.release[rep],
+        inst.size[rep],
+        meta=dict(inst.meta),
+        start=None if inst.start is None else inst.start[rep],
+        pinned=None if inst.pinned is None else inst.pinned[rep],
+    )
+
+
+def recorded_peak(log: RecordedLog, t0: int, t1: int) -> int:
+    """Most processors the log runs at once during ``[t0, t1)`` (to choose ``--machines``
+    when a log overruns its stated size)."""
+    j = log.jobs
+    s, e = j["start"].to_numpy(np.int64), j["end"].to_numpy(np.int64)
+    ok = (s >= 0) & (e > s) & (s < t1) & (e > t0)
+    peak, _ = _peak(
+        np.maximum(s[ok], t0), np.minimum(e[ok], t1), j["processors"].to_numpy(np.int64)[ok]
+    )
+    return peak

@@ -1,0 +1,127 @@
+"""``coopsched audit``: how fair was a recorded schedule, who was short-changed, by how much."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._app import CLIError, app, console
+
+
+@app.command()
+def audit(
+    log: Annotated[
+        Path,
+        typer.Argument(help="Recorded log: SWF (.swf, .swf.gz), sacct output, or a JSON schedule."),
+    ],
+    org_by: Annotated[
+        str | None,
+        typer.Option(
+            help="Organizations = distinct values of: user, group, account, partition, queue."
+        ),
+    ] = None,
+    mapping: Annotated[
+        Path | None, typer.Option(help="TOML file naming organizations, members, machines.")
+    ] = None,
+    other: Annotated[
+        str | None, typer.Option(help="Gather jobs that match no organization under this name.")
+    ] = None,
+    from_: Annotated[
+        str | None,
+        typer.Option(
+            "--from", help="Window start: ISO date/time in the log's zone, or log seconds."
+        ),
+    ] = None,
+    to: Annotated[
+        str | None, typer.Option(help="Window end (exclusive), same forms as --from.")
+    ] = None,
+    horizon: Annotated[
+        int | None, typer.Option(help="Window length in seconds (JSON schedules: required).")
+    ] = None,
+    timezone: Annotated[
+        str | None, typer.Option(help="IANA zone for dates (default: the log's TimeZoneString).")
+    ] = None,
+    machines: Annotated[
+        int | None, typer.Option(help="Platform processors (default: the log's MaxProcs).")
+    ] = None,
+    contribution: Annotated[
+        str, typer.Option(help="Machine split without a mapping's machines: work or equal.")
+    ] = "work",
+    method: Annotated[str, typer.Option(help="auto, exact or sampled.")] = "auto",
+    exact_max: Annotated[
+        int, typer.Option(min=1, max=20, help="auto: exact up to this many organizations.")
+    ] = 16,
+    samples: Annotated[int, typer.Option(min=1, help="Sampled: orders of organizations.")] = 200,
+    confidence: Annotated[float, typer.Option(help="Sampled: interval confidence.")] = 0.95,
+    value_policy: Annotated[
+        str, typer.Option(help="Sampled: policy valuing coalitions too big for exact REF.")
+    ] = "fifo",
+    exact_upto: Annotated[
+        int, typer.Option(min=1, max=16, help="Sampled: coalitions up to this size valued by REF.")
+    ] = 8,
+    seed: Annotated[int, typer.Option(help="Seed for sampling and randomized policies.")] = 0,
+    points: Annotated[int, typer.Option(min=0, help="Points of the curves over the window.")] = 24,
+    counterfactuals: Annotated[
+        bool, typer.Option(help="Run every policy on the same window.")
+    ] = True,
+    format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
+) -> None:
+    """Audit a recorded schedule: psi, phi (Shapley, REF) and the signed surplus per organization."""
+    from ..audit import audit as run_audit
+    from ..audit.report import render_table, to_csv, to_json
+
+    if format not in ("table", "json", "csv"):
+        raise CLIError("--format must be 'table', 'json' or 'csv'")
+    render_html = None
+    if html is not None:
+        try:
+            from ..audit.html import render_html  # type: ignore[import-not-found]
+        except ImportError:
+            raise CLIError("HTML report not available in this build") from None
+    quiet = format != "table"
+    status = console.status("auditing", spinner="dots") if not quiet else None
+    if status is not None:
+        status.start()
+    try:
+        report = run_audit(
+            log,
+            org_by=org_by,
+            mapping=mapping,
+            other=other,
+            t_from=from_,
+            t_to=to,
+            horizon=horizon,
+            timezone=timezone,
+            machines=machines,
+            contribution=contribution,
+            method=method,
+            exact_max=exact_max,
+            samples=samples,
+            seed=seed,
+            confidence=confidence,
+            value_policy=value_policy,
+            exact_upto=exact_upto,
+            points=points,
+            with_counterfactuals=counterfactuals,
+            progress=None if status is None else (lambda m: status.update(m)),
+        )
+    finally:
+        if status is not None:
+            status.stop()
+    if quiet:
+        # say loudly which contribution rule was used, without polluting the data stream
+        print(f"contribution rule: {report['window']['contribution_rule']}", file=sys.stderr)
+    if format == "json":
+        print(to_json(report))
+    elif format == "csv":
+        sys.stdout.write(to_csv(report))
+    else:
+        render_table(report, console)
+    if render_html is not None:
+        html.write_text(render_html(report))
+        if not quiet:
+            console.print(f"HTML report written to {html}")

@@ -214,6 +214,6 @@ def test_simulate_writes_exports(tmp_path, capsys):
 def test_compare_includes_production_policies(instance_file, capsys):
     assert main(["compare", str(instance_file), "--horizon", "10"]) == 0
     out = capsys.readouterr().out
-    for name in ("slurmclassic", "slurmfairtree", "maui", "htcondor", "fairshare", "ref"):
+    for name in ("slurm-classic", "slurm-fairtree", "maui", "htcondor", "fairshare", "ref"):
         assert name in out
     assert main(["simulate", str(instance_file), "--policy", "slurm-classic"]) == 0

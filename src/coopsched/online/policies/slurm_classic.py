@@ -52,7 +52,7 @@ class SlurmClassic(DecayedUsagePolicyMixin, Policy):
     passes, so one organization may take several machines at one event.
     """
 
-    name = "slurmclassic"
+    name = "slurm-classic"
 
     def __init__(
         self,

@@ -68,7 +68,7 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
     the ``(0, 1]`` fairshare factor (only the order matters here).
     """
 
-    name = "slurmfairtree"
+    name = "slurm-fairtree"
 
     def __init__(
         self,

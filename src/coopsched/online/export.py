@@ -197,7 +197,9 @@ def plot_gantt(
         ax.axhline(b - 0.5, color="grey", linewidth=0.5)
     t_max = float(end.max()) if len(idx) else 1.0
     if schedule.horizon is not None:
-        t_max = max(t_max, float(schedule.horizon))
+        # jobs running past the horizon are cut at 1.2 x the horizon: one long job must not
+        # squeeze the measured window into a corner of the chart
+        t_max = max(min(t_max, 1.2 * float(schedule.horizon)), float(schedule.horizon))
         ax.axvline(schedule.horizon, color="red", linewidth=0.8, linestyle="--")
     ax.set_xlim(0, t_max)
     ax.set_ylim(-0.5, max(M, 1) - 0.5)

@@ -1,6 +1,8 @@
 """Window options of trace-based instances (issue #16): warm-up, job ownership, the
 measured-window metric, and the sensitivity study's task design."""
 
+import json
+
 import numpy as np
 import pytest
 from conftest import TRACES, small_instances
@@ -142,3 +144,15 @@ def test_warmup_window_evaluates(tmp_path):
     assert row["n_warmup_jobs"] + row["n_window_jobs"] == row["n_jobs"]
     assert row["ratio_fairshare"] >= 0 and row["ratio_rand_n3"] >= 0
     assert np.isfinite(row["p_tot"])
+
+
+def test_cli_warmup_and_owners(tmp_path, capsys):
+    from coopsched.cli import main
+
+    t = trace(tmp_path)
+    args = ["simulate", t.path, "-k", "2", "--window-start", "800", "--window-length", "400"]
+    assert main([*args, "--warmup", "700", "--owners", "random", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["horizon"] == 1100 and len(out["jobs"]) == 4
+    assert main([*args, "--owners", "group"]) == 1
+    assert "ownership" in capsys.readouterr().err

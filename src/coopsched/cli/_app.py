@@ -29,8 +29,11 @@ def _load(
     machines: int | None,
     split: str,
     seed: int,
+    warmup: int = 0,
+    owners: str = "user",
 ):
-    """An instance from a JSON file, an SWF trace, or the built-in synthetic default."""
+    """An instance from a JSON file, an SWF trace, or the built-in synthetic default.
+    ``warmup`` and ``owners`` apply to traces (``workloads.prepare.trace_to_instance``)."""
     from ..workloads.generators import synthetic_instance
     from ..workloads.jsonio import read_instance
     from ..workloads.prepare import trace_to_instance
@@ -51,6 +54,8 @@ def _load(
             machines=machines,
             split=split,
             seed=seed,
+            warmup=warmup,
+            owners=owners,
         )
     raise CLIError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")
 
@@ -103,3 +108,14 @@ Seed = Annotated[
     int, typer.Option(help="Seed for users-to-organizations, machine split, policies.")
 ]
 Fmt = Annotated[str, typer.Option("--format", help="table or json.")]
+Warmup = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Traces: seconds simulated before the window; utilities and dpsi/p_tot then "
+        "count only what accrues in the window.",
+    ),
+]
+Owners = Annotated[
+    str, typer.Option(help="Traces: jobs to organizations by 'user' (in turn) or 'random'.")
+]

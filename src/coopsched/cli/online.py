@@ -14,8 +14,10 @@ from ._app import (
     Fmt,
     Machines,
     Orgs,
+    Owners,
     Seed,
     Split,
+    Warmup,
     WLen,
     WStart,
     _check_format,
@@ -41,6 +43,8 @@ def simulate(
     machines: Machines = None,
     split: Split = "uniform",
     seed: Seed = 0,
+    warmup: Warmup = 0,
+    owners: Owners = "user",
     samples: Annotated[
         int, typer.Option(min=1, help="RAND: sampled orderings N (paper: 15, 75).")
     ] = 15,
@@ -54,7 +58,7 @@ def simulate(
     if policy.lower() == "rand":
         params["n_samples"] = samples
     pol = get_policy(policy, **params)
-    inst = _load(input, orgs, window_start, window_length, machines, split, seed)
+    inst = _load(input, orgs, window_start, window_length, machines, split, seed, warmup, owners)
     T = _horizon(inst, horizon)
     sched = pol.run(inst, T)
     if format == "json":
@@ -162,9 +166,11 @@ def compare(
     machines: Machines = None,
     split: Split = "uniform",
     seed: Seed = 0,
+    warmup: Warmup = 0,
+    owners: Owners = "user",
 ) -> None:
     """How fair is each policy on this workload? (unfairness against REF, utilization)."""
-    inst = _load(input, orgs, window_start, window_length, machines, split, seed)
+    inst = _load(input, orgs, window_start, window_length, machines, split, seed, warmup, owners)
     T = _horizon(inst, horizon)
     if T is None:
         raise CLIError("give --horizon (the instance has none)")

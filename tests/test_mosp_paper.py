@@ -147,3 +147,16 @@ def test_all_high_list_bound_and_no_makespan_grows(data):
     for c in range(N):
         iv = sorted((int(s.start[j]), int(s.end[j])) for j in np.flatnonzero(s.cluster == c))
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(iv))
+
+
+def test_welch_p_value():
+    from coopsched.experiments.mosp_grid import welch_p
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0, 1, 4000), rng.normal(0, 1, 4000)
+    assert 0.01 < welch_p(a, b) <= 1
+    assert welch_p(a, b + 0.5) < 1e-10
+    # t = 1.96 gives p = 0.05: two samples with known means and variances
+    x = np.array([0.0, 2.0] * 500)  # mean 1, var ~1.001
+    y = x - 1.96 * np.sqrt(x.var(ddof=1) / len(x) * 2)
+    assert abs(welch_p(x, y) - 0.05) < 1e-3

@@ -139,3 +139,14 @@ def test_prop42_needs_equal_sizes():
     assert psi_sp(short_first, 10) == psi_sp(long_first, 10)
     assert neg_flow_time(short_first, 10) > neg_flow_time(long_first, 10)
     assert Fraction(psi_sp(short_first, 10)) == psi_sp(short_first, 10)
+
+
+def test_docs_print_the_computed_tables():
+    """docs/online.md shows the tables this code computes, not typed ones."""
+    from pathlib import Path
+
+    from coopsched.online.axioms import axiom_table, manipulation_table
+
+    doc = (Path(__file__).parents[1] / "docs" / "online.md").read_text()
+    assert axiom_table() in doc
+    assert manipulation_table() in doc

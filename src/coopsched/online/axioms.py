@@ -208,7 +208,7 @@ class Manipulation:
 #: The manipulations of Sec. 4 on the smallest instances that show them (FIFO schedules).
 MANIPULATIONS = (
     Manipulation(
-        "split a job of size 2 into two of size 1 (Fair share is not enough, Sec. 2)",
+        "split a job of size 2 into two of size 1 (Fair share is not enough, Sec. 3.2)",
         (1,),
         ((0, 0, 2),),
         ((0, 0, 1), (0, 0, 1)),

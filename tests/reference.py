@@ -163,3 +163,62 @@ def best_utilization(inst: Instance, T: int) -> int:
 
     rec(0, [0] * M, frozenset(), 0)
     return best
+
+
+def brute_ref_distance(inst: Instance, T: int, job_value):
+    """REF by Fig. 1 for any per-job utility ``job_value(r, s, p, t)``: every time step,
+    every coalition, Eq. (1) with Fractions, ``Distance`` written out as in the figure
+    (``Delta psi`` = the job's first unit part, ``job_value(r, t, 1, t + 1)``).
+
+    Returns (grand starts, values at T per coalition mask)."""
+    k = inst.k
+    NC = 1 << k
+    n = inst.n
+    order = sorted(range(n), key=lambda j: (int(inst.release[j]), j))
+    starts = {C: {} for C in range(1, NC)}
+    mC = {C: sum(int(inst.machines[u]) for u in range(k) if C >> u & 1) for C in range(NC)}
+    r = [int(x) for x in inst.release]
+    p = [int(x) for x in inst.size]
+
+    def psi_u(C, u, t):
+        return sum(job_value(r[j], s, p[j], t) for j, s in starts[C].items() if inst.org[j] == u)
+
+    for t in range(T):
+        v = {0: 0}
+        for C in range(1, NC):
+            v[C] = sum(psi_u(C, u, t) for u in range(k) if C >> u & 1)
+        for C in range(1, NC):
+            members = [u for u in range(k) if C >> u & 1]
+            running = [j for j, s in starts[C].items() if s <= t < s + p[j]]
+            free = mC[C] - len(running)
+            waiting = {
+                u: [j for j in order if inst.org[j] == u and r[j] <= t and j not in starts[C]]
+                for u in members
+            }
+            cand = [u for u in members if waiting[u]]
+            if free <= 0 or not cand:
+                continue
+            if free >= sum(len(waiting[u]) for u in cand):
+                ranked = cand
+            else:
+                phi = {u: shapley_eq1(v, C, u) for u in members}
+                psi = {u: psi_u(C, u, t) for u in members}
+                c = len(members)
+
+                dist = {}
+                for u in cand:
+                    d = job_value(r[waiting[u][0]], t, 1, t + 1)
+                    own = abs(phi[u] + Fraction(d, c) - psi[u] - d)
+                    dist[u] = own + sum(
+                        abs(phi[w] + Fraction(d, c) - psi[w]) for w in members if w != u
+                    )
+                ranked = sorted(cand, key=lambda u: (dist[u], u))
+            for u in ranked:
+                for j in waiting[u]:
+                    if free == 0:
+                        break
+                    starts[C][j] = t
+                    free -= 1
+    values = {C: sum(psi_u(C, u, T) for u in range(k) if C >> u & 1) for C in range(1, NC)}
+    values[0] = 0
+    return [starts[NC - 1].get(j, -1) for j in range(n)], values

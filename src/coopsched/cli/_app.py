@@ -94,9 +94,12 @@ def _load(
     split: str,
     seed: int,
     trace: str | None = None,
+    warmup: int = 0,
+    owners: str = "user",
 ):
     """An instance from a JSON file, an SWF trace (path or archive name), or the built-in
-    synthetic default (:func:`coopsched.workloads.load.load_instance`)."""
+    synthetic default (:func:`coopsched.workloads.load.load_instance`). ``warmup`` and
+    ``owners`` apply to traces (:func:`coopsched.workloads.prepare.trace_to_instance`)."""
     from ..workloads.load import load_instance
 
     if trace is not None and path is not None:
@@ -105,11 +108,14 @@ def _load(
     if source is None:
         from ..workloads.generators import synthetic_instance
 
-        _refuse(_given("window_start", "window_length"), "the synthetic workload")
+        given = _given("window_start", "window_length", "warmup", "owners")
+        _refuse(given, "the synthetic workload")
         extra = {n: v for n, v in (("machines", machines), ("split", split)) if n in _given(n)}
         return synthetic_instance(k=orgs, seed=seed, **extra)
     if str(source).lower().endswith(".json"):
-        given = _given("orgs", "window_start", "window_length", "machines", "split")
+        given = _given(
+            "orgs", "window_start", "window_length", "machines", "split", "warmup", "owners"
+        )
         _refuse(given, "a JSON instance (it fixes organizations, machines and times)")
     return load_instance(
         source,
@@ -119,6 +125,8 @@ def _load(
         machines=machines,
         split=split,
         seed=seed,
+        warmup=warmup,
+        owners=owners,
     )
 
 
@@ -179,4 +187,15 @@ Trace = Annotated[
         help="A Parallel Workloads Archive log by name (e.g. LPC-EGEE), downloaded on first "
         "use; see 'coopsched fetch --list'."
     ),
+]
+Warmup = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Traces: seconds simulated before the window; utilities and dpsi/p_tot then "
+        "count only what accrues in the window.",
+    ),
+]
+Owners = Annotated[
+    str, typer.Option(help="Traces: jobs to organizations by 'user' (in turn) or 'random'.")
 ]

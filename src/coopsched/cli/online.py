@@ -15,9 +15,11 @@ from ._app import (
     Fmt,
     Machines,
     Orgs,
+    Owners,
     Seed,
     Split,
     Trace,
+    Warmup,
     WLen,
     WStart,
     _check_format,
@@ -56,6 +58,8 @@ def simulate(
     machines: Machines = None,
     split: Split = "uniform",
     seed: Seed = 0,
+    warmup: Warmup = 0,
+    owners: Owners = "user",
     samples: Annotated[
         int | None,
         typer.Option(min=1, help="Shortcut for --param n_samples=N (RAND; paper: 15, 75)."),
@@ -85,7 +89,9 @@ def simulate(
     if "seed" in cls.param_names():
         params.setdefault("seed", seed)
     pol = cls(**params)
-    inst = _load(input, orgs, window_start, window_length, machines, split, seed, trace)
+    inst = _load(
+        input, orgs, window_start, window_length, machines, split, seed, trace, warmup, owners
+    )
     T = _horizon(inst, horizon)
     sched = pol.run(inst, T)
     _export(sched, gantt, swf_out, batsim_out)
@@ -165,6 +171,8 @@ def compare(
     split: Split = "uniform",
     seed: Seed = 0,
     format: Fmt = "table",
+    warmup: Warmup = 0,
+    owners: Owners = "user",
 ) -> None:
     """How fair is each policy on this workload? (unfairness against REF, utilization)."""
     from ..experiments.compare import comparison_report
@@ -174,7 +182,9 @@ def compare(
     names = None if policies is None else [p.strip() for p in policies.split(",") if p.strip()]
     for p in names or []:
         policy_class(p)  # fail early on a typo, before loading the trace
-    inst = _load(input, orgs, window_start, window_length, machines, split, seed, trace)
+    inst = _load(
+        input, orgs, window_start, window_length, machines, split, seed, trace, warmup, owners
+    )
     T = _horizon(inst, horizon)
     if T is None:
         raise CLIError("give --horizon (the instance has none)")

@@ -47,6 +47,26 @@ def reproduce(
         str | None,
         typer.Option(help="table1/2: window starts uniform in 'time' or at a random 'job'."),
     ] = None,
+    warmup: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="table1/2, sensitivity: seconds simulated before each window (the metric "
+            "counts the utilities accrued in the window; sensitivity default 50000).",
+        ),
+    ] = None,
+    owners: Annotated[
+        str | None,
+        typer.Option(help="table1/2: jobs to organizations by 'user' (default) or 'random'."),
+    ] = None,
+    long_windows: Annotated[
+        int | None,
+        typer.Option(min=1, help="sensitivity: windows per trace for Table 2 (default --windows)."),
+    ] = None,
+    states: Annotated[
+        str | None,
+        typer.Option(help="sensitivity: window start states, comma-separated (empty,warmup)."),
+    ] = None,
 ) -> None:
     """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl)."""
     from ..experiments.study import STUDIES, get_study, run_study
@@ -66,6 +86,10 @@ def reproduce(
         "split": split,
         "orgs": orgs,
         "sampling": window_sampling,
+        "warmup": warmup,
+        "owners": owners,
+        "long_windows": long_windows,
+        "states": states,
         "machines": {"METACENTRUM": metacentrum_machines} if metacentrum_machines else None,
     }
     if "instances" in cls.options:

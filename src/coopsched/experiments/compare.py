@@ -72,7 +72,8 @@ def compare_policies(
             "psi": sched.psi(horizon),
         }
         if ref is not None:
-            f = fairness(sched, ref, horizon)
+            since = int(instance.meta.get("measure_from") or 0)  # after a warm-up
+            f = fairness(sched, ref, horizon, since if since < horizon else 0)
             row["unfairness"] = f.ratio
             row["dpsi"] = f.dpsi
         rows.append(row)

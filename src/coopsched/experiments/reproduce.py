@@ -24,7 +24,13 @@ import pandas as pd
 from ..online.fairness import fairness
 from ..online.policies import get_policy, policy_class
 from ..online.policies.ref import Ref
-from ..workloads.prepare import peak_concurrency, random_windows, trace_machines, trace_to_instance
+from ..workloads.prepare import (
+    OWNERS,
+    peak_concurrency,
+    random_windows,
+    trace_machines,
+    trace_to_instance,
+)
 from ..workloads.swf import SWFTrace, read_swf
 from . import paper_values
 from .study import Study, register_study
@@ -81,10 +87,31 @@ def default_machines(name: str, trace: SWFTrace) -> int:
     return trace_machines(trace)
 
 
+def policy_params(name: str, seed: int, rand_samples: int) -> tuple[str, dict]:
+    """The registry name and parameters of a policy column: ``seed`` for the policies that
+    take one, RAND's N from ``rand_samples``; ``rand_n75`` names RAND with N = 75 (a second
+    RAND column)."""
+    n_samples = rand_samples
+    if name.startswith("rand_n"):
+        n_samples = int(name[len("rand_n") :])
+        name = "rand"
+    accepted = policy_class(name).param_names()
+    params: dict = {"seed": seed} if "seed" in accepted else {}
+    if "n_samples" in accepted:  # RAND's N (Sec. 7.1: 15 or 75)
+        params["n_samples"] = n_samples
+    return name, params
+
+
 def evaluate_window(task: dict) -> dict:
     """One window: REF once, then ``dpsi/p_tot`` and utilization of every policy (a sweep
-    task). ``task["variants"]`` (optional) maps a label to ``[policy, params]``: more
-    runs of a policy with other parameters, reported under that label."""
+    task). ``task["variants"]`` (optional) maps a label to ``[policy, params]``: more runs of
+    a policy with other parameters, reported under that label.
+
+    Optional task key ``window_options``: keyword arguments of
+    ``workloads.prepare.trace_to_instance`` (``warmup``: seconds simulated before the
+    measured window, the metric then counting the utilities accrued in the window, see
+    ``online.fairness``; ``owners``: ``user`` or ``random``). The horizon and the start of
+    the measured window come from the instance's ``meta``."""
     trace = load_trace(task["path"])
     L = task["length"]
     inst = trace_to_instance(
@@ -95,28 +122,33 @@ def evaluate_window(task: dict) -> dict:
         machines=task["machines"],
         split=task["split"],
         seed=task["seed"],
+        **task.get("window_options", {}),
     )
+    T = int(inst.meta["horizon"])
+    W = int(inst.meta.get("measure_from") or 0)
     row: dict = {"n_jobs": inst.n, "machines": inst.machines.tolist()}
+    if W:
+        row["n_window_jobs"] = int((inst.release >= W).sum())
+        row["n_warmup_jobs"] = inst.n - row["n_window_jobs"]
     t0 = time.perf_counter()
-    ref = Ref().run(inst, L)
+    ref = Ref().run(inst, T)
     row["seconds_ref"] = time.perf_counter() - t0
-    row["p_tot"] = sum(ref.work(L))
-    row["util_ref"] = ref.utilization(L)
-    runs = [(name, name, {}) for name in task["policies"]]
-    runs += [(label, v[0], dict(v[1])) for label, v in task.get("variants", {}).items()]
-    for label, name, extra in runs:
-        accepted = policy_class(name).param_names()
-        params = {"seed": task["seed"]} if "seed" in accepted else {}
-        params.update(extra)
-        if "n_samples" in accepted:  # RAND's N (Sec. 7.1: 15 or 75)
-            params["n_samples"] = task["rand_samples"]
+    row["p_tot"] = sum(ref.work(T)) - sum(ref.work(W))
+    row["util_ref"] = ref.utilization(T)
+    runs = [
+        (col, *policy_params(col, task["seed"], task["rand_samples"])) for col in task["policies"]
+    ]
+    for label, (policy, extra) in task.get("variants", {}).items():
+        name, params = policy_params(policy, task["seed"], task["rand_samples"])
+        runs.append((label, name, {**params, **dict(extra)}))
+    for col, name, params in runs:
         t0 = time.perf_counter()
-        sched = get_policy(name, **params).run(inst, L)
-        row[f"seconds_{label}"] = time.perf_counter() - t0
-        f = fairness(sched, ref, L)
-        row[f"ratio_{label}"] = f.ratio
-        row[f"dpsi_{label}"] = f.dpsi
-        row[f"util_{label}"] = sched.utilization(L)
+        sched = get_policy(name, **params).run(inst, T)
+        row[f"seconds_{col}"] = time.perf_counter() - t0
+        f = fairness(sched, ref, T, W)
+        row[f"ratio_{col}"] = f.ratio
+        row[f"dpsi_{col}"] = f.dpsi
+        row[f"util_{col}"] = sched.utilization(T)
     return row
 
 
@@ -134,6 +166,17 @@ class TableSpec:
     machines: dict[str, int] = field(default_factory=dict)
     policies: tuple[str, ...] = POLICIES
     sampling: str = "time"
+    warmup: int = 0
+    owners: str = "user"
+
+    def window_options(self) -> dict:
+        """The non-default window options (``trace_to_instance`` keywords)."""
+        opts: dict = {}
+        if self.warmup:
+            opts["warmup"] = self.warmup
+        if self.owners != "user":
+            opts["owners"] = self.owners
+        return opts
 
 
 def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
@@ -159,6 +202,8 @@ def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
                     "window": i,
                 }
             )
+            if spec.window_options():
+                tasks[-1]["window_options"] = spec.window_options()
     return tasks
 
 
@@ -205,8 +250,15 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         f"# {label}: dpsi/p_tot, {spec.k} organizations, windows of {spec.length:g} s",
         "",
         f"Ours: mean (standard deviation) over {spec.windows} random windows per trace, "
-        f"machines split by {spec.split}, RAND with N={spec.rand_samples}, window starts drawn by {spec.sampling}. "
-        "Paper: Skowron & Rzadca, 'Non-monetary fair scheduling', "
+        f"machines split by {spec.split}, RAND with N={spec.rand_samples}, window starts drawn by {spec.sampling}, "
+        f"jobs dealt to organizations by {spec.owners}, "
+        + (
+            f"{spec.warmup:g} s of warm-up simulated before each window "
+            "(utilities accrued in the window). "
+            if spec.warmup
+            else "empty system at each window start. "
+        )
+        + "Paper: Skowron & Rzadca, 'Non-monetary fair scheduling', "
         f"{label if paper else 'no published counterpart'}.",
         "",
     ]
@@ -370,7 +422,7 @@ class _TraceTable(Study):
     """Table 1 or 2: ``dpsi/p_tot`` of every policy on random windows of four traces."""
 
     files = ("summary.csv",)
-    options = ("traces", "windows", "split", "machines", "sampling")
+    options = ("traces", "windows", "split", "machines", "sampling", "warmup", "owners")
     evaluate = staticmethod(evaluate_window)
     length: ClassVar[int] = 50_000
 
@@ -381,17 +433,25 @@ class _TraceTable(Study):
         split: str = "zipf",
         machines: dict[str, int] | None = None,
         sampling: str = "time",
+        warmup: int = 0,
+        owners: str = "user",
     ) -> None:
         if split not in ("uniform", "zipf"):
             raise ValueError("split must be 'uniform' or 'zipf'")
         if sampling not in ("time", "job"):
             raise ValueError("window sampling must be 'time' or 'job'")
+        if warmup < 0:
+            raise ValueError("the warm-up period must be 0 or positive")
+        if owners not in OWNERS:
+            raise ValueError(f"owners must be one of {', '.join(OWNERS)}")
         self.spec = TableSpec(
             length=self.length,
             split=split,
             seed=self.seed,
             machines=machines or {},
             sampling=sampling,
+            warmup=int(warmup),
+            owners=owners,
         )
         if self.quick:
             self.spec.windows = 4

@@ -144,4 +144,4 @@ def run_study(
 
 
 def _load_builtin() -> None:
-    from . import game_grid, migration_study, mosp_grid, poa, production, reproduce  # noqa: F401
+    from . import game_grid, migration_study, mosp_grid, poa, production, reproduce, sensitivity  # noqa: F401

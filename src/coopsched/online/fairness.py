@@ -4,6 +4,12 @@ For a policy ``A`` on an instance at horizon ``T``:
 ``dpsi = sum_u |psi_u(A) - psi_u(REF)|`` and ``p_tot`` = unit parts processed before ``T``
 in REF's schedule; ``dpsi / p_tot`` is the average unjustified delay (or speed-up) per
 unit of work, in seconds. 0 means exactly as fair as REF.
+
+Measured window (beyond the paper, for windows with a simulated warm-up): with
+``since = t0`` every utility is the one accrued in ``[t0, T)``, ``psi_u(T) - psi_u(t0)``
+(by Eq. 3, ``psi_sp(T) - psi_sp(t0) = W(t0 + 1) + ... + W(T)``, where ``W(tau)`` counts the
+unit parts processed before ``tau``, warm-up included), and ``p_tot`` counts the unit parts
+REF processes in ``[t0, T)``. ``since = 0`` is the paper's metric.
 """
 
 from __future__ import annotations
@@ -27,12 +33,18 @@ class Fairness:
         return self.dpsi / self.p_tot if self.p_tot else 0.0
 
 
-def fairness(schedule: Schedule, reference: Schedule, horizon: int) -> Fairness:
-    """``dpsi`` and ``p_tot`` of ``schedule`` against REF's ``reference`` at ``horizon``."""
+def fairness(schedule: Schedule, reference: Schedule, horizon: int, since: int = 0) -> Fairness:
+    """``dpsi`` and ``p_tot`` of ``schedule`` against REF's ``reference`` at ``horizon``,
+    over the utilities accrued from ``since`` on (module docstring; 0: the paper's metric)."""
     if schedule.instance is not reference.instance and schedule.instance.n != reference.instance.n:
         raise ValueError("the two schedules are of different instances")
+    if not 0 <= since <= horizon:
+        raise ValueError("the measured window must start between 0 and the horizon")
     psi = schedule.psi(horizon)
     ref = reference.psi(horizon)
+    if since:
+        psi = [a - b for a, b in zip(psi, schedule.psi(since), strict=True)]
+        ref = [a - b for a, b in zip(ref, reference.psi(since), strict=True)]
     dpsi = sum(abs(a - b) for a, b in zip(psi, ref, strict=True))
-    p_tot = sum(reference.work(horizon))
+    p_tot = sum(reference.work(horizon)) - (sum(reference.work(since)) if since else 0)
     return Fairness(schedule.policy, dpsi, p_tot, tuple(psi), tuple(ref))

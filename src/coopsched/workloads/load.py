@@ -17,6 +17,8 @@ def load_instance(
     machines: int | None = None,
     split: str = "uniform",
     seed: int = 0,
+    warmup: int = 0,
+    owners: str = "user",
 ) -> Instance:
     """An instance from ``source``:
 
@@ -26,7 +28,8 @@ def load_instance(
     * a ``.swf``/``.swf.gz`` file, or the name of an archive log (``LPC-EGEE``; downloaded
       on first use, :mod:`coopsched.workloads.archive`): the window ``[start, start +
       length)`` cut by :func:`~coopsched.workloads.prepare.trace_to_instance`, its users
-      dealt to ``k`` organizations and ``machines`` split by ``split``.
+      dealt to ``k`` organizations (``owners``: by user or at random) and ``machines`` split
+      by ``split``, with ``warmup`` seconds simulated before the window.
 
     >>> load_instance(None, k=3).k
     3
@@ -63,5 +66,7 @@ def load_instance(
             machines=machines,
             split=split,
             seed=seed,
+            warmup=warmup,
+            owners=owners,
         )
     raise InstanceError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")

@@ -5,7 +5,15 @@ Follows CONVENTIONS 1, "Traces to instances":
 * window: jobs submitted in ``[t0, t0 + L)``, times shifted so that ``t0`` becomes 0;
 * a job on ``q > 1`` processors becomes ``q`` sequential jobs (same release, size, user);
 * users to organizations: the distinct user ids of the window (user -1 is one user),
-  sorted, shuffled with the seed and dealt to the ``k`` organizations in turn;
+  sorted, shuffled with the seed and dealt to the ``k`` organizations in turn
+  (``owners="user"``, the paper's main scenario); or every trace job dealt to an
+  organization uniformly at random (``owners="random"``, the paper's second scenario,
+  Sec. 7.2: "the jobs are uniformly distributed between organizations");
+* warm-up (beyond the paper): with ``warmup=W`` the jobs submitted in ``[t0 - W, t0)``
+  are simulated too, so that the measured window ``[t0, t0 + L)`` does not start with an
+  empty system; times are shifted so that ``t0 - W`` becomes 0, the horizon is ``W + L``
+  and ``meta["measure_from"] = W`` (see :func:`coopsched.online.fairness.fairness` for
+  what is measured);
 * machines: the trace's machine count split uniformly or by Zipf (exponent 1.4267),
   each organization at least one machine, the order of the shares shuffled with the seed.
 
@@ -23,6 +31,8 @@ from .limits import MAX_EXACT, MAX_JOBS, MAX_MACHINES
 from .swf import SWFTrace
 
 ZIPF_EXPONENT = 1.4267
+#: How trace jobs are dealt to organizations (Sec. 7.2's two scenarios).
+OWNERS = ("user", "random")
 
 #: Machine counts used in the paper's experiments (Sec. 7.2), by trace-name prefix.
 PAPER_MACHINES = {"LPC-EGEE": 70, "RICC": 8192, "PIK-IPLEX": 2560, "SHARCNET": 3072}
@@ -128,13 +138,24 @@ def trace_to_instance(
     exponent: float = ZIPF_EXPONENT,
     seed: int = 0,
     relative_start: bool = True,
+    warmup: int = 0,
+    owners: str = "user",
 ) -> Instance:
     """Cut a window from a trace and turn it into a ``k``-organization instance.
 
     ``start`` is relative to the first submit time when ``relative_start`` (default),
     absolute otherwise; ``None`` means the beginning. ``length`` ``None`` means the whole
-    trace. The horizon of the instance (``meta['horizon']``) is ``length``.
+    trace. The horizon of the instance (``meta['horizon']``) is ``warmup + length``; the
+    measured window begins at ``meta['measure_from'] = warmup`` (0 without warm-up).
+    ``owners``: ``"user"`` (users dealt in turn) or ``"random"`` (each trace job to a
+    uniformly random organization; the copies of a parallel job share it).
     """
+    if owners not in OWNERS:
+        raise InstanceError(f"unknown job ownership {owners!r} (use 'user' or 'random')")
+    if warmup < 0:
+        raise InstanceError("the warm-up period must be 0 or positive")
+    if warmup and length is None:
+        raise InstanceError("a warm-up period needs a window length")
     jobs = trace.jobs
     submit = jobs["submit"].to_numpy()
     if len(submit) == 0:
@@ -146,16 +167,21 @@ def trace_to_instance(
         raise InstanceError(f"the window length must be in [1, 2^53), got {length}")
     t0 = first if start is None else (first + int(start) if relative_start else int(start))
     t1 = None if length is None else t0 + int(length)
-    mask = submit >= t0
+    base = t0 - int(warmup)  # time 0 of the instance
+    mask = submit >= base
     if t1 is not None:
         mask &= submit < t1
     sel = jobs.loc[mask]
     rng = np.random.default_rng(seed)
     total = trace_machines(trace, machines)
     shares = split_machines(total, k, split, exponent=exponent, rng=rng)
-    users = np.unique(sel["user"].to_numpy())
-    perm = rng.permutation(len(users))
-    user_org = {int(users[i]): pos % k for pos, i in enumerate(perm)}
+    if owners == "user":
+        users = np.unique(sel["user"].to_numpy())
+        perm = rng.permutation(len(users))
+        user_org = {int(users[i]): pos % k for pos, i in enumerate(perm)}
+        owner_per_job = np.array([user_org[int(u)] for u in sel["user"].to_numpy()], dtype=np.int64)
+    else:
+        owner_per_job = rng.integers(0, k, size=len(sel)).astype(np.int64)
     q = sel["processors"].to_numpy()
     n_seq = int(q.sum())
     if n_seq > MAX_JOBS:
@@ -163,16 +189,18 @@ def trace_to_instance(
             f"{trace.path}: the window holds {n_seq:,} sequential jobs (a job on q processors "
             f"counts q), more than the limit of {MAX_JOBS:,}; choose a shorter window"
         )
-    rel = np.repeat(sel["submit"].to_numpy() - t0, q)
+    rel = np.repeat(sel["submit"].to_numpy() - base, q)
     size = np.repeat(sel["run_time"].to_numpy(), q)
-    owner_per_job = np.array([user_org[int(u)] for u in sel["user"].to_numpy()], dtype=np.int64)
     owner = np.repeat(owner_per_job, q)
     orgs = [Organization(f"O{u}", shares[u]) for u in range(k)]
     meta = {
         "source": trace.path,
         "window_start": t0,
         "window_length": length,
-        "horizon": length,
+        "horizon": None if length is None else int(warmup) + int(length),
+        "warmup": int(warmup),
+        "measure_from": int(warmup),
+        "owners": owners,
         "split": split,
         "seed": seed,
         "trace_jobs": int(mask.sum()),

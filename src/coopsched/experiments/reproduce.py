@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -102,7 +102,7 @@ def evaluate_window(task: dict) -> dict:
     row["seconds_ref"] = time.perf_counter() - t0
     row["p_tot"] = sum(ref.work(L))
     row["util_ref"] = ref.utilization(L)
-    runs = [(name, name, {}) for name in task["policies"]]
+    runs: list[tuple[str, str, dict[str, Any]]] = [(name, name, {}) for name in task["policies"]]
     runs += [(label, v[0], dict(v[1])) for label, v in task.get("variants", {}).items()]
     for label, name, extra in runs:
         accepted = policy_class(name).param_names()

@@ -47,7 +47,7 @@ def load_log(path: str | Path, timezone: str | None = None) -> RecordedLog | Ins
 
         return read_swf_recorded(p, timezone=timezone)
     try:
-        from ..workloads.sacct import read_sacct  # type: ignore[import-not-found]
+        from ..workloads.sacct import read_sacct
     except ImportError:
         raise WindowError(
             f"{p}: expected a .json schedule or an .swf/.swf.gz log (no sacct reader in this build)"
@@ -143,9 +143,12 @@ def audit(
             from ..workloads.recorded import check_timezone
 
             log.timezone = check_timezone(timezone, "--timezone")
-        if (org_by is None) == (mapping is None):
+        if org_by is not None and mapping is None:
+            orgs = by_column(log.jobs, org_by, log.path)
+        elif mapping is not None and org_by is None:
+            orgs = by_mapping(log.jobs, mapping)
+        else:
             raise MappingError("give exactly one of --org-by COLUMN or --mapping FILE.toml")
-        orgs = by_column(log.jobs, org_by, log.path) if org_by else by_mapping(log.jobs, mapping)
         assign_unmatched(orgs, log.jobs, other)
         t0 = None if t_from is None else parse_time(t_from, log, "--from")
         t1 = None if t_to is None else parse_time(t_to, log, "--to")
@@ -193,7 +196,7 @@ def audit(
         ctimes = g.times
     else:
         say(f"sampling {samples} orders of {k} organizations")
-        g = sampled_game(
+        sg = sampled_game(
             inst,
             T,
             times,
@@ -210,7 +213,7 @@ def audit(
             "seed": seed,
             "value_policy": value_policy,
             "exact_upto": exact_upto,
-            "coalitions_valued": g.coalitions,
+            "coalitions_valued": sg.coalitions,
         }
         rows = [
             org_row(
@@ -218,15 +221,15 @@ def audit(
                 mach[u],
                 jobs_per[u],
                 done_work[u],
-                g.psi[u],
-                float(g.phi[u]),
-                float(g.halfwidth[u]),
+                sg.psi[u],
+                float(sg.phi[u]),
+                float(sg.halfwidth[u]),
                 T,
             )
             for u in range(k)
         ]
-        psi_at, phi_at = g.psi_at, [[float(x) for x in row] for row in g.phi_at]
-        ctimes = g.times
+        psi_at, phi_at = sg.psi_at, [[float(x) for x in row] for row in sg.phi_at]
+        ctimes = sg.times
     report["organizations"] = rows
     report["counterfactuals"] = []
     if with_counterfactuals:
@@ -240,15 +243,12 @@ def audit(
             progress=lambda name: say(f"counterfactual: {name}"),
         )
     M = inst.total_machines
-    curves = {"t": ctimes, "surplus": {}, "utilization": {}}
+    surplus: dict[str, list[float]] = {}
+    utilization: dict[str, list[float]] = {}
     for u in range(k):
-        curves["surplus"][names[u]] = [
-            float(p[u] - f[u]) for p, f in zip(psi_at, phi_at, strict=True)
-        ]
-        curves["utilization"][names[u]] = [
-            rec.work(t)[u] / (M * t) if M and t else 0.0 for t in ctimes
-        ]
-    report["curves"] = curves
+        surplus[names[u]] = [float(p[u] - f[u]) for p, f in zip(psi_at, phi_at, strict=True)]
+        utilization[names[u]] = [rec.work(t)[u] / (M * t) if M and t else 0.0 for t in ctimes]
+    report["curves"] = {"t": ctimes, "surplus": surplus, "utilization": utilization}
     report["excluded"] = excluded
     return report
 

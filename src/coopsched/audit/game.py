@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from ..online.policies.ref import ref_schedule
 from ..online.schedule import Schedule
@@ -22,14 +23,24 @@ from ..online.shapley import shapley
 from ..online.utilities import psi_sp
 from ..workloads.instance import Instance
 
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def recorded_starts(inst: Instance) -> np.ndarray:
+    """The recorded start of every job of an audit instance (``inst.start``, CONVENTIONS 5);
+    raise when the instance has none."""
+    if inst.start is None:
+        raise ValueError("the instance has no recorded starts ('start' per job)")
+    return inst.start
+
 
 def recorded_schedule(inst: Instance, horizon: int) -> Schedule:
     """The recorded schedule of an audit instance (starts from ``inst.start``)."""
     import numpy as np
 
-    if inst.start is None:
-        raise ValueError("the instance has no recorded starts ('start' per job)")
-    start = np.where(inst.start < horizon, inst.start, -1)
+    recorded = recorded_starts(inst)
+    start = np.where(recorded < horizon, recorded, -1)
     return Schedule(inst, start, np.full(inst.n, -1, dtype=np.int64), "recorded", int(horizon))
 
 
@@ -59,11 +70,12 @@ def exact_game(inst: Instance, horizon: int, times: list[int]) -> ExactGame:
     ref, values = ref_schedule(inst, horizon, checkpoints=times)
     cps = ref.info.get("checkpoints", [])
     cvals = ref.info.get("checkpoint_values", [])
-    psi = psi_sp(inst.org, inst.start, inst.size, horizon, k)
+    recorded = recorded_starts(inst)
+    psi = psi_sp(inst.org, recorded, inst.size, horizon, k)
     phi = audit_phi(values, sum(psi))
     psi_at, phi_at = [], []
     for t, vals in zip(cps, cvals, strict=True):
-        p = psi_sp(inst.org, inst.start, inst.size, t, k)
+        p = psi_sp(inst.org, recorded, inst.size, t, k)
         psi_at.append(p)
         phi_at.append(audit_phi(vals, sum(p)))
     return ExactGame(psi, phi, ref, list(cps), psi_at, phi_at)

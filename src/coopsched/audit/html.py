@@ -15,9 +15,13 @@ import io
 import math
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 #: Figure ids of the page, in order (the browser test checks each one).
 FIGURES: tuple[str, ...] = ("fig-contribution", "fig-surplus", "fig-utilization")
@@ -49,7 +53,7 @@ def _mpl_text(name: object) -> str:
     return str(name).replace("\\", "\\\\").replace("$", r"\$")
 
 
-def _num(value: object, digits: int = 4) -> str:
+def _num(value: Any, digits: int = 4) -> str:
     """A number for a table cell: ``digits`` significant digits, '—' for missing values."""
     if value is None:
         return "—"
@@ -86,7 +90,7 @@ def _svg(fig: Figure, prefix: str) -> str:
 
 
 #: matplotlib settings while drawing: text stays text (no embedded glyphs), stable ids.
-_RC = {"svg.fonttype": "none", "svg.hashsalt": "coopsched"}
+_RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "svg.hashsalt": "coopsched"}
 
 
 def _new_figure(width: float, height: float) -> Figure:

@@ -161,7 +161,7 @@ def assign_unmatched(orgs: Organizations, jobs: pd.DataFrame, other: str | None)
         sample = jobs.iloc[miss[:5]]
         desc = "; ".join(
             f"job {r.job} (line {r.line}: user {r.user}, group {r.group}"
-            + (f", account {r.account}" if r.account else "")
+            + (f", account {r.account!s}" if r.account else "")
             + ")"
             for r in sample.itertuples()
         )

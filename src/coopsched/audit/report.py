@@ -23,6 +23,10 @@ import csv
 import io
 import json
 from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 ORG_COLUMNS = (
     "name",
@@ -110,7 +114,7 @@ def render_table(report: dict, console) -> None:
             f"members valued under {s['value_policy']}, not REF[/yellow]"
         )
     t = Table(title="Who was favoured, who was short-changed (surplus = psi - phi)")
-    for c, j in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("org", "left"),
         ("mach", "right"),
         ("jobs", "right"),
@@ -120,7 +124,8 @@ def render_table(report: dict, console) -> None:
         ("surplus", "right"),
         ("s/unit", "right"),
         ("core-h", "right"),
-    ):
+    )
+    for c, j in columns:
         t.add_column(c, justify=j)
     for r in report["organizations"]:
         color = "green" if r["surplus"] > 0 else "red" if r["surplus"] < 0 else ""
@@ -143,17 +148,14 @@ def render_table(report: dict, console) -> None:
         "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
         "core-h: surplus / window / 3600"
     )
-    if not report["counterfactuals"]:
-        c = None
-    else:
-        c = Table(title="Counterfactuals: the same window under each policy (unfairness vs REF)")
-    if c is not None:
-        c.add_column("schedule")
-        c.add_column("dpsi / p_tot (s)", justify="right")
-        c.add_column("utilization", justify="right")
+    if report["counterfactuals"]:
+        cf = Table(title="Counterfactuals: the same window under each policy (unfairness vs REF)")
+        cf.add_column("schedule")
+        cf.add_column("dpsi / p_tot (s)", justify="right")
+        cf.add_column("utilization", justify="right")
         for r in report["counterfactuals"]:
-            c.add_row(r["policy"], _num(r["unfairness"], "{:.4g}"), f"{r['utilization']:.3f}")
-        console.print(c)
+            cf.add_row(r["policy"], _num(r["unfairness"], "{:.4g}"), f"{r['utilization']:.3f}")
+        console.print(cf)
     if report["excluded"]:
         console.print(
             "excluded: " + ", ".join(f"{k}: {v:,}" for k, v in report["excluded"].items())

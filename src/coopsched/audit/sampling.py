@@ -22,6 +22,7 @@ from ..online.policies.ref import ref_schedule
 from ..online.shapley import shapley_monte_carlo
 from ..online.utilities import psi_sp
 from ..workloads.instance import Instance
+from .game import recorded_starts
 
 
 @dataclass
@@ -58,7 +59,8 @@ def sampled_game(
     G = (1 << k) - 1
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
     at = {t: i for i, t in enumerate(grid)}
-    psi_grid = [psi_sp(inst.org, inst.start, inst.size, t, k) for t in grid]
+    recorded = recorded_starts(inst)
+    psi_grid = [psi_sp(inst.org, recorded, inst.size, t, k) for t in grid]
     grand = np.array([sum(p) for p in psi_grid], dtype=object)
     cache: dict[int, np.ndarray] = {0: np.zeros(len(grid), dtype=object), G: grand}
 

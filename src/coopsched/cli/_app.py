@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(
     add_completion=False,
@@ -19,7 +22,7 @@ app = typer.Typer(
 class _LazyConsole:
     """The rich ``Console``, created on first use (rich is not imported at start-up)."""
 
-    _console = None
+    _console: Console | None = None
 
     def __getattr__(self, name: str):
         if _LazyConsole._console is None:
@@ -68,7 +71,7 @@ def _given(*names: str) -> list[str]:
     try:  # recent typer vendors click as typer._click; older ones use click itself
         from typer._click.globals import get_current_context
     except ImportError:
-        from click import get_current_context
+        from click import get_current_context  # type: ignore[no-redef]  # the same function
     ctx = get_current_context(silent=True)
     if ctx is None:
         return []
@@ -110,7 +113,9 @@ def _load(
 
         given = _given("window_start", "window_length", "warmup", "owners")
         _refuse(given, "the synthetic workload")
-        extra = {n: v for n, v in (("machines", machines), ("split", split)) if n in _given(n)}
+        extra: dict[str, Any] = {
+            n: v for n, v in (("machines", machines), ("split", split)) if n in _given(n)
+        }
         return synthetic_instance(k=orgs, seed=seed, **extra)
     if str(source).lower().endswith(".json"):
         given = _given(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -76,12 +77,13 @@ def audit(
 
     if format not in ("table", "json", "csv"):
         raise CLIError("--format must be 'table', 'json' or 'csv'")
-    render_html = None
+    render_html: Callable[[dict], str] | None = None
     if html is not None:
         try:
-            from ..audit.html import render_html  # type: ignore[import-not-found]
+            from ..audit import html as html_report
         except ImportError:
             raise CLIError("HTML report not available in this build") from None
+        render_html = html_report.render_html
     quiet = format != "table"
     status = console.status("auditing", spinner="dots") if not quiet else None
     if status is not None:
@@ -121,7 +123,7 @@ def audit(
         sys.stdout.write(to_csv(report))
     else:
         render_table(report, console)
-    if render_html is not None:
+    if html is not None and render_html is not None:
         html.write_text(render_html(report))
         if not quiet:
             console.print(f"HTML report written to {html}")

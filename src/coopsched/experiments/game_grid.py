@@ -62,6 +62,7 @@ def evaluate_cell(task: dict) -> dict:
         out["global_ratio"].append(float(orgm.max() / loc.max()))
         ratios = (orgm[has] / loc[has]).tolist()
         out["org_ratio"].append(ratios)
+        lb: list[float] | np.ndarray  # per-organization lower bounds, then as an array
         lb = []
         for k in np.flatnonzero(has):
             jobs = owner == k

@@ -189,8 +189,7 @@ def summarize(df: pd.DataFrame, spec: GridSpec) -> str:
         f"| share of instances at score 1, ILBA | {(df['ilba'] <= 1 + 1e-12).mean():.0%} | at least {PAPER['score1_share']['ilba']:.0%} |"
     )
     for alg in ("local", "molba", "ilba"):
-        i = df[alg].idxmax()
-        w = df.loc[i]
+        w = df.iloc[df[alg].argmax()]  # the first worst instance (as idxmax)
         lines.append(
             f"| worst {alg.upper() if alg != 'molba' else 'MOLBA(2)'} score | {f(w[alg])} ({w.kind}, N={w.N}, n={w.n}, m={w.m}) | {PAPER['worst'][alg]:.2f} |"
         )

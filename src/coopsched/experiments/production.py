@@ -98,7 +98,7 @@ class Production(Study):
         self.splits = (split,) if split else SPLITS
         self.sampling = sampling
         self.machines = machines or {}
-        self.traces = TRACES
+        self.traces: tuple[str, ...] = TRACES
         # windows per (trace, length, split); the long windows cost ten times more
         self.windows = {50_000: 20, 500_000: 10}
         self.sweep_windows = {50_000: 20, 500_000: 3}
@@ -389,10 +389,10 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
             + " | FAIRSHARE | CURRFAIRSHARE |",
             "|---" * (5 + len(HALF_LIVES)) + "|",
         ]
-        for (L, p), sub in curve.groupby(["length", "policy"], sort=True):
+        for (length, policy), sub in curve.groupby(["length", "policy"], sort=True):
             vals = " | ".join(_fmt(sub[sub.half_life == h]["mean"].iloc[0]) for h in HALF_LIVES)
             lines.append(
-                f"| {L:g} | {LABELS[p]} | {int(sub['windows'].iloc[0])} | {vals} | "
+                f"| {length:g} | {LABELS[str(policy)]} | {int(sub['windows'].iloc[0])} | {vals} | "
                 f"{_fmt(sub['fairshare_mean'].iloc[0])} | {_fmt(sub['currfairshare_mean'].iloc[0])} |"
             )
         lines.append("")

@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -135,7 +135,7 @@ def evaluate_window(task: dict) -> dict:
     row["seconds_ref"] = time.perf_counter() - t0
     row["p_tot"] = sum(ref.work(T)) - sum(ref.work(W))
     row["util_ref"] = ref.utilization(T)
-    runs = [
+    runs: list[tuple[str, str, dict[str, Any]]] = [
         (col, *policy_params(col, task["seed"], task["rand_samples"])) for col in task["policies"]
     ]
     for label, (policy, extra) in task.get("variants", {}).items():

@@ -192,11 +192,11 @@ def summarize_sensitivity(
                     r = s[(s.variant == v) & (s.policy == pol)].iloc[0]
                     cells.append(f"{_fmt(r['mean'])} ({_fmt(r['std'])})")
                 lines.append("| " + " | ".join(cells) + " |")
-            quiet = [
+            quiet_cells = [
                 str(int(s[(s.variant == v)]["quiet_windows"].iloc[0])) + f"/{n[trace]}"
                 for v in variants
             ]
-            lines.append("| quiet windows | - | " + " | ".join(quiet) + " |")
+            lines.append("| quiet windows | - | " + " | ".join(quiet_cells) + " |")
             order = [_ranking(s[s.variant == v].set_index("policy")["mean"]) for v in variants]
             paper_order = _ranking(
                 pd.Series({q: paper[STANDS_FOR[trace]][q][0] for q in paper_values.POLICY_ORDER})

@@ -239,8 +239,11 @@ def simulate(inst: RelatedInstance, policy: MigrationPolicy, migration_cost=0) -
             if rem[j] < 0:
                 raise MigrationError(f"job {j} overran its work (engine bug)")
             completion[j] = t
-            segments.append((j, on[j], seg_start[j], t))
-            machine_job[on[j]] = None
+            m, since = on[j], seg_start[j]
+            if m is None or since is None:
+                raise MigrationError(f"job {j} completed outside a run segment (engine bug)")
+            segments.append((j, m, since, t))
+            machine_job[m] = None
             on[j] = None
             present.discard(j)
         while i < n and inst.release[order[i]] == t:
@@ -272,10 +275,13 @@ def simulate(inst: RelatedInstance, policy: MigrationPolicy, migration_cost=0) -
             preemptions,
             cost,
         )
+    finished = [c for c in completion if c is not None]
+    if len(finished) != n:
+        raise MigrationError(f"{n - len(finished)} jobs never completed (engine bug)")
     return MigrationResult(
         inst,
         policy.name,
-        [c for c in completion],
+        finished,
         segments,
         migrations,
         preemptions,

@@ -59,6 +59,8 @@ def molba(inst: Instance, alpha: float = 2.0, *, base: MospSchedule | None = Non
     loc = base if base is not None else local(inst)
     wbar, pmax = lower_bounds(inst)
     local_ms = loc.local_makespans
+    if local_ms is None:
+        raise ValueError("MOLBA's base schedule must record the local makespans (see local())")
     overloaded = [k for k in range(inst.k) if local_ms[k] >= alpha * wbar + pmax]
     profs = profiles_of(loc)
     cluster = loc.cluster.copy()
@@ -77,6 +79,8 @@ def molba(inst: Instance, alpha: float = 2.0, *, base: MospSchedule | None = Non
             s = profs[c].earliest_start(int(p[j]), int(q[j]))
             if best_s is None or s < best_s:
                 best_c, best_s = c, s
+        if best_s is None:
+            raise ValueError(f"job {j} ({q[j]} processors) fits on no cluster")
         profs[best_c].place(j, best_s, int(p[j]), int(q[j]))
         cluster[j], start[j] = best_c, best_s
     return MospSchedule(

@@ -161,7 +161,9 @@ class BestResponse:
     home: int  # how many of k's jobs stay at home (maximal among best responses)
 
 
-def best_response(inst: Instance, config: Sequence[int], mech: Mechanism, k: int) -> BestResponse:
+def best_response(
+    inst: Instance, config: Sequence[int] | np.ndarray, mech: Mechanism, k: int
+) -> BestResponse:
     """Agent ``k``'s lowest cost over all its strategies (others fixed), exactly.
 
     Among the strategies of lowest cost, one keeping the most jobs at home is returned
@@ -188,6 +190,7 @@ def best_response(inst: Instance, config: Sequence[int], mech: Mechanism, k: int
     dp_next = np.full(counts.size, INF, dtype=np.int64)
     dp_next[0] = 0
     args = []
+    r: np.ndarray | int  # count indices: an array in the DP, one index when tracing back
     for c in reversed(others):
         dp = np.full(counts.size, INF, dtype=np.int64)
         arg = np.zeros(counts.size, dtype=np.int64)
@@ -252,7 +255,9 @@ def strategies(inst: Instance, k: int, mech: Mechanism | None = None, limit: int
         yield {j: c for jobs, combo in choice for j, c in zip(jobs, combo, strict=True)}
 
 
-def epsilon(inst: Instance, config: Sequence[int], mech: Mechanism) -> tuple[float, list[float]]:
+def epsilon(
+    inst: Instance, config: Sequence[int] | np.ndarray, mech: Mechanism
+) -> tuple[float, list[float]]:
     """Smallest epsilon making the configuration an epsilon-approximate pure equilibrium
     (Sec. 5: ``cost_k <= epsilon * cost_k(s, M_-k)`` for every agent and strategy), and
     each agent's ratio ``cost / best response``."""
@@ -276,7 +281,7 @@ class Dynamics:
 def best_response_dynamics(
     inst: Instance,
     mech: Mechanism,
-    config: Sequence[int] | None = None,
+    config: Sequence[int] | np.ndarray | None = None,
     max_rounds: int = 50,
     order: Sequence[int] | None = None,
 ) -> Dynamics:

@@ -29,10 +29,10 @@ def _mosp(machines: list[int], jobs: list[tuple[int, int, int]]) -> Instance:
     orgs = [Organization(f"O{i + 1}", m) for i, m in enumerate(machines)]
     return Instance(
         orgs,
-        [j[0] for j in jobs],
-        [0] * len(jobs),
-        [j[1] for j in jobs],
-        processors=[j[2] for j in jobs],
+        np.array([j[0] for j in jobs]),
+        np.zeros(len(jobs), dtype=np.int64),
+        np.array([j[1] for j in jobs]),
+        processors=np.array([j[2] for j in jobs]),
     )
 
 

@@ -61,7 +61,7 @@ class Mechanism:
     kind: str = "organizations"
     order: str = "lpt"
     org_order: Sequence[int] | None = None
-    job_priority: Sequence[float] | None = None
+    job_priority: Sequence[float] | np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("organizations", "jobs"):
@@ -120,13 +120,13 @@ def owner_profile(m: int, own: Sequence[int], p: np.ndarray, q: np.ndarray) -> C
     return prof
 
 
-def schedule(inst: Instance, config: Sequence[int], mech: Mechanism) -> MospSchedule:
+def schedule(inst: Instance, config: Sequence[int] | np.ndarray, mech: Mechanism) -> MospSchedule:
     """The schedule a configuration induces under the mechanism."""
     p, q, owner, m = mosp_arrays(inst)
     config = np.asarray(config, dtype=np.int64)
     if len(config) != inst.n or (inst.n and (config.min() < 0 or config.max() >= inst.k)):
         raise ValueError("a configuration gives every job a cluster 0..k-1")
-    wide = np.flatnonzero(q > m[config]) if inst.n else []
+    wide: np.ndarray | list[int] = np.flatnonzero(q > m[config]) if inst.n else []
     if len(wide):
         j = int(wide[0])
         raise ValueError(
@@ -164,7 +164,7 @@ def local_makespans(inst: Instance, mech: Mechanism) -> np.ndarray:
     return out
 
 
-def costs(inst: Instance, config: Sequence[int], mech: Mechanism) -> np.ndarray:
+def costs(inst: Instance, config: Sequence[int] | np.ndarray, mech: Mechanism) -> np.ndarray:
     """``cost_k``: the makespan of agent ``k``'s jobs (0 for an agent with no job)."""
     return schedule(inst, config, mech).org_makespans()
 
@@ -203,6 +203,7 @@ def _list_rebalance(
     others = [c for c in range(inst.k) if c != k]
     profs: dict[int, ClusterProfile] = {}
     base = schedule(inst, config, mech)
+    j: int | np.integer  # a job index, from numpy arrays below and from lists after
     for c in others:
         prof = ClusterProfile(int(m[c]))
         for j in np.flatnonzero(config == c):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..workloads.instance import Instance, Organization
 from .game import Mechanism
-from .schedule import MospSchedule
+from .schedule import MospSchedule, mosp_arrays
 
 
 def mosp(
@@ -29,10 +29,10 @@ def mosp(
     orgs = [Organization(nm, m) for nm, m in zip(names, machines, strict=True)]
     return Instance(
         orgs,
-        [j[0] for j in jobs],
-        [0] * len(jobs),
-        [j[1] for j in jobs],
-        processors=[j[2] for j in jobs],
+        np.array([j[0] for j in jobs], dtype=np.int64),
+        np.zeros(len(jobs), dtype=np.int64),
+        np.array([j[1] for j in jobs], dtype=np.int64),
+        processors=np.array([j[2] for j in jobs], dtype=np.int64),
     )
 
 
@@ -99,7 +99,7 @@ def theorem4(x: int) -> Theorem4:
         )
         k += 3
     inst = mosp([m] * k, jobs, names)
-    p, q, org = inst.size, inst.processors, inst.org
+    p, q, org, _ = mosp_arrays(inst)
 
     # the proof's equilibrium
     cfg = org.copy()

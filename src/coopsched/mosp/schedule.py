@@ -176,9 +176,11 @@ def check(schedule: MospSchedule, *, bound_for: str | None = None) -> CheckRepor
             )
     orgm = schedule.org_makespans()
     local = schedule.local_makespans
-    grew = [] if local is None else [int(k) for k in np.flatnonzero(orgm > local)]
-    for k in grew:
-        v.append(f"organization {k}: makespan {orgm[k]} exceeds its local makespan {local[k]}")
+    grew: list[int] = []
+    if local is not None:
+        grew = [int(k) for k in np.flatnonzero(orgm > local)]
+        for k in grew:
+            v.append(f"organization {k}: makespan {orgm[k]} exceeds its local makespan {local[k]}")
     end = s + p
     last = end == end.max() if n else np.zeros(0, dtype=bool)
     last_low = bool(n) and bool((2 * q[last] <= m[c[last]]).all())

@@ -28,6 +28,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from ..workloads.instance import make_instance
 
@@ -247,7 +248,7 @@ def manipulation_rows(policy: str = "fifo") -> list[dict]:
 
     rows = []
     for m in MANIPULATIONS:
-        row = {"manipulation": m.name}
+        row: dict[str, Any] = {"manipulation": m.name}
         for label, jobs in (("honest", m.honest), ("manipulated", m.manipulated)):
             inst = make_instance(list(m.machines), list(jobs))
             sched = get_policy(policy).run(inst, m.horizon)

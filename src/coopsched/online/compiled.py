@@ -30,6 +30,7 @@ import numba
 import numpy as np
 
 from ..workloads.instance import Instance
+from .kernels import JIT_OPTIONS
 from .kernels import _heap_pop as _pop
 from .kernels import _heap_push as _push
 
@@ -46,7 +47,6 @@ RULES = {
 _TRACKS_PSI = {"fairshare", "utfairshare", "directcontr", "rand"}
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
 _BIG = np.int64(2**62)
-_NB = dict(cache=True, nogil=True)
 
 
 class CompiledFallback(UserWarning):
@@ -56,7 +56,7 @@ class CompiledFallback(UserWarning):
 # ------------------------------------------------------------ Python's random stream
 
 
-@numba.njit(**_NB)
+@numba.njit(**JIT_OPTIONS)
 def _genrand(mt):
     """Next 32-bit output of MT19937 (Matsumoto & Nishimura 1998); ``mt[624]`` is the index."""
     if mt[624] >= 624:
@@ -76,7 +76,7 @@ def _genrand(mt):
     return y & 0xFFFFFFFF
 
 
-@numba.njit(**_NB)
+@numba.njit(**JIT_OPTIONS)
 def randbelow(mt, n):
     """A uniform integer in ``[0, n)`` for ``1 <= n < 2**32``, as ``random.Random.randrange(n)``.
 
@@ -103,7 +103,7 @@ def mt_state(seed) -> np.ndarray:
 # ---------------------------------------------------------------------------- kernel
 
 
-@numba.njit(**_NB)
+@numba.njit(**JIT_OPTIONS)
 def _engine(
     rule,
     k,

@@ -324,7 +324,7 @@ def simulate(
         t_rel = rel[i] if i < n else INF
         t_comp = comp[0] // MM if comp else INF
         t = t_rel if t_rel < t_comp else t_comp
-        if t == INF or t >= T:
+        if isinstance(t, float) or t >= T:  # event times are ints: a float is INF, no event
             break
         view.t = t
         # completions at t

@@ -9,11 +9,24 @@ generality. RAND uses it for the values of its sampled coalitions.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numba
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True)
+class JitOptions(TypedDict):
+    """Keyword options for ``numba.njit`` (a TypedDict, so that ``**JIT_OPTIONS`` type-checks)."""
+
+    cache: bool
+    nogil: bool
+
+
+#: The options of every compiled kernel of the package: cached on disk, GIL released.
+JIT_OPTIONS: JitOptions = {"cache": True, "nogil": True}
+
+
+@numba.njit(**JIT_OPTIONS)
 def _fifo_kernel(release, size, m):
     # Machines free by the current release are interchangeable, so only their number is
     # kept (``idle``); the busy ones are a min-heap of completion times. A job starts at
@@ -41,7 +54,7 @@ def _fifo_kernel(release, size, m):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**JIT_OPTIONS)
 def _heap_push(h, n, key):
     i = n
     h[i] = key
@@ -54,7 +67,7 @@ def _heap_push(h, n, key):
     return n + 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**JIT_OPTIONS)
 def _heap_pop(h, n):
     n -= 1
     h[0] = h[n]

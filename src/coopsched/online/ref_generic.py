@@ -110,9 +110,11 @@ def generic_ref(
     queue = {u: [j for j in inst.fifo_order().tolist() if org[j] == u] for u in range(k)}
     members = {C: [u for u in range(k) if C >> u & 1] for C in range(NC)}
     mC = {C: sum(int(inst.machines[u]) for u in members[C]) for C in range(NC)}
-    start = {C: {} for C in range(NC)}
+    start: dict[int, dict[int, int]] = {C: {} for C in range(NC)}
     nxt = {C: dict.fromkeys(members[C], 0) for C in range(NC)}
-    ends = {C: [] for C in range(NC)}  # heap of completion times of running jobs
+    ends: dict[int, list[int]] = {
+        C: [] for C in range(NC)
+    }  # heap of completion times of running jobs
     gmach = [-1] * n
     gbusy: list[tuple[int, int]] = []  # (end, machine) in the grand coalition
     gfree = list(range(inst.total_machines))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..workloads.instance import Instance
 from . import utilities
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -112,7 +116,7 @@ class Schedule:
             )
         return rows
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """The coalition's jobs as a pandas DataFrame, one row per job (input order).
 
         Columns: ``id`` (when the instance has ids), ``org`` (name), ``org_index``,

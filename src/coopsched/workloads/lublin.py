@@ -65,7 +65,8 @@ def _gamma_cdf_weights(a: float, b: float) -> np.ndarray:
         )
         xs = np.linspace(x0 + CYCLE_START_BUCKET, x0 + CYCLE_START_BUCKET + 1, 33)
         pdf = np.exp((a - 1) * np.log(xs) - xs / b - math.lgamma(a) - a * math.log(b))
-        w[bucket] = np.trapezoid(pdf, xs) if hasattr(np, "trapezoid") else np.trapz(pdf, xs)
+        # numpy < 2.0 has only trapz; numpy 2's stubs no longer declare it
+        w[bucket] = np.trapezoid(pdf, xs) if hasattr(np, "trapezoid") else np.trapz(pdf, xs)  # type: ignore[attr-defined]
     return w / w.sum()
 
 

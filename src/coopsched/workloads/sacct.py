@@ -304,14 +304,17 @@ def _seconds(
 
     def offset(second: int) -> int:
         local = (epoch + timedelta(seconds=second)).replace(tzinfo=zone)
-        return int(local.utcoffset().total_seconds())
+        delta = local.utcoffset()
+        if delta is None:  # a ZoneInfo always gives one; checked for the type checker
+            raise SacctError(f"time zone {zone} gives no UTC offset")
+        return int(delta.total_seconds())
 
     hours, where = np.unique(naive // 3600, return_inverse=True)
     first = np.array([offset(int(h) * 3600) for h in hours], dtype=np.int64)
     last = np.array([offset(int(h) * 3600 + 3599) for h in hours], dtype=np.int64)
     where = where.reshape(-1)
     offsets = first[where]
-    for i in np.flatnonzero((first != last)[where]):  # a transition inside the hour
+    for i in np.flatnonzero((first != last)[where]).tolist():  # a transition inside the hour
         offsets[i] = offset(int(naive[i]))
     return np.where(none, -1, naive - offsets)
 
@@ -400,12 +403,14 @@ def read_sacct(
     def column(name: str) -> pd.Series:
         return raw[name] if name in raw.columns else pd.Series([""] * n, dtype=object)
 
-    state = column("State")
-    parsed = state.str.extract(_STATE_RE.pattern, expand=True)[0]
-    known = parsed.isin(STATES).to_numpy() | (state == "").to_numpy()
+    raw_state = column("State")
+    parsed = raw_state.str.extract(_STATE_RE.pattern, expand=True)[0]
+    known = parsed.isin(STATES).to_numpy() | (raw_state == "").to_numpy()
     if not known.all():
         i = _first(~known)
-        raise SacctError(f"{path_s}:{lines[i]}: field State: {state.iloc[i]!r} is not a job state")
+        raise SacctError(
+            f"{path_s}:{lines[i]}: field State: {raw_state.iloc[i]!r} is not a job state"
+        )
     state = parsed.fillna("").to_numpy(dtype=object)
     submit = _seconds(raw["Submit"], zone, lines, path_s, "Submit", allow_none=False)
     start = _seconds(raw["Start"], zone, lines, path_s, "Start", allow_none=True)

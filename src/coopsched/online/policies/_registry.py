@@ -199,8 +199,8 @@ def _convert(text: str, hint: object, default: object) -> object:
                 errors.append(str(exc))
         raise ValueError("; ".join(errors))
     if origin in (tuple, list, collections.abc.Sequence, collections.abc.Iterable):
-        args = [a for a in typing.get_args(hint) if a is not Ellipsis]
-        item = args[0] if args else str
+        item_types = [a for a in typing.get_args(hint) if a is not Ellipsis]
+        item = item_types[0] if item_types else str
         parts = [x.strip() for x in text.split(",") if x.strip()]
         values = [_convert(x, item, None) for x in parts]
         return values if origin is list else tuple(values)

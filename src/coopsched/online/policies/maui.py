@@ -160,6 +160,6 @@ class Maui(Policy):
         best, best_key = -1, None
         for u in view.candidates():
             key = tgt[u] * tot_u - use[u] * tot_t if tot_u else tgt[u]
-            if best < 0 or key > best_key:
+            if best_key is None or key > best_key:
                 best, best_key = u, key
         return best

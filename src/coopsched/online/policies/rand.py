@@ -74,7 +74,7 @@ class Rand(Policy):
         self.sub_policy = sub_policy
 
     def samples(self, k: int) -> int:
-        if self.epsilon is not None:
+        if self.epsilon is not None and self.lam is not None:  # both or neither (__init__)
             n = samples_for(k, self.epsilon, self.lam)
             check_count(
                 n, MAX_SAMPLES, f"RAND samples for epsilon={self.epsilon}, lambda={self.lam}"
@@ -156,10 +156,11 @@ class Rand(Policy):
         along them exactly as :class:`ValueCurve` evaluates them)."""
         if type(self) is not Rand or not hasattr(self, "_jobs"):
             return None
-        keep = [c for c, j in enumerate(self._jobs) if j is not None]
+        kept = [(c, j) for c, j in enumerate(self._jobs) if j is not None]
+        keep = [c for c, _ in kept]
         # stable sort (timsort) is linear on FIFO's already sorted starts and nearly so on ends
-        starts = [np.sort(self._jobs[c][0], kind="stable") for c in keep]
-        ends = [np.sort(self._jobs[c][0] + self._jobs[c][1], kind="stable") for c in keep]
+        starts = [np.sort(s, kind="stable") for _, (s, _) in kept]
+        ends = [np.sort(s + p, kind="stable") for _, (s, p) in kept]
         c_ptr = np.zeros(len(keep) + 1, dtype=np.int64)
         c_ptr[1:] = np.cumsum([len(x) for x in starts])
 

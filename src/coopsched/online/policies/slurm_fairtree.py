@@ -156,6 +156,8 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
                 use, sh = sum(lvl[u] for u in g), sum(share[u] for u in g)
                 if best_g is None or less(use, sh, gu, gs):
                     best_g, gu, gs = g, use, sh
+            # the engine selects only while a member waits, and the groups cover every member
+            assert best_g is not None
             cands = [u for u in best_g if waiting[u]]
         else:
             cands = view.candidates()

@@ -13,15 +13,44 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
 * events only: a coalition is visited at ``t`` only when one of its jobs completes or
   one of its members releases a job; values at ``t`` are closed-form in the time since
   the coalition's last event, so the cost grows with the events, not the horizon;
+* completions are kept in buckets, one per (job, start time): a job that starts at ``t``
+  in many coalitions ends at the same time in all of them, so one heap entry serves
+  all of them and every start or completion in a coalition costs O(1);
 * no Shapley value is computed when it cannot change a decision: when only one member
   has waiting jobs, or when the free machines suffice for every waiting job;
-* Shapley values use Eq. (1) with the integer weights of
-  :func:`coopsched.online.shapley.shapley_weights`; at each event time the kernel
-  picks the cheaper of (a) per deciding coalition, ``|C| 2^(|C|-1)`` terms, and (b) one
-  ranked zeta transform per organization over all coalitions, ``O(k^2 2^k)``, so an
-  event time costs at most ``O(k^3 2^k)`` and never ``3^k``;
-* exact integers: every partial sum is bounded by ``L * v_max``; when that could
-  exceed int64 the same kernel runs as plain Python on Python integers (slow, exact).
+* Shapley values, scaled by ``L = lcm(1..k)`` so that they are integers, come at each
+  event time from the cheaper of (a) Eq. (1) with the integer weights of
+  :func:`coopsched.online.shapley.shapley_weights`, ``2^(|C|-1)`` terms per deciding
+  member, and (b) the potential of Hart and Mas-Colell
+  (:func:`coopsched.online.shapley.shapley_potential`): ``L P(D)`` for every coalition
+  ``D`` in ``k 2^(k-1)`` additions, after which ``L phi_u(C) = L P(C) - L P(C - u)``
+  for every deciding ``(C, u)`` costs O(1). An event time thus costs at most
+  ``O(k 2^k)``, never ``3^k``.
+
+Exact arithmetic (issue 11; bounds are checked in Python before the kernel runs):
+
+* coalition values are at most ``vmax = min(M t(t+1)/2, P t)`` for ``psi_sp`` (``M``
+  machines, ``P`` total size, ``t`` the time from the first release, when every
+  coalition's clock starts, to the last event) and ``min(M t, P)`` for
+  ``work``; every intermediate of the closed-form update stays below
+  ``max(min(M t, P) t, min(M, n) t(t+1)/2, t(t+1))``. When that is below ``2^62`` the
+  state is int64;
+* Shapley sums are held in two int64 words, ``x = h 2^32 + l``: every value ``v`` is split
+  as ``(v >> 32, v & (2^32-1))``, sums are taken word by word and carried afterwards.
+  Eq. (1)'s weights add up to ``L`` (``sum_s binom(c-1, s) L / (c binom(c-1, s)) = L``),
+  so a low word stays below ``L 2^32 < 2^60``; the potential obeys
+  ``L P(D) <= L H_k vmax`` (``H_k`` the harmonic number) and its recursion's partial sums
+  ``L v(D) + sum_w L P(D - w) <= (k H_k + 1) L vmax``, so a high word stays below
+  ``2^61`` when ``(k H_k + 3) L vmax < 2^93``; the potential's division by ``|D|`` is
+  exact (``L P(D)`` is an integer) and done as a long division on the two words;
+* otherwise the same kernel runs as plain Python on Python integers (exact at any size,
+  slow); this is reported in ``Schedule.info["python_integers"]`` and by a warning;
+* values at the horizon (which may be far beyond the last event) are computed in Python
+  integers whenever they could pass ``2^62``;
+* times: a job released at ``r`` and started by a coalition ends by ``r_max + P``; without
+  a horizon (or with one beyond ``r_max + P``) that must fit int64, else
+  :class:`~coopsched.workloads.instance.InstanceError` says so; with a horizon ``T``, a
+  job's end is clamped to ``T`` (it cannot complete before), so no time overflows.
 
 ``utility="work"`` (resource utilization) is also available. For it the pick follows
 Fig. 1's generic ``Distance`` rule (``rule="distance"``), with ``Delta psi`` the utility
@@ -31,18 +60,24 @@ non-clairvoyant utility, which would make ``Distance`` equal for all candidates.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
+from fractions import Fraction
 
 import numba
 import numpy as np
 
-from ...workloads.instance import Instance
+from ...workloads.instance import Instance, InstanceError
 from ..engine import Policy
 from ..schedule import Schedule, expand_coalition
 from ..shapley import popcounts, shapley_weights
 
 _NB = dict(cache=True, nogil=True)
-_BIG = np.int64(2**62)
+_MASK = (1 << 32) - 1
+_I64_MAX = 2**63 - 1
+_STATE_LIMIT = 2**62
+_WORDS_LIMIT = 2**93
+_MAX_K = 20
 
 
 @numba.njit(**_NB)
@@ -82,6 +117,48 @@ def _hpop(h, off, n):
 
 
 @numba.njit(**_NB)
+def _less2(ht, hp, a, b):
+    return ht[a] < ht[b] or (ht[a] == ht[b] and hp[a] < hp[b])
+
+
+@numba.njit(**_NB)
+def _push2(ht, hp, n, t, p):
+    """Push ``(t, p)`` on a heap held in two arrays (time, payload); no packed keys."""
+    i = n
+    ht[i] = t
+    hp[i] = p
+    while i > 0:
+        q = (i - 1) >> 1
+        if not _less2(ht, hp, i, q):
+            break
+        ht[q], ht[i] = ht[i], ht[q]
+        hp[q], hp[i] = hp[i], hp[q]
+        i = q
+    return n + 1
+
+
+@numba.njit(**_NB)
+def _pop2(ht, hp, n):
+    n -= 1
+    ht[0] = ht[n]
+    hp[0] = hp[n]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            break
+        c = left
+        if left + 1 < n and _less2(ht, hp, left + 1, left):
+            c = left + 1
+        if not _less2(ht, hp, c, i):
+            break
+        ht[c], ht[i] = ht[i], ht[c]
+        hp[c], hp[i] = hp[i], hp[c]
+        i = c
+    return n
+
+
+@numba.njit(**_NB)
 def _ref_kernel(
     k,
     machines,
@@ -90,22 +167,29 @@ def _ref_kernel(
     org,
     org_ptr,
     org_jobs,
+    has_T,
     T,
     utility,
     rule,
+    mode,
     L,
     omega,
     pc,
+    ecap,
     accP,
     accW,
     V,
     WV,
-    vals,
-    Z,
-    phi_dec,
+    RV,
+    tl,
+    vh,
+    vl,
+    qh,
+    ql,
+    final_v,
+    do_final,
     out_start,
     out_machine,
-    final_v,
     stats,
 ):
     NC = 1 << k
@@ -122,46 +206,75 @@ def _ref_kernel(
                 s += machines[u]
         mC[C] = s
     freeM = mC.copy()
-    hoff = np.zeros(NC + 1, np.int64)
-    for C in range(NC):
-        hoff[C + 1] = hoff[C] + mC[C]
-    heap = np.zeros(max(hoff[NC], 1), np.int64)
-    hsize = np.zeros(NC, np.int64)
-    gheap = np.zeros(max(hoff[NC], 1), np.int64)
-    gsize = 0
-    fheap = np.arange(max(M, 1)).astype(np.int64)
+    # completion buckets: one per (job, start time), holding a list of coalitions
+    bcap = n + 1
+    b_time = np.zeros(bcap, np.int64)
+    b_u = np.zeros(bcap, np.int64)
+    b_head = np.full(bcap, -1, np.int64)
+    b_next = np.arange(1, bcap + 1).astype(np.int64)
+    b_next[bcap - 1] = -1
+    bfree = 0
+    bh_t = np.zeros(bcap, np.int64)
+    bh_b = np.zeros(bcap, np.int64)
+    bn = 0
+    bstamp = np.full(max(n, 1), -1, np.int64)
+    bid = np.zeros(max(n, 1), np.int64)
+    e_C = np.zeros(ecap, np.int32)
+    e_next = np.arange(1, ecap + 1).astype(np.int32)
+    e_next[ecap - 1] = -1
+    efree = 0
+    # the grand coalition's machines: free ones (min-heap of ids), busy ones (end, id)
+    MM = max(M, 1)
+    fheap = np.arange(MM).astype(np.int64)
     fsize = M
-    mheap = np.zeros(max(M, 1), np.int64)
-    msize = 0
-    head = np.zeros((NC, k), np.int64)
-    accR = np.zeros((NC, k), np.int64)
-    RV = np.zeros(NC, np.int64)
-    tl = np.zeros(NC, np.int64)
+    mh_t = np.zeros(MM, np.int64)
+    mh_m = np.zeros(MM, np.int64)
+    mn = 0
+    head = np.zeros((NC, k), np.int32)
+    accR = np.zeros((NC, k), np.int32)
     nrel = np.zeros(k, np.int64)
     visit = np.full(NC, -1, np.int64)
     vis = np.zeros(NC, np.int64)
     ready = np.zeros(NC, np.int64)
     decide = np.zeros(NC, np.int64)
-    keys = phi_dec[0, :].copy()  # same dtype as the values (int64 or Python ints)
+    kh = qh[:k].copy()  # same dtype as the values (int64 or Python ints)
+    kl = qh[:k].copy()
+    zero = qh[0] * 0
     done = np.zeros(k, np.int64)
     wl = np.zeros(k, np.int64)
-    MM = max(M, 1)
     i = 0
+    ev = 0
+    t_last = 0
     while True:
-        t_rel = rel[i] if i < n else _BIG
-        t_comp = gheap[0] // NC if gsize > 0 else _BIG
-        t = min(t_rel, t_comp)
-        if t >= T or t >= _BIG:
+        has = False
+        t = 0
+        if i < n:
+            t = rel[i]
+            has = True
+        if bn > 0 and (not has or bh_t[0] < t):
+            t = bh_t[0]
+            has = True
+        if not has or (has_T and t >= T):
             break
         stats[0] += 1
+        ev += 1
+        t_last = t
         nvis = 0
-        while gsize > 0 and gheap[0] // NC == t:
-            C = gheap[0] % NC
-            gsize = _hpop(gheap, 0, gsize)
-            if visit[C] != t:
-                visit[C] = t
-                vis[nvis] = C
-                nvis += 1
+        # completions at t: collect the buckets (chained through b_next) and coalitions
+        popped = -1
+        while bn > 0 and bh_t[0] == t:
+            b = bh_b[0]
+            bn = _pop2(bh_t, bh_b, bn)
+            b_next[b] = popped
+            popped = b
+            e = b_head[b]
+            while e >= 0:
+                C = e_C[e]
+                if visit[C] != t:
+                    visit[C] = t
+                    vis[nvis] = C
+                    nvis += 1
+                e = e_next[e]
         relmask = 0
         while i < n and rel[i] == t:
             nrel[org[i]] += 1
@@ -173,34 +286,48 @@ def _ref_kernel(
                     visit[C] = t
                     vis[nvis] = C
                     nvis += 1
-        # pass 1: bring visited coalitions to t, free machines, find who must choose
-        nready = 0
+        # bring visited coalitions to t (before the completions change running counts)
         for a in range(nvis):
             C = vis[a]
             d = int(t) - int(tl[C])
             if d > 0:
-                tri = d * (d + 1) // 2
-                for u in range(k):
-                    if (C >> u) & 1:
-                        r = int(accR[C, u])
-                        accP[C, u] += accW[C, u] * d + r * tri
-                        accW[C, u] += r * d
-                r = int(RV[C])
-                V[C] += WV[C] * d + r * tri
-                WV[C] += r * d
+                if WV[C] != 0 or RV[C] != 0:
+                    tri = d * (d + 1) // 2
+                    for u in range(k):
+                        if (C >> u) & 1:
+                            r = int(accR[C, u])
+                            accP[C, u] += accW[C, u] * d + r * tri
+                            accW[C, u] += r * d
+                    r = int(RV[C])
+                    V[C] += WV[C] * d + r * tri
+                    WV[C] += r * d
                 tl[C] = t
-            off = hoff[C]
-            while hsize[C] > 0 and heap[off] // k == t:
-                u = heap[off] % k
-                hsize[C] = _hpop(heap, off, hsize[C])
+        # free the machines of the jobs completing at t
+        b = popped
+        while b >= 0:
+            u = b_u[b]
+            e = b_head[b]
+            while e >= 0:
+                C = e_C[e]
                 accR[C, u] -= 1
                 RV[C] -= 1
                 freeM[C] += 1
-            if C == G:
-                while msize > 0 and mheap[0] // MM == t:
-                    m = mheap[0] % MM
-                    msize = _hpop(mheap, 0, msize)
-                    fsize = _hpush(fheap, 0, fsize, m)
+                nx = e_next[e]
+                e_next[e] = efree
+                efree = e
+                e = nx
+            nb = b_next[b]
+            b_next[b] = bfree
+            bfree = b
+            b = nb
+        while mn > 0 and mh_t[0] == t:
+            m = mh_m[0]
+            mn = _pop2(mh_t, mh_m, mn)
+            fsize = _hpush(fheap, 0, fsize, m)
+        # pass 1: who has free machines and waiting jobs, and who must choose
+        nready = 0
+        for a in range(nvis):
+            C = vis[a]
             if freeM[C] == 0:
                 continue
             totw = 0
@@ -218,10 +345,9 @@ def _ref_kernel(
             nready += 1
         if nready == 0:
             continue
-        # pass 2: Shapley values where a decision depends on them
+        # pass 2: the values (two words each) and, if cheaper, the potential
         ndec = 0
         costA = 0
-        need_u = 0
         for a in range(nready):
             if decide[a] == 1:
                 ndec += 1
@@ -229,71 +355,43 @@ def _ref_kernel(
                 for u in range(k):
                     if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
                         costA += 1 << (pc[C] - 1)
-                        need_u |= 1 << u
+        pot = False
         if ndec > 0:
             stats[1] += ndec
             for S in range(NC):
                 d = int(t) - int(tl[S])
                 r = int(RV[S])
                 if utility == 0:
-                    vals[S] = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
+                    v = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
                 else:
-                    vals[S] = WV[S] + r * d
-            nu = 0
-            for u in range(k):
-                if (need_u >> u) & 1:
-                    nu += 1
-            costC = nu * k * k * (NC >> 1)
-            if costA <= costC:
-                stats[2] += 1
-                for a in range(nready):
-                    if decide[a] == 0:
-                        continue
-                    C = ready[a]
-                    c = pc[C]
-                    for u in range(k):
-                        if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
-                            ub = 1 << u
-                            rest = C ^ ub
-                            acc = vals[0] * 0
-                            s = rest
-                            while True:
-                                acc += int(omega[c, pc[s]]) * (vals[s | ub] - vals[s])
-                                if s == 0:
-                                    break
-                                s = (s - 1) & rest
-                            phi_dec[a, u] = acc
-            else:
+                    v = WV[S] + r * d
+                vh[S] = v >> 32
+                vl[S] = v & _MASK
+            costP = k * (NC >> 1)
+            pot = mode == 2 or (mode == 0 and costP < costA)
+            if pot:
                 stats[3] += 1
-                for u in range(k):
-                    if not (need_u >> u) & 1:
-                        continue
-                    ub = 1 << u
-                    for S in range(NC):
-                        for s in range(k):
-                            Z[S, s] = 0
-                        if (S & ub) == 0:
-                            Z[S, pc[S]] = vals[S | ub] - vals[S]
-                    for b in range(k):
-                        if b == u:
-                            continue
-                        bb = 1 << b
-                        for S in range(NC):
-                            if (S & bb) != 0 and (S & ub) == 0:
-                                for s in range(pc[S] + 1):
-                                    Z[S, s] += Z[S ^ bb, s]
-                    for a in range(nready):
-                        if decide[a] == 0:
-                            continue
-                        C = ready[a]
-                        if (C & ub) == 0 or nrel[u] - head[C, u] <= 0:
-                            continue
-                        c = pc[C]
-                        acc = vals[0] * 0
-                        for s in range(c):
-                            acc += int(omega[c, s]) * Z[C ^ ub, s]
-                        phi_dec[a, u] = acc
-        # pass 3: start jobs
+                qh[0] = zero
+                ql[0] = zero
+                for D in range(1, NC):
+                    h = L * vh[D]
+                    lo = L * vl[D]
+                    rest = D
+                    while rest != 0:
+                        w = rest & -rest
+                        h += qh[D ^ w]
+                        lo += ql[D ^ w]
+                        rest ^= w
+                    h += lo >> 32
+                    lo &= _MASK
+                    c = int(pc[D])
+                    hq = h // c
+                    lo = ((h - hq * c) << 32) + lo
+                    qh[D] = hq
+                    ql[D] = lo // c
+            else:
+                stats[2] += 1
+        # pass 3: rank the waiting members and start jobs
         for a in range(nready):
             C = ready[a]
             nw = 0
@@ -301,35 +399,102 @@ def _ref_kernel(
                 if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
                     wl[nw] = u
                     nw += 1
-            c = pc[C]
+            c = int(pc[C])
             for x in range(nw):
                 done[x] = 0
-                keys[x] = 0
-                if decide[a] == 1:
-                    u = wl[x]
-                    if utility == 0:
-                        X = phi_dec[a, u] - accP[C, u] * L
+                kh[x] = zero
+                kl[x] = zero
+                if decide[a] == 0:
+                    continue
+                u = wl[x]
+                ub = 1 << u
+                if pot:
+                    xh = qh[C] - qh[C ^ ub]
+                    xl = ql[C] - ql[C ^ ub]
+                else:
+                    xh = zero
+                    xl = zero
+                    rest = C ^ ub
+                    s = rest
+                    while True:
+                        wgt = int(omega[c, pc[s]])
+                        xh += wgt * (vh[s | ub] - vh[s])
+                        xl += wgt * (vl[s | ub] - vl[s])
+                        if s == 0:
+                            break
+                        s = (s - 1) & rest
+                psi = accP[C, u] if utility == 0 else accW[C, u]
+                xh -= L * (psi >> 32)
+                xl -= L * (psi & _MASK)
+                xh += xl >> 32
+                xl &= _MASK
+                if rule == 0:
+                    kh[x] = xh
+                    kl[x] = xl
+                else:
+                    # |y| - |y - L| with y = X + L/c: -L below 0, L above L, else 2y - L
+                    yl = xl + L // c
+                    yh = xh + (yl >> 32)
+                    yl &= _MASK
+                    if yh < 0:
+                        kl[x] = -L
+                    elif yh > 0:
+                        kl[x] = L
                     else:
-                        X = phi_dec[a, u] - accW[C, u] * L
-                    if rule == 0:
-                        keys[x] = X
-                    else:
-                        y = X + L // c
-                        keys[x] = abs(y) - abs(y - L)
+                        kl[x] = abs(yl) - abs(yl - L)
             # largest key first; wl is in index order, so ties go to the lowest index
             for _step in range(nw):
                 best = -1
                 for x in range(nw):
-                    if done[x] == 0 and (best < 0 or keys[x] > keys[best]):
+                    if done[x] == 0 and (
+                        best < 0 or kh[x] > kh[best] or (kh[x] == kh[best] and kl[x] > kl[best])
+                    ):
                         best = x
                 done[best] = 1
                 u = wl[best]
                 while freeM[C] > 0 and nrel[u] - head[C, u] > 0:
                     pos = org_jobs[org_ptr[u] + head[C, u]]
                     head[C, u] += 1
-                    end = t + size[pos]
-                    hsize[C] = _hpush(heap, hoff[C], hsize[C], end * k + u)
-                    gsize = _hpush(gheap, 0, gsize, end * NC + C)
+                    p = size[pos]
+                    if has_T and p >= T - t:
+                        end = T  # cannot complete before the horizon: never popped
+                    else:
+                        end = t + p
+                    if bstamp[pos] != ev:
+                        if bfree < 0:  # grow the bucket pool
+                            nc = 2 * bcap
+                            b_time2 = np.zeros(nc, np.int64)
+                            b_u2 = np.zeros(nc, np.int64)
+                            b_head2 = np.full(nc, -1, np.int64)
+                            b_next2 = np.arange(1, nc + 1).astype(np.int64)
+                            b_next2[nc - 1] = -1
+                            bh_t2 = np.zeros(nc, np.int64)
+                            bh_b2 = np.zeros(nc, np.int64)
+                            b_time2[:bcap] = b_time
+                            b_u2[:bcap] = b_u
+                            b_head2[:bcap] = b_head
+                            b_next2[:bcap] = b_next
+                            bh_t2[:bn] = bh_t[:bn]
+                            bh_b2[:bn] = bh_b[:bn]
+                            bfree = bcap
+                            b_time, b_u, b_head, b_next = b_time2, b_u2, b_head2, b_next2
+                            bh_t, bh_b = bh_t2, bh_b2
+                            bcap = nc
+                        b = bfree
+                        bfree = b_next[b]
+                        b_time[b] = end
+                        b_u[b] = u
+                        b_head[b] = -1
+                        bstamp[pos] = ev
+                        bid[pos] = b
+                        bn = _push2(bh_t, bh_b, bn, end, b)
+                    else:
+                        b = bid[pos]
+                    e = efree
+                    efree = e_next[e]
+                    e_C[e] = C
+                    e_next[e] = b_head[b]
+                    b_head[b] = e
                     accR[C, u] += 1
                     RV[C] += 1
                     freeM[C] -= 1
@@ -338,33 +503,98 @@ def _ref_kernel(
                         fsize = _hpop(fheap, 0, fsize)
                         out_start[pos] = t
                         out_machine[pos] = m
-                        msize = _hpush(mheap, 0, msize, end * MM + m)
+                        mn = _push2(mh_t, mh_m, mn, end, m)
                 if freeM[C] == 0:
                     break
     # values of every coalition at the horizon (or at the last event)
-    t_end = T if T < _BIG else 0
-    if T >= _BIG:
-        for C in range(NC):
-            if tl[C] > t_end:
-                t_end = tl[C]
-        for C in range(NC):
-            off = hoff[C]
-            for h in range(hsize[C]):
-                e = heap[off + h] // k
-                if e > t_end:
-                    t_end = e
-    for S in range(NC):
-        d = int(t_end) - int(tl[S])
-        r = int(RV[S])
-        if utility == 0:
-            final_v[S] = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
-        else:
-            final_v[S] = WV[S] + r * d
+    t_end = T if has_T else t_last
     stats[4] = t_end
+    if do_final:
+        for S in range(NC):
+            d = int(t_end) - int(tl[S])
+            r = int(RV[S])
+            if utility == 0:
+                final_v[S] = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
+            else:
+                final_v[S] = WV[S] + r * d
 
 
 _UTILITIES = {"psi_sp": 0, "work": 1}
 _RULES = {"fig3": 0, "distance": 1}
+_MODES = {"auto": 0, "direct": 1, "potential": 2}
+
+
+def _value_bound(utility: str, M: int, P: int, t: int) -> int:
+    """Upper bound of every coalition's value at any time ``<= t`` (module docstring)."""
+    if utility == "psi_sp":
+        return min(M * t * (t + 1) // 2, P * t)
+    return min(M * t, P)
+
+
+def _state_bound(utility: str, M: int, P: int, n: int, t: int) -> int:
+    """Upper bound of every intermediate of the closed-form value update up to ``t``."""
+    return max(
+        min(M * t, P) * t,
+        min(M, n) * t * (t + 1) // 2,
+        t * (t + 1),
+        _value_bound(utility, M, P, t),
+    )
+
+
+def _words_factor(k: int) -> int:
+    """``ceil(k H_k) + 3``: the potential's partial sums are below this times ``L vmax``."""
+    h = sum((Fraction(1, j) for j in range(1, k + 1)), Fraction(0))
+    return -(-(k * h).numerator // (k * h).denominator) + 3
+
+
+def plan_arithmetic(instance: Instance, horizon: int | None, utility: str = "psi_sp") -> dict:
+    """Check REF's bounds on ``instance`` before any compiled code runs (issue 11).
+
+    Returns ``{"kernel_horizon", "t_events", "python", "final_in_kernel"}``:
+    ``kernel_horizon`` is the horizon the kernel uses (``None`` when every job of every
+    coalition completes before ``horizon``: then the run is the same without one),
+    ``t_events`` bounds every event time, ``python`` says whether Python integers are
+    needed (the int64 / two-word bounds of the module docstring fail) and
+    ``final_in_kernel`` whether the values at the end fit int64. Raises
+    :class:`InstanceError` when a time could pass ``2^63 - 1``.
+    """
+    n = instance.n
+    M = instance.total_machines
+    P = int(instance.size.sum(dtype=object)) if n else 0
+    r_max = int(instance.release.max()) if n else 0
+    r_min = int(instance.release.min()) if n else 0
+    t_free = r_max + P  # every coalition has completed all its jobs by then
+    if horizon is not None and int(horizon) < 0:
+        raise ValueError(f"horizon {horizon} is negative")
+    if horizon is None or int(horizon) > t_free:
+        if t_free > _I64_MAX - 1:
+            raise InstanceError(
+                f"REF: jobs may run until the last release plus the total size, {t_free} s, "
+                f"beyond 2^63 - 1; give a horizon below 2^63"
+            )
+        kernel_T = None
+        t_events = t_free
+        t_final = t_free if horizon is None else int(horizon)
+    else:
+        kernel_T = int(horizon)
+        t_events = max(kernel_T - 1, 0)
+        t_final = kernel_T
+    # the kernel's clock starts at the first release: every elapsed time is below the span
+    span = max(t_events - r_min, 0)
+    L, _ = shapley_weights(max(instance.k, 1))
+    vmax = _value_bound(utility, M, P, span)
+    python = (
+        _state_bound(utility, M, P, n, span) >= _STATE_LIMIT
+        or _words_factor(instance.k) * L * vmax >= _WORDS_LIMIT
+    )
+    final_ok = _state_bound(utility, M, P, n, max(t_final - r_min, 0)) < _STATE_LIMIT
+    return {
+        "kernel_horizon": kernel_T,
+        "t_start": r_min,
+        "t_events": t_events,
+        "python": python,
+        "final_in_kernel": final_ok,
+    }
 
 
 def ref_schedule(
@@ -374,25 +604,45 @@ def ref_schedule(
     utility: str = "psi_sp",
     rule: str | None = None,
     exact_python: bool | None = None,
+    shapley: str = "auto",
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition and the value of every coalition at the end.
 
     Returns ``(schedule, values)`` where ``values[C]`` is ``v(C)`` at the horizon (or at
-    the last event without a horizon) for every bitmask ``C``.
-    ``exact_python`` forces (True) or forbids (False) the Python-integer path; by
-    default it is used only when int64 could overflow.
+    the last event without a horizon) for every bitmask ``C``, as exact Python integers.
+    ``exact_python`` forces (True) or forbids (False: :class:`ValueError` instead) the
+    Python-integer path; by default it is used only when the proven bounds of the module
+    docstring fail. ``shapley`` picks how Shapley values are computed at an event time:
+    ``"direct"`` (Eq. 1), ``"potential"`` (Hart and Mas-Colell) or ``"auto"`` (the cheaper);
+    all give the same integers.
     """
     inst = instance
     k = inst.k
     if k < 1:
         raise ValueError("REF needs at least one organization")
-    if k > 20:
-        raise ValueError(f"REF simulates 2^k coalitions; k={k} is beyond reach")
+    if k > _MAX_K:
+        raise ValueError(f"REF simulates 2^k coalitions; k={k} is beyond reach (at most {_MAX_K})")
     if utility not in _UTILITIES:
         raise ValueError(f"unknown utility {utility!r}; choose from {sorted(_UTILITIES)}")
     rule = rule or ("fig3" if utility == "psi_sp" else "distance")
     if rule not in _RULES:
         raise ValueError(f"unknown rule {rule!r}; choose from {sorted(_RULES)}")
+    if shapley not in _MODES:
+        raise ValueError(f"unknown Shapley method {shapley!r}; choose from {sorted(_MODES)}")
+    plan = plan_arithmetic(inst, horizon, utility)
+    python = plan["python"] if exact_python is None else bool(exact_python)
+    if exact_python is False and plan["python"]:
+        raise ValueError(
+            "REF: coalition values may exceed the compiled kernel's exact range "
+            f"(event times up to {plan['t_events']} s); allow Python integers"
+        )
+    if python and exact_python is None:
+        warnings.warn(
+            "REF: values may exceed the compiled kernel's exact range; running on Python "
+            "integers (exact, much slower)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     order = inst.fifo_order()
     rel = inst.release[order]
     size = inst.size[order]
@@ -404,12 +654,10 @@ def ref_schedule(
     NC = 1 << k
     L, omega = shapley_weights(k)
     pc = popcounts(k)
-    T = np.int64(_BIG if horizon is None else int(horizon))
-    t_end = int(horizon) if horizon is not None else int(rel.max() + size.sum()) if len(rel) else 0
+    kT = plan["kernel_horizon"]
     M = inst.total_machines
-    vmax = M * t_end * (t_end + 1) // 2 if utility == "psi_sp" else M * t_end
-    safe = 8 * (k + 1) * L * max(vmax, 1) < 2**63
-    python = (not safe) if exact_python is None else exact_python
+    # live (coalition, running job) pairs: each coalition runs at most min(m_C, n) jobs
+    ecap = (NC >> 1) * min(M, inst.n) + 1
     dtype = object if python else np.int64
 
     def z(*shape):
@@ -419,9 +667,11 @@ def ref_schedule(
         return a
 
     accP, accW = z(NC, k), z(NC, k)
-    V, WV, vals, final_v = z(NC), z(NC), z(NC), z(NC)
-    Z = z(NC, k + 1)
-    phi_dec = z(NC, k)
+    V, WV, vh, vl, qh, ql, final_v = (z(NC) for _ in range(7))
+    RV = np.zeros(NC, dtype=np.int64)
+    tl = np.full(NC, plan["t_start"], dtype=np.int64)  # nothing happens before
+    # at a horizon beyond every event the values are computed below, in Python integers
+    do_final = (python or plan["final_in_kernel"]) and (horizon is None or kT is not None)
     out_start = np.full(inst.n, -1, dtype=np.int64)
     out_machine = np.full(inst.n, -1, dtype=np.int64)
     stats = np.zeros(5, dtype=np.int64)
@@ -434,24 +684,43 @@ def ref_schedule(
         org,
         org_ptr,
         org_jobs,
-        T,
+        kT is not None,
+        np.int64(0 if kT is None else kT),
         _UTILITIES[utility],
         _RULES[rule],
+        _MODES[shapley],
         L if python else np.int64(L),
         omega,
         pc,
+        ecap,
         accP,
         accW,
         V,
         WV,
-        vals,
-        Z,
-        phi_dec,
+        RV,
+        tl,
+        vh,
+        vl,
+        qh,
+        ql,
+        final_v,
+        do_final,
         out_start,
         out_machine,
-        final_v,
         stats,
     )
+    t_end = int(horizon) if horizon is not None else int(stats[4])
+    if do_final:
+        values = [int(x) for x in final_v]
+    else:  # exact Python integers at a horizon far beyond the last event
+        values = []
+        for S in range(NC):
+            d = t_end - int(tl[S])
+            r = int(RV[S])
+            if utility == "psi_sp":
+                values.append(int(V[S]) + int(WV[S]) * d + r * (d * (d + 1) // 2))
+            else:
+                values.append(int(WV[S]) + r * d)
     start = np.full(inst.n, -1, dtype=np.int64)
     machine = np.full(inst.n, -1, dtype=np.int64)
     start[order] = out_start
@@ -467,10 +736,12 @@ def ref_schedule(
             "rule": rule,
             "event_times": int(stats[0]),
             "decisions": int(stats[1]),
+            "direct_events": int(stats[2]),
+            "potential_events": int(stats[3]),
             "python_integers": python,
         },
     )
-    return sched, [int(x) for x in final_v]
+    return sched, values
 
 
 class Ref(Policy):

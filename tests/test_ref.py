@@ -16,7 +16,6 @@ from coopsched.online.policies.ref import ref_schedule
 from coopsched.online.shapley import shapley, shapley_weights
 from coopsched.workloads.instance import InstanceError, make_instance
 
-
 SHAPLEY = st.sampled_from(["auto", "direct", "potential"])
 
 

@@ -233,6 +233,10 @@ def _ref_kernel(
     head = np.zeros((NC, k), np.int32)
     accR = np.zeros((NC, k), np.int32)
     nrel = np.zeros(k, np.int64)
+    relcnt = np.zeros(k, np.int64)
+    tu = np.full((NC, k), tl[0], np.int64)  # last update of each (coalition, member)
+    wt = np.zeros(NC, np.int64)  # waiting jobs of the coalition's members
+    wo = np.zeros(NC, np.int64)  # members with a waiting job
     visit = np.full(NC, -1, np.int64)
     vis = np.zeros(NC, np.int64)
     ready = np.zeros(NC, np.int64)
@@ -277,29 +281,45 @@ def _ref_kernel(
                 e = e_next[e]
         relmask = 0
         while i < n and rel[i] == t:
-            nrel[org[i]] += 1
-            relmask |= 1 << org[i]
+            u = org[i]
+            if (relmask >> u) & 1 == 0:
+                relcnt[u] = 0
+            relcnt[u] += 1
+            relmask |= 1 << u
             i += 1
         if relmask != 0:
-            for C in range(1, NC):
-                if (C & relmask) != 0 and visit[C] != t and mC[C] > 0:
-                    visit[C] = t
-                    vis[nvis] = C
-                    nvis += 1
-        # bring visited coalitions to t (before the completions change running counts)
+            for u in range(k):
+                if (relmask >> u) & 1 == 0:
+                    continue
+                ub = 1 << u
+                cnt = relcnt[u]
+                old = nrel[u]
+                nrel[u] += cnt
+                rest = G ^ ub
+                s = rest
+                while True:  # every coalition containing u (and some machine)
+                    C = s | ub
+                    if mC[C] > 0:
+                        if old - head[C, u] == 0:
+                            wo[C] += 1
+                        wt[C] += cnt
+                        if visit[C] != t:
+                            visit[C] = t
+                            vis[nvis] = C
+                            nvis += 1
+                    if s == 0:
+                        break
+                    s = (s - 1) & rest
+        stats[5] += nvis
+        # bring the visited coalitions' values to t (members are brought lazily, when
+        # their running count changes or their utility is needed)
         for a in range(nvis):
             C = vis[a]
             d = int(t) - int(tl[C])
             if d > 0:
-                if WV[C] != 0 or RV[C] != 0:
-                    tri = d * (d + 1) // 2
-                    for u in range(k):
-                        if (C >> u) & 1:
-                            r = int(accR[C, u])
-                            accP[C, u] += accW[C, u] * d + r * tri
-                            accW[C, u] += r * d
-                    r = int(RV[C])
-                    V[C] += WV[C] * d + r * tri
+                r = int(RV[C])
+                if WV[C] != 0 or r != 0:
+                    V[C] += WV[C] * d + r * (d * (d + 1) // 2)
                     WV[C] += r * d
                 tl[C] = t
         # free the machines of the jobs completing at t
@@ -309,6 +329,13 @@ def _ref_kernel(
             e = b_head[b]
             while e >= 0:
                 C = e_C[e]
+                d = int(t) - int(tu[C, u])
+                if d > 0:
+                    r = int(accR[C, u])
+                    if r != 0 or accW[C, u] != 0:
+                        accP[C, u] += accW[C, u] * d + r * (d * (d + 1) // 2)
+                        accW[C, u] += r * d
+                    tu[C, u] = t
                 accR[C, u] -= 1
                 RV[C] -= 1
                 freeM[C] += 1
@@ -328,23 +355,14 @@ def _ref_kernel(
         nready = 0
         for a in range(nvis):
             C = vis[a]
-            if freeM[C] == 0:
-                continue
-            totw = 0
-            nw = 0
-            for u in range(k):
-                if (C >> u) & 1:
-                    w = nrel[u] - head[C, u]
-                    if w > 0:
-                        totw += w
-                        nw += 1
-            if totw == 0:
+            if freeM[C] == 0 or wt[C] == 0:
                 continue
             ready[nready] = C
-            decide[nready] = 1 if (nw > 1 and freeM[C] < totw) else 0
+            decide[nready] = 1 if (wo[C] > 1 and freeM[C] < wt[C]) else 0
             nready += 1
         if nready == 0:
             continue
+        stats[6] += nready
         # pass 2: the values (two words each) and, if cheaper, the potential
         ndec = 0
         costA = 0
@@ -361,10 +379,7 @@ def _ref_kernel(
             for S in range(NC):
                 d = int(t) - int(tl[S])
                 r = int(RV[S])
-                if utility == 0:
-                    v = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
-                else:
-                    v = WV[S] + r * d
+                v = V[S] + WV[S] * d + r * (d * (d + 1) // 2) if utility == 0 else WV[S] + r * d
                 vh[S] = v >> 32
                 vl[S] = v & _MASK
             costP = k * (NC >> 1)
@@ -423,6 +438,13 @@ def _ref_kernel(
                         if s == 0:
                             break
                         s = (s - 1) & rest
+                d = int(t) - int(tu[C, u])
+                if d > 0:
+                    r = int(accR[C, u])
+                    if r != 0 or accW[C, u] != 0:
+                        accP[C, u] += accW[C, u] * d + r * (d * (d + 1) // 2)
+                        accW[C, u] += r * d
+                    tu[C, u] = t
                 psi = accP[C, u] if utility == 0 else accW[C, u]
                 xh -= L * (psi >> 32)
                 xl -= L * (psi & _MASK)
@@ -455,11 +477,12 @@ def _ref_kernel(
                 while freeM[C] > 0 and nrel[u] - head[C, u] > 0:
                     pos = org_jobs[org_ptr[u] + head[C, u]]
                     head[C, u] += 1
+                    wt[C] -= 1
+                    if nrel[u] == head[C, u]:
+                        wo[C] -= 1
                     p = size[pos]
-                    if has_T and p >= T - t:
-                        end = T  # cannot complete before the horizon: never popped
-                    else:
-                        end = t + p
+                    # a job that cannot complete before the horizon ends "at T": never popped
+                    end = T if has_T and p >= T - t else t + p
                     if bstamp[pos] != ev:
                         if bfree < 0:  # grow the bucket pool
                             nc = 2 * bcap
@@ -495,9 +518,17 @@ def _ref_kernel(
                     e_C[e] = C
                     e_next[e] = b_head[b]
                     b_head[b] = e
+                    d = int(t) - int(tu[C, u])
+                    if d > 0:
+                        r = int(accR[C, u])
+                        if r != 0 or accW[C, u] != 0:
+                            accP[C, u] += accW[C, u] * d + r * (d * (d + 1) // 2)
+                            accW[C, u] += r * d
+                        tu[C, u] = t
                     accR[C, u] += 1
                     RV[C] += 1
                     freeM[C] -= 1
+                    stats[7] += 1
                     if C == G:
                         m = fheap[0]
                         fsize = _hpop(fheap, 0, fsize)
@@ -674,7 +705,7 @@ def ref_schedule(
     do_final = (python or plan["final_in_kernel"]) and (horizon is None or kT is not None)
     out_start = np.full(inst.n, -1, dtype=np.int64)
     out_machine = np.full(inst.n, -1, dtype=np.int64)
-    stats = np.zeros(5, dtype=np.int64)
+    stats = np.zeros(8, dtype=np.int64)
     fn = _ref_kernel.py_func if python else _ref_kernel
     fn(
         k,
@@ -738,6 +769,9 @@ def ref_schedule(
             "decisions": int(stats[1]),
             "direct_events": int(stats[2]),
             "potential_events": int(stats[3]),
+            "coalition_visits": int(stats[5]),
+            "coalition_starts": int(stats[7]),
+            "coalition_ready": int(stats[6]),
             "python_integers": python,
         },
     )

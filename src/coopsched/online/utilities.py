@@ -132,9 +132,9 @@ class ValueCurve:
         s, p = s.astype(dt), p.astype(dt)
         by_s = np.argsort(s.astype(np.int64), kind="stable")
         e = s + p
-        by_e = np.argsort(e.astype(np.int64), kind="stable")
+        by_e = np.argsort(e, kind="stable")  # ends may pass 2^63: Python ints then
         self._s_sorted = s[by_s].astype(np.int64)
-        self._e_sorted = e[by_e].astype(np.int64)
+        self._e_sorted = e[by_e] if big else e[by_e].astype(np.int64)
 
         def cum(x):
             out = np.zeros(len(x) + 1, dtype=dt)
@@ -149,8 +149,15 @@ class ValueCurve:
         del pa
 
     def _counts(self, t: int) -> tuple[int, int]:
-        a = int(np.searchsorted(self._s_sorted, t, side="left"))
-        b = int(np.searchsorted(self._e_sorted, t, side="right"))
+        n = len(self._s_sorted)
+        if not -(2**63) <= t < 2**63:  # beyond int64: compare without converting t
+            a = n if t > 0 else 0
+        else:
+            a = int(np.searchsorted(self._s_sorted, t, side="left"))
+        if self._e_sorted.dtype != object and not -(2**63) <= t < 2**63:
+            b = n if t > 0 else 0
+        else:
+            b = int(np.searchsorted(self._e_sorted, t, side="right"))
         return a, b
 
     def psi(self, t: int) -> int:

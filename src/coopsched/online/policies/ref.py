@@ -608,6 +608,11 @@ def plan_arithmetic(instance: Instance, horizon: int | None, utility: str = "psi
         t_final = t_free if horizon is None else int(horizon)
     else:
         kernel_T = int(horizon)
+        if kernel_T > _I64_MAX:
+            raise InstanceError(
+                f"REF: events may happen up to the horizon {kernel_T} s, beyond 2^63 - 1; "
+                "give a horizon below 2^63"
+            )
         t_events = max(kernel_T - 1, 0)
         t_final = kernel_T
     # the kernel's clock starts at the first release: every elapsed time is below the span

@@ -91,7 +91,7 @@ def test_every_policy_reports_exact_utilities_at_huge_times(case):
     if "ref" in runs and horizon is not None:
         ref = runs["ref"]
         psi_ref, work_ref, _, _ = recompute(inst, ref.start.tolist(), horizon)
-        for name, s in runs.items():
+        for s in runs.values():
             f = fairness(s, ref, horizon)
             psi, _, _, _ = recompute(inst, s.start.tolist(), horizon)
             assert f.dpsi == sum(abs(a - b) for a, b in zip(psi, psi_ref, strict=True))

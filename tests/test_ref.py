@@ -12,7 +12,7 @@ from reference import brute_ref
 from coopsched.online.checker import check_schedule
 from coopsched.online.fairness import fairness
 from coopsched.online.policies import get_policy
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.policies.ref import plan_arithmetic, ref_schedule
 from coopsched.online.shapley import shapley, shapley_weights
 from coopsched.workloads.instance import InstanceError, make_instance
 
@@ -245,3 +245,35 @@ def test_ref_on_random_instances_is_valid(k):
     inst = make_instance(rng.integers(1, 4, size=k).tolist(), jobs)
     s = get_policy("ref").run(inst, 300)
     assert check_schedule(s) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=small_instances(max_k=3, max_jobs=10, max_release=8, max_size=9))
+def test_drain_bound_covers_every_coalition(inst):
+    """The proven bound on the last event (module docstring of policies.ref) holds in the
+    schedule of every coalition, so the kernel's clock never runs past what it checked."""
+    bound = plan_arithmetic(inst, None)["t_events"]
+    for S in range(1, 1 << inst.k):
+        members = [u for u in range(inst.k) if S >> u & 1]
+        s = get_policy("ref").run(inst, None, members)
+        ran = s.start >= 0
+        if ran.any():
+            assert int((s.start[ran] + inst.size[ran]).max()) <= bound
+
+
+@settings(max_examples=30, deadline=None)
+@given(inst=small_instances(max_k=3, max_jobs=8, max_release=6, max_size=5), T=st.integers(1, 12))
+def test_bucket_pool_rerun_gives_the_same_schedule(inst, T):
+    """With a single completion bucket to start with, the kernel stops and is rerun with
+    more until it fits; the result is still the brute-force reference's."""
+    import coopsched.online.policies.ref as refmod
+
+    saved = refmod._BUCKETS
+    refmod._BUCKETS = (0, 1)
+    try:
+        s, values = ref_schedule(inst, T)
+    finally:
+        refmod._BUCKETS = saved
+    bs, bm, bv = brute_ref(inst, T)
+    assert s.start.tolist() == bs and s.machine.tolist() == bm
+    assert values == [bv[C] for C in range(1 << inst.k)]

@@ -78,9 +78,10 @@ _I64_MAX = 2**63 - 1
 _STATE_LIMIT = 2**62
 _WORDS_LIMIT = 2**93
 _MAX_K = 20
+_BUCKETS = (4, 64)  # first bucket capacity: 4 per job + 64
 
 
-@numba.njit(**_NB)
+@numba.njit(inline="always", **_NB)
 def _hpush(h, off, n, key):
     i = n
     h[off + i] = key
@@ -95,7 +96,7 @@ def _hpush(h, off, n, key):
     return n + 1
 
 
-@numba.njit(**_NB)
+@numba.njit(inline="always", **_NB)
 def _hpop(h, off, n):
     n -= 1
     h[off] = h[off + n]
@@ -116,12 +117,12 @@ def _hpop(h, off, n):
     return n
 
 
-@numba.njit(**_NB)
+@numba.njit(inline="always", **_NB)
 def _less2(ht, hp, a, b):
     return ht[a] < ht[b] or (ht[a] == ht[b] and hp[a] < hp[b])
 
 
-@numba.njit(**_NB)
+@numba.njit(inline="always", **_NB)
 def _push2(ht, hp, n, t, p):
     """Push ``(t, p)`` on a heap held in two arrays (time, payload); no packed keys."""
     i = n
@@ -137,7 +138,7 @@ def _push2(ht, hp, n, t, p):
     return n + 1
 
 
-@numba.njit(**_NB)
+@numba.njit(inline="always", **_NB)
 def _pop2(ht, hp, n):
     n -= 1
     ht[0] = ht[n]
@@ -176,12 +177,9 @@ def _ref_kernel(
     omega,
     pc,
     ecap,
-    accP,
-    accW,
-    V,
-    WV,
-    RV,
-    tl,
+    bcap,
+    mem,
+    co,
     vh,
     vl,
     qh,
@@ -205,9 +203,10 @@ def _ref_kernel(
             if (C >> u) & 1:
                 s += machines[u]
         mC[C] = s
-    freeM = mC.copy()
+    for C in range(NC):
+        co[C, 4] = mC[C]  # free machines
+        co[C, 7] = -1  # last visit
     # completion buckets: one per (job, start time), holding a list of coalitions
-    bcap = n + 1
     b_time = np.zeros(bcap, np.int64)
     b_u = np.zeros(bcap, np.int64)
     b_head = np.full(bcap, -1, np.int64)
@@ -219,9 +218,10 @@ def _ref_kernel(
     bn = 0
     bstamp = np.full(max(n, 1), -1, np.int64)
     bid = np.zeros(max(n, 1), np.int64)
-    e_C = np.zeros(ecap, np.int32)
-    e_next = np.arange(1, ecap + 1).astype(np.int32)
-    e_next[ecap - 1] = -1
+    ent = np.zeros((ecap, 2), np.int32)  # (coalition, next entry of the bucket or free list)
+    for e in range(ecap - 1):
+        ent[e, 1] = e + 1
+    ent[ecap - 1, 1] = -1
     efree = 0
     # the grand coalition's machines: free ones (min-heap of ids), busy ones (end, id)
     MM = max(M, 1)
@@ -230,14 +230,8 @@ def _ref_kernel(
     mh_t = np.zeros(MM, np.int64)
     mh_m = np.zeros(MM, np.int64)
     mn = 0
-    head = np.zeros((NC, k), np.int32)
-    accR = np.zeros((NC, k), np.int32)
     nrel = np.zeros(k, np.int64)
     relcnt = np.zeros(k, np.int64)
-    tu = np.full((NC, k), tl[0], np.int64)  # last update of each (coalition, member)
-    wt = np.zeros(NC, np.int64)  # waiting jobs of the coalition's members
-    wo = np.zeros(NC, np.int64)  # members with a waiting job
-    visit = np.full(NC, -1, np.int64)
     vis = np.zeros(NC, np.int64)
     ready = np.zeros(NC, np.int64)
     decide = np.zeros(NC, np.int64)
@@ -264,21 +258,42 @@ def _ref_kernel(
         ev += 1
         t_last = t
         nvis = 0
-        # completions at t: collect the buckets (chained through b_next) and coalitions
-        popped = -1
+        # completions at t, in one walk over each bucket: a coalition's value is brought
+        # to t at its first completion, each member's before its running count drops
         while bn > 0 and bh_t[0] == t:
             b = bh_b[0]
             bn = _pop2(bh_t, bh_b, bn)
-            b_next[b] = popped
-            popped = b
+            u = b_u[b]
             e = b_head[b]
             while e >= 0:
-                C = e_C[e]
-                if visit[C] != t:
-                    visit[C] = t
+                C = ent[e, 0]
+                if co[C, 7] != t:
+                    co[C, 7] = t
                     vis[nvis] = C
                     nvis += 1
-                e = e_next[e]
+                    d = int(t) - int(co[C, 3])
+                    if d > 0:
+                        r = int(co[C, 2])
+                        if co[C, 1] != 0 or r != 0:
+                            co[C, 0] += co[C, 1] * d + r * (d * (d + 1) // 2)
+                            co[C, 1] += r * d
+                        co[C, 3] = t
+                d = int(t) - int(mem[C, u, 2])
+                if d > 0:
+                    r = int(mem[C, u, 3])
+                    if r != 0 or mem[C, u, 1] != 0:
+                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
+                        mem[C, u, 1] += r * d
+                    mem[C, u, 2] = t
+                mem[C, u, 3] -= 1
+                co[C, 2] -= 1
+                co[C, 4] += 1
+                nx = ent[e, 1]
+                ent[e, 1] = efree
+                efree = e
+                e = nx
+            b_next[b] = bfree
+            bfree = b
         relmask = 0
         while i < n and rel[i] == t:
             u = org[i]
@@ -300,11 +315,11 @@ def _ref_kernel(
                 while True:  # every coalition containing u (and some machine)
                     C = s | ub
                     if mC[C] > 0:
-                        if old - head[C, u] == 0:
-                            wo[C] += 1
-                        wt[C] += cnt
-                        if visit[C] != t:
-                            visit[C] = t
+                        if old - mem[C, u, 4] == 0:
+                            co[C, 6] += 1
+                        co[C, 5] += cnt
+                        if co[C, 7] != t:
+                            co[C, 7] = t
                             vis[nvis] = C
                             nvis += 1
                     if s == 0:
@@ -315,38 +330,13 @@ def _ref_kernel(
         # their running count changes or their utility is needed)
         for a in range(nvis):
             C = vis[a]
-            d = int(t) - int(tl[C])
+            d = int(t) - int(co[C, 3])
             if d > 0:
-                r = int(RV[C])
-                if WV[C] != 0 or r != 0:
-                    V[C] += WV[C] * d + r * (d * (d + 1) // 2)
-                    WV[C] += r * d
-                tl[C] = t
-        # free the machines of the jobs completing at t
-        b = popped
-        while b >= 0:
-            u = b_u[b]
-            e = b_head[b]
-            while e >= 0:
-                C = e_C[e]
-                d = int(t) - int(tu[C, u])
-                if d > 0:
-                    r = int(accR[C, u])
-                    if r != 0 or accW[C, u] != 0:
-                        accP[C, u] += accW[C, u] * d + r * (d * (d + 1) // 2)
-                        accW[C, u] += r * d
-                    tu[C, u] = t
-                accR[C, u] -= 1
-                RV[C] -= 1
-                freeM[C] += 1
-                nx = e_next[e]
-                e_next[e] = efree
-                efree = e
-                e = nx
-            nb = b_next[b]
-            b_next[b] = bfree
-            bfree = b
-            b = nb
+                r = int(co[C, 2])
+                if co[C, 1] != 0 or r != 0:
+                    co[C, 0] += co[C, 1] * d + r * (d * (d + 1) // 2)
+                    co[C, 1] += r * d
+                co[C, 3] = t
         while mn > 0 and mh_t[0] == t:
             m = mh_m[0]
             mn = _pop2(mh_t, mh_m, mn)
@@ -355,10 +345,10 @@ def _ref_kernel(
         nready = 0
         for a in range(nvis):
             C = vis[a]
-            if freeM[C] == 0 or wt[C] == 0:
+            if co[C, 4] == 0 or co[C, 5] == 0:
                 continue
             ready[nready] = C
-            decide[nready] = 1 if (wo[C] > 1 and freeM[C] < wt[C]) else 0
+            decide[nready] = 1 if (co[C, 6] > 1 and co[C, 4] < co[C, 5]) else 0
             nready += 1
         if nready == 0:
             continue
@@ -371,15 +361,19 @@ def _ref_kernel(
                 ndec += 1
                 C = ready[a]
                 for u in range(k):
-                    if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
+                    if (C >> u) & 1 and nrel[u] - mem[C, u, 4] > 0:
                         costA += 1 << (pc[C] - 1)
         pot = False
         if ndec > 0:
             stats[1] += ndec
             for S in range(NC):
-                d = int(t) - int(tl[S])
-                r = int(RV[S])
-                v = V[S] + WV[S] * d + r * (d * (d + 1) // 2) if utility == 0 else WV[S] + r * d
+                d = int(t) - int(co[S, 3])
+                r = int(co[S, 2])
+                v = (
+                    co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                    if utility == 0
+                    else co[S, 1] + r * d
+                )
                 vh[S] = v >> 32
                 vl[S] = v & _MASK
             costP = k * (NC >> 1)
@@ -411,7 +405,7 @@ def _ref_kernel(
             C = ready[a]
             nw = 0
             for u in range(k):
-                if (C >> u) & 1 and nrel[u] - head[C, u] > 0:
+                if (C >> u) & 1 and nrel[u] - mem[C, u, 4] > 0:
                     wl[nw] = u
                     nw += 1
             c = int(pc[C])
@@ -438,14 +432,14 @@ def _ref_kernel(
                         if s == 0:
                             break
                         s = (s - 1) & rest
-                d = int(t) - int(tu[C, u])
+                d = int(t) - int(mem[C, u, 2])
                 if d > 0:
-                    r = int(accR[C, u])
-                    if r != 0 or accW[C, u] != 0:
-                        accP[C, u] += accW[C, u] * d + r * (d * (d + 1) // 2)
-                        accW[C, u] += r * d
-                    tu[C, u] = t
-                psi = accP[C, u] if utility == 0 else accW[C, u]
+                    r = int(mem[C, u, 3])
+                    if r != 0 or mem[C, u, 1] != 0:
+                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
+                        mem[C, u, 1] += r * d
+                    mem[C, u, 2] = t
+                psi = mem[C, u, 0] if utility == 0 else mem[C, u, 1]
                 xh -= L * (psi >> 32)
                 xl -= L * (psi & _MASK)
                 xh += xl >> 32
@@ -474,35 +468,19 @@ def _ref_kernel(
                         best = x
                 done[best] = 1
                 u = wl[best]
-                while freeM[C] > 0 and nrel[u] - head[C, u] > 0:
-                    pos = org_jobs[org_ptr[u] + head[C, u]]
-                    head[C, u] += 1
-                    wt[C] -= 1
-                    if nrel[u] == head[C, u]:
-                        wo[C] -= 1
+                while co[C, 4] > 0 and nrel[u] - mem[C, u, 4] > 0:
+                    pos = org_jobs[org_ptr[u] + mem[C, u, 4]]
+                    mem[C, u, 4] += 1
+                    co[C, 5] -= 1
+                    if nrel[u] == mem[C, u, 4]:
+                        co[C, 6] -= 1
                     p = size[pos]
                     # a job that cannot complete before the horizon ends "at T": never popped
                     end = T if has_T and p >= T - t else t + p
                     if bstamp[pos] != ev:
-                        if bfree < 0:  # grow the bucket pool
-                            nc = 2 * bcap
-                            b_time2 = np.zeros(nc, np.int64)
-                            b_u2 = np.zeros(nc, np.int64)
-                            b_head2 = np.full(nc, -1, np.int64)
-                            b_next2 = np.arange(1, nc + 1).astype(np.int64)
-                            b_next2[nc - 1] = -1
-                            bh_t2 = np.zeros(nc, np.int64)
-                            bh_b2 = np.zeros(nc, np.int64)
-                            b_time2[:bcap] = b_time
-                            b_u2[:bcap] = b_u
-                            b_head2[:bcap] = b_head
-                            b_next2[:bcap] = b_next
-                            bh_t2[:bn] = bh_t[:bn]
-                            bh_b2[:bn] = bh_b[:bn]
-                            bfree = bcap
-                            b_time, b_u, b_head, b_next = b_time2, b_u2, b_head2, b_next2
-                            bh_t, bh_b = bh_t2, bh_b2
-                            bcap = nc
+                        if bfree < 0:  # bucket pool full: the caller reruns with more
+                            stats[4] = -1
+                            return
                         b = bfree
                         bfree = b_next[b]
                         b_time[b] = end
@@ -514,20 +492,20 @@ def _ref_kernel(
                     else:
                         b = bid[pos]
                     e = efree
-                    efree = e_next[e]
-                    e_C[e] = C
-                    e_next[e] = b_head[b]
+                    efree = ent[e, 1]
+                    ent[e, 0] = C
+                    ent[e, 1] = b_head[b]
                     b_head[b] = e
-                    d = int(t) - int(tu[C, u])
+                    d = int(t) - int(mem[C, u, 2])
                     if d > 0:
-                        r = int(accR[C, u])
-                        if r != 0 or accW[C, u] != 0:
-                            accP[C, u] += accW[C, u] * d + r * (d * (d + 1) // 2)
-                            accW[C, u] += r * d
-                        tu[C, u] = t
-                    accR[C, u] += 1
-                    RV[C] += 1
-                    freeM[C] -= 1
+                        r = int(mem[C, u, 3])
+                        if r != 0 or mem[C, u, 1] != 0:
+                            mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
+                            mem[C, u, 1] += r * d
+                        mem[C, u, 2] = t
+                    mem[C, u, 3] += 1
+                    co[C, 2] += 1
+                    co[C, 4] -= 1
                     stats[7] += 1
                     if C == G:
                         m = fheap[0]
@@ -535,19 +513,19 @@ def _ref_kernel(
                         out_start[pos] = t
                         out_machine[pos] = m
                         mn = _push2(mh_t, mh_m, mn, end, m)
-                if freeM[C] == 0:
+                if co[C, 4] == 0:
                     break
     # values of every coalition at the horizon (or at the last event)
     t_end = T if has_T else t_last
     stats[4] = t_end
     if do_final:
         for S in range(NC):
-            d = int(t_end) - int(tl[S])
-            r = int(RV[S])
+            d = int(t_end) - int(co[S, 3])
+            r = int(co[S, 2])
             if utility == 0:
-                final_v[S] = V[S] + WV[S] * d + r * (d * (d + 1) // 2)
+                final_v[S] = co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
             else:
-                final_v[S] = WV[S] + r * d
+                final_v[S] = co[S, 1] + r * d
 
 
 _UTILITIES = {"psi_sp": 0, "work": 1}
@@ -578,6 +556,34 @@ def _words_factor(k: int) -> int:
     return -(-(k * h).numerator // (k * h).denominator) + 3
 
 
+def _drain_bound(instance: Instance, P: int) -> int:
+    """Time after the last release by which every coalition has completed every job.
+
+    In a greedy schedule of coalition ``S`` (``m_S >= 1`` machines, total size ``P_S``),
+    a job ``j`` that starts after the last release ``r_max`` waited with all machines busy
+    on other jobs since ``r_max``, so it starts by ``r_max + (P_S - p_j) / m_S`` and ends by
+    ``r_max + P_S / m_S + p_max``. Coalitions without machines start nothing. The maximum
+    over all coalitions is computed exactly (int64 when ``P < 2^62``; else ``P`` bounds it).
+    """
+    k = instance.k
+    if instance.n == 0:
+        return 0
+    p_max = int(instance.size.max())
+    if P >= 2**62 or k > _MAX_K:
+        return P
+    m = instance.machines
+    work = np.zeros(k, dtype=np.int64)
+    np.add.at(work, instance.org, instance.size)
+    mS = np.zeros(1 << k, dtype=np.int64)
+    PS = np.zeros(1 << k, dtype=np.int64)
+    for b in range(k):
+        mS[1 << b : 2 << b] = mS[: 1 << b] + m[b]
+        PS[1 << b : 2 << b] = PS[: 1 << b] + work[b]
+    ok = mS > 0
+    drain = int((-(-PS[ok] // mS[ok])).max()) if ok.any() else 0
+    return min(drain + p_max, P)
+
+
 def plan_arithmetic(instance: Instance, horizon: int | None, utility: str = "psi_sp") -> dict:
     """Check REF's bounds on ``instance`` before any compiled code runs (issue 11).
 
@@ -594,7 +600,7 @@ def plan_arithmetic(instance: Instance, horizon: int | None, utility: str = "psi
     P = int(instance.size.sum(dtype=object)) if n else 0
     r_max = int(instance.release.max()) if n else 0
     r_min = int(instance.release.min()) if n else 0
-    t_free = r_max + P  # every coalition has completed all its jobs by then
+    t_free = r_max + _drain_bound(instance, P)  # every coalition is done by then
     if horizon is not None and int(horizon) < 0:
         raise ValueError(f"horizon {horizon} is negative")
     if horizon is None or int(horizon) > t_free:
@@ -702,61 +708,70 @@ def ref_schedule(
             a[...] = 0
         return a
 
-    accP, accW = z(NC, k), z(NC, k)
-    V, WV, vh, vl, qh, ql, final_v = (z(NC) for _ in range(7))
-    RV = np.zeros(NC, dtype=np.int64)
-    tl = np.full(NC, plan["t_start"], dtype=np.int64)  # nothing happens before
-    # at a horizon beyond every event the values are computed below, in Python integers
-    do_final = (python or plan["final_in_kernel"]) and (horizon is None or kT is not None)
-    out_start = np.full(inst.n, -1, dtype=np.int64)
-    out_machine = np.full(inst.n, -1, dtype=np.int64)
-    stats = np.zeros(8, dtype=np.int64)
-    fn = _ref_kernel.py_func if python else _ref_kernel
-    fn(
-        k,
-        inst.machines,
-        rel,
-        size,
-        org,
-        org_ptr,
-        org_jobs,
-        kT is not None,
-        np.int64(0 if kT is None else kT),
-        _UTILITIES[utility],
-        _RULES[rule],
-        _MODES[shapley],
-        L if python else np.int64(L),
-        omega,
-        pc,
-        ecap,
-        accP,
-        accW,
-        V,
-        WV,
-        RV,
-        tl,
-        vh,
-        vl,
-        qh,
-        ql,
-        final_v,
-        do_final,
-        out_start,
-        out_machine,
-        stats,
-    )
+    # completion buckets live at once: usually a few per running job; a run that needs
+    # more stops early and is redone with four times as many (no array ever grows inside
+    # the kernel, which keeps numba from reference-counting arrays in its hot loops)
+    bcap = _BUCKETS[0] * inst.n + _BUCKETS[1]
+    while True:
+        # records, one cache line per (coalition, member) and per coalition:
+        # mem[C, u] = (psi_u, work_u, last update, running, started) in C's schedule;
+        # co[C] = (value, work, running, last update, free machines, waiting jobs,
+        #          members with waiting jobs, last visit)
+        mem, co = z(NC, k, 5), z(NC, 8)
+        mem[:, :, 2] = plan["t_start"]  # every clock starts at the first release
+        co[:, 3] = plan["t_start"]
+        vh, vl, qh, ql, final_v = (z(NC) for _ in range(5))
+        # at a horizon beyond every event the values are computed below, in Python integers
+        do_final = (python or plan["final_in_kernel"]) and (horizon is None or kT is not None)
+        out_start = np.full(inst.n, -1, dtype=np.int64)
+        out_machine = np.full(inst.n, -1, dtype=np.int64)
+        stats = np.zeros(8, dtype=np.int64)
+        fn = _ref_kernel.py_func if python else _ref_kernel
+        fn(
+            k,
+            inst.machines,
+            rel,
+            size,
+            org,
+            org_ptr,
+            org_jobs,
+            kT is not None,
+            np.int64(0 if kT is None else kT),
+            _UTILITIES[utility],
+            _RULES[rule],
+            _MODES[shapley],
+            L if python else np.int64(L),
+            omega,
+            pc,
+            ecap,
+            bcap,
+            mem,
+            co,
+            vh,
+            vl,
+            qh,
+            ql,
+            final_v,
+            do_final,
+            out_start,
+            out_machine,
+            stats,
+        )
+        if stats[4] != -1:
+            break
+        bcap *= 4
     t_end = int(horizon) if horizon is not None else int(stats[4])
     if do_final:
         values = [int(x) for x in final_v]
     else:  # exact Python integers at a horizon far beyond the last event
         values = []
         for S in range(NC):
-            d = t_end - int(tl[S])
-            r = int(RV[S])
+            V, WV, RV, tl = (int(x) for x in co[S, :4])
+            d = t_end - tl
             if utility == "psi_sp":
-                values.append(int(V[S]) + int(WV[S]) * d + r * (d * (d + 1) // 2))
+                values.append(V + WV * d + RV * (d * (d + 1) // 2))
             else:
-                values.append(int(WV[S]) + r * d)
+                values.append(WV + RV * d)
     start = np.full(inst.n, -1, dtype=np.int64)
     machine = np.full(inst.n, -1, dtype=np.int64)
     start[order] = out_start

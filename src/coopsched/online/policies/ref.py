@@ -178,6 +178,11 @@ def _ref_kernel(
     pc,
     ecap,
     bcap,
+    divide,
+    dtz,
+    dodd,
+    dinv32,
+    dinv64,
     mem,
     co,
     vh,
@@ -394,10 +399,20 @@ def _ref_kernel(
                     h += lo >> 32
                     lo &= _MASK
                     c = int(pc[D])
-                    hq = h // c
-                    lo = ((h - hq * c) << 32) + lo
-                    qh[D] = hq
-                    ql[D] = lo // c
+                    if divide:  # Python integers
+                        hq = h // c
+                        lo = ((h - hq * c) << 32) + lo
+                        qh[D] = hq
+                        ql[D] = lo // c
+                    else:  # exact division without idiv (see _exact_division)
+                        a = dtz[c]
+                        if a > 0:
+                            lo = (lo >> a) | ((h & ((1 << a) - 1)) << (32 - a))
+                            h = h >> a
+                        qlo = np.int64((np.uint64(lo) * np.uint64(dinv32[c])) & np.uint64(_MASK))
+                        h += (lo - dodd[c] * qlo) >> 32
+                        qh[D] = np.int64(np.uint64(h) * dinv64[c])
+                        ql[D] = qlo
             else:
                 stats[2] += 1
         # pass 3: rank the waiting members and start jobs
@@ -531,6 +546,27 @@ def _ref_kernel(
 _UTILITIES = {"psi_sp": 0, "work": 1}
 _RULES = {"fig3": 0, "distance": 1}
 _MODES = {"auto": 0, "direct": 1, "potential": 2}
+
+
+def _exact_division(k: int) -> tuple[np.ndarray, ...]:
+    """Tables to divide ``X = h 2^32 + l`` (``0 <= l < 2^32``) exactly by ``c <= k``.
+
+    With ``c = 2^a b``, ``b`` odd: shift ``X`` right by ``a`` (exact), then the quotient's
+    low word is ``l b^-1 mod 2^32`` and its high word ``(h + (l - b q_l) / 2^32) b^-1 mod
+    2^64`` (both divisions are exact, so the modular inverses give them; unsigned
+    multiplications wrap by definition). Returns ``(a, b, b^-1 mod 2^32, b^-1 mod 2^64)``.
+    """
+    tz = np.zeros(k + 1, dtype=np.int64)
+    odd = np.ones(k + 1, dtype=np.int64)
+    inv32 = np.zeros(k + 1, dtype=np.int64)
+    inv64 = np.zeros(k + 1, dtype=np.uint64)
+    for c in range(1, k + 1):
+        a = (c & -c).bit_length() - 1
+        b = c >> a
+        tz[c], odd[c] = a, b
+        inv32[c] = pow(b, -1, 2**32)
+        inv64[c] = pow(b, -1, 2**64)
+    return tz, odd, inv32, inv64
 
 
 def _value_bound(utility: str, M: int, P: int, t: int) -> int:
@@ -745,6 +781,8 @@ def ref_schedule(
             pc,
             ecap,
             bcap,
+            python,
+            *_exact_division(k),
             mem,
             co,
             vh,

@@ -15,7 +15,11 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   the coalition's last event, so the cost grows with the events, not the horizon;
 * completions are kept in buckets, one per (job, start time): a job that starts at ``t``
   in many coalitions ends at the same time in all of them, so one heap entry serves
-  all of them and every start or completion in a coalition costs O(1);
+  all of them and every start or completion in a coalition costs O(1); members'
+  utilities are brought to ``t`` lazily (when their running count changes or their
+  ``psi`` is needed) and waiting counts are kept per coalition, so a visit is O(1);
+  state is held in records (one cache line per coalition and per member), and no array
+  is ever reassigned inside the kernel (numba would reference-count it in every loop);
 * no Shapley value is computed when it cannot change a decision: when only one member
   has waiting jobs, or when the free machines suffice for every waiting job;
 * Shapley values, scaled by ``L = lcm(1..k)`` so that they are integers, come at each
@@ -78,7 +82,7 @@ _I64_MAX = 2**63 - 1
 _STATE_LIMIT = 2**62
 _WORDS_LIMIT = 2**93
 _MAX_K = 20
-_BUCKETS = (4, 64)  # first bucket capacity: 4 per job + 64
+_BUCKETS = (64, 4096)  # first bucket capacity (48 bytes each): 64 per job + 4096
 
 
 @numba.njit(inline="always", **_NB)
@@ -744,10 +748,11 @@ def ref_schedule(
             a[...] = 0
         return a
 
-    # completion buckets live at once: usually a few per running job; a run that needs
+    # completion buckets live at once: a few per running job; a run that needs
     # more stops early and is redone with four times as many (no array ever grows inside
     # the kernel, which keeps numba from reference-counting arrays in its hot loops)
     bcap = _BUCKETS[0] * inst.n + _BUCKETS[1]
+    reruns = 0
     while True:
         # records, one cache line per (coalition, member) and per coalition:
         # mem[C, u] = (psi_u, work_u, last update, running, started) in C's schedule;
@@ -798,6 +803,7 @@ def ref_schedule(
         if stats[4] != -1:
             break
         bcap *= 4
+        reruns += 1
     t_end = int(horizon) if horizon is not None else int(stats[4])
     if do_final:
         values = [int(x) for x in final_v]
@@ -831,6 +837,7 @@ def ref_schedule(
             "coalition_starts": int(stats[7]),
             "coalition_ready": int(stats[6]),
             "python_integers": python,
+            "bucket_reruns": reruns,
         },
     )
     return sched, values

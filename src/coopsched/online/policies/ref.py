@@ -100,10 +100,10 @@ _I64_MAX = 2**63 - 1
 _STATE_LIMIT = 2**62
 _WORDS_LIMIT = 2**93
 _MAX_K = 20
-_BUCKETS = (64, 4096)  # first bucket capacity (48 bytes each): 64 per job + 4096
+_BUCKETS = (16, 4096)  # first bucket capacity (48 bytes each): 16 per job + 4096
 
 
-@numba.njit(inline="always", **_NB)
+@numba.njit(**_NB)
 def _hpush(h, off, n, key):
     i = n
     h[off + i] = key
@@ -118,7 +118,7 @@ def _hpush(h, off, n, key):
     return n + 1
 
 
-@numba.njit(inline="always", **_NB)
+@numba.njit(**_NB)
 def _hpop(h, off, n):
     n -= 1
     h[off] = h[off + n]
@@ -139,20 +139,19 @@ def _hpop(h, off, n):
     return n
 
 
-@numba.njit(inline="always", **_NB)
-def _less2(ht, hp, a, b):
-    return ht[a] < ht[b] or (ht[a] == ht[b] and hp[a] < hp[b])
-
-
-@numba.njit(inline="always", **_NB)
+@numba.njit(**_NB)
 def _push2(ht, hp, n, t, p):
-    """Push ``(t, p)`` on a heap held in two arrays (time, payload); no packed keys."""
+    """Push ``(t, p)`` on a heap held in two arrays (time, payload); no packed keys.
+
+    A plain (not inlined) function: numba reference-counts array aliases that inlining
+    creates, once per sift step, which cost more than the heap itself.
+    """
     i = n
     ht[i] = t
     hp[i] = p
     while i > 0:
         q = (i - 1) >> 1
-        if not _less2(ht, hp, i, q):
+        if ht[q] < ht[i] or (ht[q] == ht[i] and hp[q] <= hp[i]):
             break
         ht[q], ht[i] = ht[i], ht[q]
         hp[q], hp[i] = hp[i], hp[q]
@@ -160,7 +159,7 @@ def _push2(ht, hp, n, t, p):
     return n + 1
 
 
-@numba.njit(inline="always", **_NB)
+@numba.njit(**_NB)
 def _pop2(ht, hp, n):
     n -= 1
     ht[0] = ht[n]
@@ -171,9 +170,10 @@ def _pop2(ht, hp, n):
         if left >= n:
             break
         c = left
-        if left + 1 < n and _less2(ht, hp, left + 1, left):
-            c = left + 1
-        if not _less2(ht, hp, c, i):
+        r = left + 1
+        if r < n and (ht[r] < ht[left] or (ht[r] == ht[left] and hp[r] < hp[left])):
+            c = r
+        if ht[i] < ht[c] or (ht[i] == ht[c] and hp[i] <= hp[c]):
             break
         ht[c], ht[i] = ht[i], ht[c]
         hp[c], hp[i] = hp[i], hp[c]
@@ -835,7 +835,8 @@ def ref_schedule(
     # completion buckets live at once: a few per running job; a run that needs
     # more stops early and is redone with four times as many (no array ever grows inside
     # the kernel, which keeps numba from reference-counting arrays in its hot loops)
-    bcap = _BUCKETS[0] * inst.n + _BUCKETS[1]
+    # a live bucket holds a live entry, so ecap buckets always suffice
+    bcap = min(_BUCKETS[0] * inst.n + _BUCKETS[1], ecap)
     reruns = 0
     while True:
         # records, one cache line per (coalition, member) and per coalition:
@@ -891,7 +892,7 @@ def ref_schedule(
         )
         if stats[4] != -1:
             break
-        bcap *= 4
+        bcap = min(4 * bcap, ecap)
         reruns += 1
     t_end = int(horizon) if horizon is not None else int(stats[4])
     if do_final:

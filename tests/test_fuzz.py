@@ -573,10 +573,6 @@ def test_mosp_accepts_an_organization_with_no_processors_and_no_jobs(tmp_path, c
 # ----------------------------------------------------------- exactness near the limits
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="exact psi_sp at any scale is issue #11 item 2 (branch refexact)",
-)
 def test_utilities_stay_exact_near_2_53(tmp_path, capsys):
     big = 2**52
     doc = {

@@ -79,3 +79,43 @@ def test_a_pinned_job_behind_an_unpinned_one_is_rejected():
     inst = make_instance([1], [(0, 0, 4), (0, 1, 4)])
     with pytest.raises(InstanceError, match="pinned"):
         dataclasses.replace(inst, pinned=np.array([False, True]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    inst=pinned_instances(max_k=3, max_jobs=8, max_release=5, max_size=5),
+    T=st.integers(1, 10),
+    utility=st.sampled_from(["psi_sp", "work"]),
+    method=st.sampled_from(["direct", "potential"]),
+)
+def test_ref_pinned_jobs_in_every_kernel_path(inst, T, utility, method):
+    """Pinned starts are the same whichever way the Shapley values are computed, and on
+    the exact Python-integer path (the same kernel run as Python)."""
+    s, values = ref_schedule(inst, T, utility=utility, shapley=method)
+    bs, bm, bv = brute_ref(inst, T, utility)
+    assert s.start.tolist() == bs
+    assert s.machine.tolist() == bm
+    assert values == [bv[C] for C in range(1 << inst.k)]
+    p, vp = ref_schedule(inst, T, utility=utility, shapley=method, exact_python=True)
+    assert p.info["python_integers"]
+    assert p.start.tolist() == bs and vp == values
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    inst=pinned_instances(max_k=3, max_jobs=8, max_release=5, max_size=5),
+    T=st.integers(1, 10),
+    shift=st.sampled_from([2**62 - 3, 2**63 - 64]),
+)
+def test_ref_pinned_jobs_near_2_63(inst, T, shift):
+    """Released ``shift`` later (up to 2^63), pinned jobs still start first: starts shift,
+    values stay (the two-word kernel with pinned starts)."""
+    later = make_instance(
+        inst.machines.tolist(),
+        [(u, r + shift, p) for u, r, p in zip(inst.org, inst.release, inst.size, strict=True)],
+    )
+    later = dataclasses.replace(later, pinned=inst.pinned)
+    s, values = ref_schedule(later, shift + T)
+    bs, _, bv = brute_ref(inst, T)
+    assert s.start.tolist() == [x + shift if x >= 0 else -1 for x in bs]
+    assert values == [bv[C] for C in range(1 << inst.k)]

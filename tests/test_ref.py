@@ -12,20 +12,24 @@ from reference import brute_ref
 from coopsched.online.checker import check_schedule
 from coopsched.online.fairness import fairness
 from coopsched.online.policies import get_policy
-from coopsched.online.policies.ref import ref_schedule
-from coopsched.online.shapley import shapley
-from coopsched.workloads.instance import make_instance
+from coopsched.online.policies.ref import plan_arithmetic, ref_schedule
+from coopsched.online.shapley import shapley, shapley_weights
+from coopsched.workloads.instance import InstanceError, make_instance
+
+SHAPLEY = st.sampled_from(["auto", "direct", "potential"])
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     inst=small_instances(max_k=3, max_jobs=8, max_release=6, max_size=5),
     T=st.integers(1, 12),
     utility=st.sampled_from(["psi_sp", "work"]),
+    method=SHAPLEY,
 )
-def test_ref_matches_brute_force_definition(inst, T, utility):
-    """Every coalition, every time step, Eq. (1): same starts, machines and values."""
-    s, values = ref_schedule(inst, T, utility=utility)
+def test_ref_matches_brute_force_definition(inst, T, utility, method):
+    """Every coalition, every time step, Eq. (1): same starts, machines and values,
+    whichever way the kernel computes the Shapley values (Eq. 1 or the potential)."""
+    s, values = ref_schedule(inst, T, utility=utility, shapley=method)
     bs, bm, bv = brute_ref(inst, T, utility)
     assert s.start.tolist() == bs
     assert s.machine.tolist() == bm
@@ -41,11 +45,106 @@ def test_python_integer_path_is_the_same_algorithm(inst, T):
     assert check_schedule(a) == []
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    inst=small_instances(max_k=4, max_jobs=10, max_release=8, max_size=6),
+    T=st.integers(1, 20),
+    utility=st.sampled_from(["psi_sp", "work"]),
+    data=st.data(),
+)
+def test_sizes_beyond_the_horizon_may_be_huge(inst, T, utility, data):
+    """A job with p >= T - s cannot complete before T, so its size cannot matter: sizes up
+    to 2^63 - 1 give the brute-force reference's starts and values (issue 11, item 3)."""
+    big = [
+        data.draw(st.integers(2**62 - 5, 2**63 - 1)) if p >= T else int(p)
+        for p in inst.size.tolist()
+    ]
+    huge = make_instance(
+        inst.machines.tolist(),
+        list(zip(inst.org.tolist(), inst.release.tolist(), big, strict=True)),
+    )
+    s, values = ref_schedule(huge, T, utility=utility)
+    assert not s.info["python_integers"]
+    bs, bm, bv = brute_ref(inst, T, utility)
+    assert s.start.tolist() == bs
+    assert s.machine.tolist() == bm
+    assert values == [bv[C] for C in range(1 << inst.k)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    inst=small_instances(max_k=3, max_jobs=8, max_release=6, max_size=5),
+    T=st.integers(1, 12),
+    shift=st.sampled_from([2**31, 2**62 - 3, 2**62, 2**63 - 64]),
+)
+def test_time_shift_invariance_up_to_2_63(inst, T, shift):
+    """Values depend on times only through t - s: releasing every job ``shift`` later
+    (up to 2^63) shifts every start by ``shift`` and keeps every value (issue 11, item 3:
+    a job released at or after 2^62 starts)."""
+    later = make_instance(
+        inst.machines.tolist(),
+        [(u, r + shift, p) for u, r, p in zip(inst.org, inst.release, inst.size, strict=True)],
+    )
+    s, values = ref_schedule(later, shift + T)
+    bs, _, bv = brute_ref(inst, T)
+    assert s.start.tolist() == [x + shift if x >= 0 else -1 for x in bs]
+    assert values == [bv[C] for C in range(1 << inst.k)]
+    if T + shift + int(inst.size.sum()) < 2**63 - 1:  # without a horizon too
+        s2, v2 = ref_schedule(later)
+        s0, v0 = ref_schedule(inst)
+        assert s2.start.tolist() == [x + shift for x in s0.start.tolist()]
+        assert v2 == v0
+
+
+def test_times_beyond_int64_are_refused_clearly():
+    inst = make_instance([1, 1], [(0, 0, 2**62), (1, 0, 2**62), (0, 1, 2**62)])
+    with pytest.raises(InstanceError, match="give a horizon"):
+        ref_schedule(inst)
+    T = 2**62 + 5
+    s, v = ref_schedule(inst, T)  # with a horizon: exact
+    assert s.start.tolist() == [0, 0, 2**62]
+    q = 2**62
+    two_long = 2 * (q * T - q * (q - 1) // 2)
+    assert v[3] == two_long + 5 * 6 // 2 == sum(s.psi(T))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    k=st.integers(3, 5),
+    data=st.data(),
+)
+def test_two_word_sums_match_python_integers(k, data):
+    """Values near 2^60 (L v beyond 2^63): the compiled kernel's two-word Shapley sums
+    give the same starts and values as Python integers, both Shapley methods."""
+    B = math.isqrt(2**62 // (k + 1))  # k B^2 stays below 2^62: the values fit int64
+    jobs = [(u, 0, B + data.draw(st.integers(0, 20))) for u in range(k)]
+    jobs += [(0, B - 1, 3), (0, B - 1, 3), (1, B - 1, 2), (1, B - 1, 2)]  # a decision
+    for _ in range(data.draw(st.integers(3, 10))):
+        jobs.append(
+            (
+                data.draw(st.integers(0, k - 1)),
+                B - data.draw(st.integers(0, 5)),
+                data.draw(st.integers(1, 30)),
+            )
+        )
+    inst = make_instance([1] * k, jobs)
+    T = B + 60
+    ref_py, v_py = ref_schedule(inst, T, exact_python=True)
+    L = shapley_weights(k)[0]
+    assert L * max(v_py) >= 2**63  # one int64 word would not hold the sums
+    for method in ("direct", "potential"):
+        s, v = ref_schedule(inst, T, shapley=method)
+        assert not s.info["python_integers"] and s.info["decisions"] > 0
+        assert s.start.tolist() == ref_py.start.tolist()
+        assert v == v_py
+
+
 def test_huge_values_switch_to_python_integers():
     # sizes and horizon so large that L * v_max overflows int64: exact path chosen
     big = 10**9
     inst = make_instance([1, 1, 1], [(0, 0, big), (1, 0, big), (1, 0, big), (2, 0, 3 * big)])
-    s, v = ref_schedule(inst, 4 * big)
+    with pytest.warns(RuntimeWarning, match="Python integers"):
+        s, v = ref_schedule(inst, 4 * big)
     assert s.info["python_integers"] is True
     assert check_schedule(s) == []
     T = 4 * big
@@ -146,3 +245,35 @@ def test_ref_on_random_instances_is_valid(k):
     inst = make_instance(rng.integers(1, 4, size=k).tolist(), jobs)
     s = get_policy("ref").run(inst, 300)
     assert check_schedule(s) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=small_instances(max_k=3, max_jobs=10, max_release=8, max_size=9))
+def test_drain_bound_covers_every_coalition(inst):
+    """The proven bound on the last event (module docstring of policies.ref) holds in the
+    schedule of every coalition, so the kernel's clock never runs past what it checked."""
+    bound = plan_arithmetic(inst, None)["t_events"]
+    for S in range(1, 1 << inst.k):
+        members = [u for u in range(inst.k) if S >> u & 1]
+        s = get_policy("ref").run(inst, None, members)
+        ran = s.start >= 0
+        if ran.any():
+            assert int((s.start[ran] + inst.size[ran]).max()) <= bound
+
+
+@settings(max_examples=30, deadline=None)
+@given(inst=small_instances(max_k=3, max_jobs=8, max_release=6, max_size=5), T=st.integers(1, 12))
+def test_bucket_pool_rerun_gives_the_same_schedule(inst, T):
+    """With a single completion bucket to start with, the kernel stops and is rerun with
+    more until it fits; the result is still the brute-force reference's."""
+    import coopsched.online.policies.ref as refmod
+
+    saved = refmod._BUCKETS
+    refmod._BUCKETS = (0, 1)
+    try:
+        s, values = ref_schedule(inst, T)
+    finally:
+        refmod._BUCKETS = saved
+    bs, bm, bv = brute_ref(inst, T)
+    assert s.start.tolist() == bs and s.machine.tolist() == bm
+    assert values == [bv[C] for C in range(1 << inst.k)]

@@ -9,6 +9,7 @@ from coopsched.online.shapley import (
     lcm_upto,
     shapley,
     shapley_monte_carlo,
+    shapley_potential,
     shapley_restricted,
     shapley_weights,
 )
@@ -72,3 +73,20 @@ def test_monte_carlo_converges_within_bound():
         errs.append(np.abs(est.phi - exact).max())
         assert np.all(np.abs(est.phi - exact) <= est.halfwidth + 1e-9)
     assert errs[-1] < errs[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 5), data=st.data())
+def test_potential_differences_are_restricted_shapley_values(k, data):
+    """Hart--Mas-Colell: L phi_u(C) = L P(C) - L P(C - u) for every coalition and member,
+    checked against Eq. (1) with Fractions, including values far beyond 2^63."""
+    vals = [0] + data.draw(
+        st.lists(st.integers(-(2**70), 2**100), min_size=(1 << k) - 1, max_size=(1 << k) - 1)
+    )
+    v = dict(enumerate(vals))
+    q = shapley_potential(vals)
+    L = lcm_upto(k)
+    for C in range(1, 1 << k):
+        for u in range(k):
+            if C >> u & 1:
+                assert Fraction(q[C] - q[C ^ (1 << u)], L) == shapley_eq1(v, C, u)

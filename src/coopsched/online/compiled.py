@@ -485,7 +485,8 @@ def run_compiled(
         is_member,
         machine_owner,
         free_init,
-        np.int64(_BIG if horizon is None else int(horizon)),
+        # int64_bounds keeps every event below 2^62: a larger horizon is never reached
+        np.int64(_BIG if horizon is None else min(int(horizon), int(_BIG))),
         bool(random_machines),
         mt,
         rand["c_ptr"],

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..workloads.instance import Instance
+from ..workloads.instance import Instance, InstanceError
 from .schedule import Schedule
 
 
@@ -392,6 +392,11 @@ def simulate(
             heapq.heappush(comp, (t + size[pos]) * MM + m)
             if events:
                 policy.on_start(view, u, m)
+    if n and max(start) > 2**63 - 1:  # a refusal, never a wrapped start time
+        raise InstanceError(
+            f"{policy.name}: a job would start at {max(start)} s, beyond 2^63 - 1; "
+            "give a horizon below that"
+        )
     start_arr = np.full(inst.n, -1, dtype=np.int64)
     mach_arr = np.full(inst.n, -1, dtype=np.int64)
     start_arr[order] = np.array(start, dtype=np.int64)

@@ -58,8 +58,13 @@ class Schedule:
             return int(t)
         if self.horizon is not None:
             return int(self.horizon)
-        ends = self.start + self.instance.size
-        return int(ends[self.started].max()) if self.started.any() else 0
+        ok = self.started
+        if not ok.any():
+            return 0
+        s, p = self.start[ok], self.instance.size[ok]
+        if int(s.max()) + int(p.max()) < 2**63:  # no int64 end can wrap
+            return int((s + p).max())
+        return max(int(a) + int(b) for a, b in zip(s.tolist(), p.tolist(), strict=True))
 
     def psi(self, t: int | None = None) -> list[int]:
         """``psi_sp`` of every organization at ``t`` (default: the horizon, or the end)."""

@@ -8,6 +8,10 @@ A table ``v`` has ``2**k`` entries, ``v[0] = 0``.
   because ``c * binom(c-1, s)`` divides ``lcm(1..c)``), so integer tables give exact
   rational results (:class:`fractions.Fraction`).
 * :func:`shapley_restricted` -- the Shapley values in the game restricted to a coalition.
+* :func:`shapley_potential` -- the potential of Hart and Mas-Colell (Econometrica 1989),
+  ``P(D) = (v(D) + sum_{w in D} P(D - w)) / |D|``, ``P(empty) = 0``, scaled by ``L``: then
+  ``phi_u(C) = P(C) - P(C - u)`` in the game restricted to ``C``, for every ``C`` at once
+  in ``O(k 2^k)`` (REF uses it when many coalitions decide at one time).
 * :func:`shapley_monte_carlo` -- permutation sampling (Eq. 2) with a Hoeffding
   confidence half-width.
 """
@@ -87,6 +91,31 @@ def shapley_restricted(v, coalition: int, k: int | None = None) -> dict[int, Fra
             s = (s - 1) & rest
         out[u] = Fraction(acc, L)
     return out
+
+
+def shapley_potential(v, k: int | None = None) -> list[int]:
+    """``L * P(D)`` for every coalition ``D``: the Hart--Mas-Colell potential, scaled.
+
+    ``P(D) = sum over nonempty T in D of v(T) / (|T| binom(|D|, |T|))``, which satisfies
+    ``|D| P(D) = v(D) + sum_{w in D} P(D - w)``; ``L = lcm(1..k)`` makes every entry an
+    integer for an integer table (``|T| binom(|D|, |T|) = |D| binom(|D|-1, |T|-1)``
+    divides ``lcm(1..|D|)``), so the recursion divides exactly. Eq. (1) then reads
+    ``L phi_u(C) = L P(C) - L P(C - u)``.
+    """
+    vals, k = _check_table(v, k)
+    L = lcm_upto(max(k, 1))
+    q = [0] * len(vals)
+    for D in range(1, len(vals)):
+        total = L * vals[D]
+        rest = D
+        while rest:
+            w = rest & -rest
+            total += q[D ^ w]
+            rest ^= w
+        c = D.bit_count()
+        assert total % c == 0
+        q[D] = total // c
+    return q
 
 
 def shapley(v, k: int | None = None) -> list[Fraction]:

@@ -21,7 +21,7 @@ _I64_SAFE = 2**62
 
 def group_sum(values: np.ndarray, groups: np.ndarray, k: int, bound: int) -> list[int]:
     """Exact per-group sums of integer ``values``; ``bound`` bounds each ``|value|``."""
-    if len(values) * max(bound, 1) < _I64_SAFE:
+    if values.dtype != object and len(values) * max(bound, 1) < _I64_SAFE:
         out = np.zeros(k, dtype=np.int64)
         np.add.at(out, groups, values.astype(np.int64))
         return [int(x) for x in out]
@@ -31,47 +31,83 @@ def group_sum(values: np.ndarray, groups: np.ndarray, k: int, bound: int) -> lis
     return sums
 
 
+def _wide(*arrays: np.ndarray, t: int) -> bool:
+    """Whether ``t`` or a start plus a size could reach ``2^62`` (then use Python ints)."""
+    top = sum(int(a.max()) for a in arrays if len(a))
+    return max(top, int(t)) >= _I64_SAFE or int(t) < -_I64_SAFE
+
+
 def _started(start: np.ndarray, t: int) -> np.ndarray:
-    return (start >= 0) & (start < t)
+    if int(t) >= _I64_SAFE:  # every start is an int64, below t
+        return start >= 0
+    return (start >= 0) & (start < int(t))
+
+
+def _elapsed(start: np.ndarray, t: int, wide: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(started mask, t - s or 0)``, in int64 or, when ``wide``, Python integers."""
+    started = _started(start, t)
+    s = start.astype(object) if wide else start.astype(np.int64)
+    elapsed = np.where(started, int(t) - np.where(started, s, 0), 0)
+    return started, elapsed.astype(object) if wide else elapsed
 
 
 def psi_sp_terms(start: np.ndarray, size: np.ndarray, t: int) -> np.ndarray:
-    """Per-job contribution to ``psi_sp(t)`` (0 for jobs not started before ``t``)."""
-    s = start.astype(np.int64)
-    started = _started(s, t)
-    elapsed = np.where(started, t - s, 0)
-    q = np.minimum(size, elapsed)
+    """Per-job contribution to ``psi_sp(t)`` (0 for jobs not started before ``t``).
+
+    int64 when ``t`` and every start plus size are below ``2^62`` and every term
+    (``<= min(p, t) t``) is too; Python integers (``dtype=object``) otherwise.
+    """
+    t = int(t)
+    wide = _wide(start, size, t=t)
+    if not wide and len(size) and min(int(size.max()), max(t, 0)) * max(t, 0) >= _I64_SAFE:
+        wide = True
+    _, elapsed = _elapsed(start, t, wide)
+    p = size.astype(object) if wide else size
+    q = np.minimum(p, elapsed)
     return q * elapsed - q * (q - 1) // 2
 
 
 def psi_sp(org: np.ndarray, start: np.ndarray, size: np.ndarray, t: int, k: int) -> list[int]:
     """``psi_sp`` of each of the ``k`` organizations at time ``t`` (Eq. 3, exact)."""
     terms = psi_sp_terms(start, size, t)
-    return group_sum(terms, org, k, bound=int(t) * int(t))
+    t = max(int(t), 0)
+    p_max = int(size.max()) if len(size) else 0
+    return group_sum(terms, org, k, bound=min(p_max, t) * t)
 
 
 def work_done(org: np.ndarray, start: np.ndarray, size: np.ndarray, t: int, k: int) -> list[int]:
     """Unit parts of each organization's jobs processed before ``t``."""
-    s = start.astype(np.int64)
-    elapsed = np.where(_started(s, t), t - s, 0)
-    return group_sum(np.minimum(size, elapsed), org, k, bound=int(t))
+    wide = _wide(start, size, t=t)
+    _, elapsed = _elapsed(start, t, wide)
+    p = size.astype(object) if wide else size
+    return group_sum(np.minimum(p, elapsed), org, k, bound=max(int(t), 0))
+
+
+def _completed(start: np.ndarray, size: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(mask of jobs completed by t, their completion times)``, exact."""
+    wide = _wide(start, size, t=t)
+    s = start.astype(object) if wide else start.astype(np.int64)
+    p = size.astype(object) if wide else size
+    end = s + p
+    done = (start >= 0) & (end <= int(t))
+    return done.astype(bool), end
 
 
 def flow_time(
     org: np.ndarray, release: np.ndarray, start: np.ndarray, size: np.ndarray, t: int, k: int
 ) -> list[int]:
     """Total flow time (completion minus release) of each organization's jobs done by ``t``."""
-    s = start.astype(np.int64)
-    done = (s >= 0) & (s + size <= t)
-    ft = np.where(done, s + size - release, 0)
-    return group_sum(ft, org, k, bound=int(t))
+    done, end = _completed(start, size, t)
+    ft = np.where(done, end - release, 0)
+    bound = max(int(t), int(end.max()) if len(end) else 0)
+    return group_sum(ft, org, k, bound=bound)
 
 
 def completed_jobs(
     org: np.ndarray, start: np.ndarray, size: np.ndarray, t: int, k: int
 ) -> list[int]:
     """Number of each organization's jobs completed by ``t``."""
-    done = (start >= 0) & (start + size <= t)
+    done, _ = _completed(start, size, t)
     return group_sum(done.astype(np.int64), org, k, bound=1)
 
 
@@ -89,16 +125,16 @@ class ValueCurve:
 
     def __init__(self, start: np.ndarray, size: np.ndarray):
         ok = start >= 0
-        s = start[ok].astype(np.int64)
-        p = size[ok].astype(np.int64)
+        s = start[ok]  # starts may pass 2^63 too (a coalition's FIFO run, in Python ints)
+        p = size[ok]
         big = len(s) and (int(s.max()) + int(p.max())) ** 2 * len(s) * 4 >= _I64_SAFE
         dt = object if big else np.int64
         s, p = s.astype(dt), p.astype(dt)
-        by_s = np.argsort(s.astype(np.int64), kind="stable")
+        by_s = np.argsort(s, kind="stable")
         e = s + p
-        by_e = np.argsort(e.astype(np.int64), kind="stable")
-        self._s_sorted = s[by_s].astype(np.int64)
-        self._e_sorted = e[by_e].astype(np.int64)
+        by_e = np.argsort(e, kind="stable")  # ends may pass 2^63: Python ints then
+        self._s_sorted = s[by_s] if big else s[by_s].astype(np.int64)
+        self._e_sorted = e[by_e] if big else e[by_e].astype(np.int64)
 
         def cum(x):
             out = np.zeros(len(x) + 1, dtype=dt)
@@ -113,8 +149,15 @@ class ValueCurve:
         del pa
 
     def _counts(self, t: int) -> tuple[int, int]:
-        a = int(np.searchsorted(self._s_sorted, t, side="left"))
-        b = int(np.searchsorted(self._e_sorted, t, side="right"))
+        n = len(self._s_sorted)
+        if self._s_sorted.dtype != object and not -(2**63) <= t < 2**63:
+            a = n if t > 0 else 0  # beyond int64: compare without converting t
+        else:
+            a = int(np.searchsorted(self._s_sorted, t, side="left"))
+        if self._e_sorted.dtype != object and not -(2**63) <= t < 2**63:
+            b = n if t > 0 else 0
+        else:
+            b = int(np.searchsorted(self._e_sorted, t, side="right"))
         return a, b
 
     def psi(self, t: int) -> int:

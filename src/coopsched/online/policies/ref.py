@@ -782,7 +782,7 @@ def ref_schedule(
     cps_all = sorted({int(c) for c in checkpoints}) if checkpoints is not None else []
     if cps_all and horizon is None:
         raise ValueError("checkpoints need a horizon")
-    if cps_all and (cps_all[0] < 0 or cps_all[-1] > int(horizon)):
+    if cps_all and horizon is not None and (cps_all[0] < 0 or cps_all[-1] > int(horizon)):
         raise ValueError(f"checkpoints must lie in [0, horizon={horizon}]")
     plan = plan_arithmetic(inst, horizon, utility)
     python = plan["python"] if exact_python is None else bool(exact_python)

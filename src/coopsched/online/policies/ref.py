@@ -84,6 +84,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -346,7 +347,7 @@ def ref_schedule(
         cp_vals = z(len(cps_k), NC)
         from ..ref_kernel import _ref_kernel
 
-        fn = _ref_kernel.py_func if python else _ref_kernel
+        fn: Any = _ref_kernel.py_func if python else _ref_kernel
         fn(
             k,
             inst.machines,

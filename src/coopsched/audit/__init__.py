@@ -6,7 +6,7 @@
 Per organization ``u``: ``psi_u``, its ``psi_sp`` at the window's end in the recorded
 schedule; ``phi_u``, its Shapley value in the game whose grand coalition is worth the recorded
 total and whose other coalitions are worth what they would get alone under REF (Skowron &
-Rzadca, Definition 3.2 applied to the recorded schedule; CONVENTIONS 5); and the signed
+Rzadca, Definition 3.2 applied to the recorded schedule; docs/conventions.md §5); and the signed
 surplus ``psi_u - phi_u``. Exact up to ``exact_max`` organizations (one REF run over all
 ``2^k`` coalitions), sampled beyond (:mod:`.sampling`). See ``docs/audit.md``.
 """

@@ -4,7 +4,7 @@
 schedules alone under REF (its members' jobs on its members' machines); ``v(grand)`` is
 the recorded schedule's total ``psi_sp``. ``phi`` is the Shapley value of that game (Eq. 1),
 so ``sum(phi) == sum(psi)`` exactly, and ``psi - phi`` is each organization's signed
-surplus (CONVENTIONS 5).
+surplus (docs/conventions.md §5).
 
 REF builds all ``2^k - 1`` coalitions' schedules in one run
 (:func:`coopsched.online.policies.ref.ref_schedule`), and gives their values at the horizon
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def recorded_starts(inst: Instance) -> np.ndarray:
-    """The recorded start of every job of an audit instance (``inst.start``, CONVENTIONS 5);
+    """The recorded start of every job of an audit instance (``inst.start``, docs/conventions.md §5);
     raise when the instance has none."""
     if inst.start is None:
         raise ValueError("the instance has no recorded starts ('start' per job)")

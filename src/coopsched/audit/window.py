@@ -1,6 +1,6 @@
 """Audit windows: dates to log times, and the instance of a window with its backlog.
 
-The exact rule (CONVENTIONS 5), applied by :func:`window_instance`, for a window
+The exact rule (docs/conventions.md §5), applied by :func:`window_instance`, for a window
 ``[t0, t1)`` on the log's clock; the audited instance's clock is shifted so that ``t0``
 becomes 0, and its horizon is ``T = t1 - t0``:
 

@@ -8,7 +8,7 @@ organization and the number of EF violations (pairs ``j < k`` with ``d_j > d_k``
 
 Set-up (stated, seeded): windows of ``length`` seconds (default 5e4) from the trace
 (default LPC-EGEE, its 70 machines), each starting at the submit time of a random job
-and holding at least 200 jobs (busy periods, where migration matters), ``k`` organizations (users dealt as in CONVENTIONS 1), organization
+and holding at least 200 jobs (busy periods, where migration matters), ``k`` organizations (users dealt as in docs/conventions.md §1), organization
 ``u`` has priority ``v0 = u + 1``, each machine's speed drawn uniformly from {1, 2, 3, 4}.
 """
 

@@ -1,6 +1,6 @@
 """Reproduction of Skowron & Rzadca, Sec. 7: Table 1, Table 2 and Figure 10.
 
-Each window of a trace becomes a 5-organization instance (CONVENTIONS 1); REF's
+Each window of a trace becomes a 5-organization instance (docs/conventions.md §1); REF's
 schedule is computed once and every other policy's ``dpsi / p_tot`` is measured against
 it at the horizon. Traces: LPC-EGEE and RICC as in the paper; PIK-IPLEX and
 SHARCNET-Whale are not available here, so METACENTRUM and HPC2N stand in for them.

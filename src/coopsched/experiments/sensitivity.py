@@ -7,7 +7,7 @@ submitted before ``t_start`` nor how the start is drawn. This study measures Tab
 options, on the same windows and seeds (paired):
 
 * ``state``: what the system holds at the window start. ``empty``: nothing (the reading
-  of CONVENTIONS 1 used by ``reproduce table1``); ``warmup``: the jobs of the ``warmup``
+  of docs/conventions.md §1 used by ``reproduce table1``); ``warmup``: the jobs of the ``warmup``
   seconds before the window are simulated too, and the metric counts the utilities accrued
   in the window (``online.fairness``). A third state, ``backlog`` (the log's own state at
   the window start), plugs in through :data:`WINDOW_STATES` (see there);

@@ -1,5 +1,5 @@
 """Online scheduling on uniformly related machines with preemption and migration
-("Migration and fairness in online scheduling", Secs. 2 and 5; CONVENTIONS 3).
+("Migration and fairness in online scheduling", Secs. 2 and 5; docs/conventions.md §3).
 
 A job has a type ``(r, t, v0)``: release, processing time on a speed-1 machine, and the
 priority of its department (organization). A machine of speed ``v`` processes ``v``
@@ -41,7 +41,7 @@ class RelatedInstance:
     priority: tuple[Fraction, ...]
     org: tuple[int, ...]
     names: tuple[str, ...] = ()
-    ids: tuple = ()  # the input's job ids (CONVENTIONS 4); empty: the job indices
+    ids: tuple = ()  # the input's job ids (docs/conventions.md §4); empty: the job indices
 
     @property
     def n(self) -> int:

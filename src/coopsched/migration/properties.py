@@ -6,7 +6,7 @@ violation naming the jobs, their types and completion times.
 * EF (Def. 2): ``j < k`` implies ``d_j <= d_k``, where ``j < k`` (Def. 1) is ``j <= k``
   (``r_j <= r_k``, ``v0_j >= v0_k``, ``t_j <= t_k``) with ``r_j < r_k`` or ``v0_j > v0_k``.
   The strict order is the paper's (Lemma 1's proof needs it: two jobs of identical type
-  cannot both finish first); CONVENTIONS 3 only spells out the non-strict one.
+  cannot both finish first); docs/conventions.md §3 only spells out the non-strict one.
 * WPM (Def. 3): giving a job a worse type (later release, lower priority, longer
   processing), all else fixed, never makes it finish earlier. Checked by re-running with
   perturbed types.

@@ -6,7 +6,7 @@
   whose local makespan is at least ``alpha*Wbar + pmax`` give up their jobs starting
   after ``2*Wbar``; these are re-placed in HF order, each at its earliest start on any
   cluster that delays no job already there (conservative-backfilling insertion,
-  CONVENTIONS 2). Ties between clusters: the job's own cluster, then the lowest index.
+  docs/conventions.md §2). Ties between clusters: the job's own cluster, then the lowest index.
 * :func:`ilba` -- ILBA, Sec. 5.1, applied to any schedule: clusters sorted by
   non-decreasing makespan; for ``k = 2..N`` all jobs of the k-th cluster are taken off
   and re-placed, in their order of start, at the earliest strip on clusters 1..k. Ties:

@@ -12,7 +12,7 @@ mechanism "my jobs first" (Sec. 5.1):
    that delays no job placed before it.
 
 So a foreign job never delays an owner's job, and a job never delays a job of higher
-priority. The owner's jobs are list-scheduled in the sense of CONVENTIONS 2 (Graham's list
+priority. The owner's jobs are list-scheduled in the sense of docs/conventions.md §2 (Graham's list
 scheduling, :func:`~coopsched.mosp.listsched.list_schedule`): at each time the first job of
 the list that fits starts, so a later job may start in a hole and delay an earlier wide one
 -- exactly what ``coopsched mosp --algorithm local`` does, so an organization's local
@@ -109,7 +109,7 @@ def cluster_sequence(jobs, c: int, owner: np.ndarray, pos: np.ndarray, pr: np.nd
 
 def owner_profile(m: int, own: Sequence[int], p: np.ndarray, q: np.ndarray) -> ClusterProfile:
     """ "My jobs first": a cluster of ``m`` processors with its owner's jobs ``own`` (given in
-    list order) list-scheduled on it (CONVENTIONS 2), as if no foreign job existed."""
+    list order) list-scheduled on it (docs/conventions.md §2), as if no foreign job existed."""
     prof = ClusterProfile(int(m))
     own = [int(j) for j in own]
     if own:

@@ -1,7 +1,7 @@
 """List scheduling of rigid parallel jobs on one cluster (Pascual et al., Sec. 3.1).
 
 At each time with ``m'`` free processors the first job of the list with ``q <= m'``
-starts; when none fits, time advances to the next completion (CONVENTIONS 2). Orders:
+starts; when none fits, time advances to the next completion (docs/conventions.md §2). Orders:
 HF (highest first: non-increasing ``q``, Sec. 3.2), LPT (non-increasing ``p``), or the
 list as given; ties keep the input order.
 """

@@ -1,10 +1,10 @@
-"""Cluster schedules of rigid parallel jobs as free-processor profiles (CONVENTIONS 2).
+"""Cluster schedules of rigid parallel jobs as free-processor profiles (docs/conventions.md §2).
 
 A :class:`ClusterProfile` is the step function "free processors over time" of one
 cluster of ``m`` interchangeable processors (no contiguity). It answers the question
 MOLBA, ILBA and the coordination game keep asking: the earliest start of a ``(p, q)``
 job that delays nothing already placed -- the earliest ``t >= after`` at which ``q``
-processors are free during all of ``[t, t+p)`` (Pascual et al., Sec. 4.1; CONVENTIONS 2).
+processors are free during all of ``[t, t+p)`` (Pascual et al., Sec. 4.1; docs/conventions.md §2).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class ClusterProfile:
     """Free processors of one cluster over time, with the jobs placed on it.
 
     A cluster may have no processor (an organization that only submits, or neither
-    submits nor contributes, CONVENTIONS 4): then no job fits on it."""
+    submits nor contributes, docs/conventions.md §4): then no job fits on it."""
 
     __slots__ = ("m", "_t", "_f", "jobs")
 

@@ -7,7 +7,7 @@
 4. greedy: at no time before the horizon is a machine free while a job waits;
 5. every job of the coalition is accounted for: started, or reported unstarted (only
    possible with a horizon, and only for jobs that could not start before it);
-6. pinned jobs first (:attr:`Instance.pinned`, CONVENTIONS 5): no unpinned job starts at
+6. pinned jobs first (:attr:`Instance.pinned`, docs/conventions.md §5): no unpinned job starts at
    a time when a pinned job of the coalition is released and still waits.
 
 :func:`check_schedule` returns the violations found (empty when the schedule is valid);

@@ -9,7 +9,7 @@ private ``_compiled`` hook names a rule (only the exact built-in classes do, nev
 user subclass). The schedules are identical, start by start and machine by machine
 (tests compare both paths with hypothesis):
 
-* events, queues and machine choice as in the Python engine (CONVENTIONS 1): at ``t``
+* events, queues and machine choice as in the Python engine (docs/conventions.md §1): at ``t``
   completions first (in machine order), then releases (submission order), then greedy
   picks; the lowest-numbered free machine, or for DIRECTCONTR a uniformly random free
   machine drawn from the very stream Python's ``random.Random(seed)`` gives (the

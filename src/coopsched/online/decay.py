@@ -19,7 +19,7 @@ half-life keeps undecayed usage ``D_u`` = processed work, in exact integers.
 Every organization is updated with the same operations at every event, so organizations
 with identical histories have bit-identical values and tie exactly (ties then go to the
 lowest index). Only start and completion times are used, never a job's size: the usage
-is non-clairvoyant (CONVENTIONS 1).
+is non-clairvoyant (docs/conventions.md §1).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The online engine: event-driven, greedy, FIFO per organization, non-clairvoyant.
 
-Model (Skowron & Rzadca, Sec. 2; CONVENTIONS 1): sequential jobs on identical machines;
+Model (Skowron & Rzadca, Sec. 2; docs/conventions.md §1): sequential jobs on identical machines;
 time is integer; a job released at ``r`` may start at any ``s >= r`` and occupies one
 machine during ``[s, s+p)``. At every event time ``t`` (a release or a completion) the
 engine frees the machines whose jobs complete at ``t``, queues the jobs released at ``t``
@@ -8,7 +8,7 @@ engine frees the machines whose jobs complete at ``t``, queues the jobs released
 waits, asks the policy for an organization; that organization's oldest waiting job
 starts at ``t``. The cost grows with the number of events, not with the horizon.
 
-Pinned jobs (:attr:`Instance.pinned`, CONVENTIONS 5: jobs already running when an audited
+Pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5: jobs already running when an audited
 window opens) are started by the engine itself, before the policy is asked: while a pinned
 job waits and a machine is free, the oldest waiting pinned job starts (a pinned job is
 always at the head of its organization's queue). The policy still sees these starts

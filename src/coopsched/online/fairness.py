@@ -1,4 +1,4 @@
-"""The fairness metric of Skowron & Rzadca, Sec. 7.2 (CONVENTIONS 1).
+"""The fairness metric of Skowron & Rzadca, Sec. 7.2 (docs/conventions.md §1).
 
 For a policy ``A`` on an instance at horizon ``T``:
 ``dpsi = sum_u |psi_u(A) - psi_u(REF)|`` and ``p_tot`` = unit parts processed before ``T``

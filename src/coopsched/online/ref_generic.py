@@ -15,7 +15,7 @@ for every non-clairvoyant utility (a job started at ``t`` has no part done by ``
 take, as the kernel does for ``work``, the value of the job's first unit part: ``D =
 value(r, t, 1, t + 1)``, the job as if it lasted one unit (all a non-clairvoyant scheduler
 knows). ``phi`` and ``psi`` are evaluated at ``t`` and do not change between the picks
-at ``t`` (CONVENTIONS 1, the literal reading). When the free machines suffice for every
+at ``t`` (docs/conventions.md §1, the literal reading). When the free machines suffice for every
 waiting job, all start.
 
 Utilities (:data:`JOB_VALUES`; the minimisation objectives enter with a minus sign, the
@@ -45,7 +45,7 @@ JobValue = Callable[[int, int, int, int], int]
 
 
 def psi_sp_value(r: int, s: int, p: int, t: int) -> int:
-    """``psi_sp`` of one job at ``t`` (Eq. 3; CONVENTIONS 1's integer form)."""
+    """``psi_sp`` of one job at ``t`` (Eq. 3; docs/conventions.md §1's integer form)."""
     if s < 0 or s >= t:
         return 0
     q = min(p, t - s)

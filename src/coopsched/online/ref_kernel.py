@@ -423,7 +423,7 @@ def _ref_kernel(
                         kl[x] = L
                     else:
                         kl[x] = abs(yl) - abs(yl - L)
-            # pinned queue heads first (CONVENTIONS 5), oldest FIFO position first, then
+            # pinned queue heads first (docs/conventions.md §5), oldest FIFO position first, then
             # the largest key first; wl is in index order, so ties go to the lowest index
             pin = anypin
             u = -1

@@ -1,7 +1,7 @@
 """Utilities of organizations in a schedule, at any horizon, exactly.
 
 * :func:`psi_sp` -- the strategy-proof utility of Skowron & Rzadca, Eq. (3), in the
-  integer form of CONVENTIONS 1: over the jobs with ``s < t``,
+  integer form of docs/conventions.md §1: over the jobs with ``s < t``,
   ``psi_sp(t) = sum(q*(t-s) - q*(q-1)/2)`` with ``q = min(p, t-s)``. It is an integer.
 * :func:`work_done` -- the resource utilization of each organization: unit parts of its
   jobs processed before ``t`` (``sum min(p, t-s)`` over started jobs).

@@ -60,7 +60,7 @@ def lublin_instance(
 ) -> Instance:
     """An online instance from the Lublin-Feitelson model (:mod:`coopsched.workloads.lublin`).
 
-    Parallel jobs become sequential copies (as for traces, CONVENTIONS 1); each job's owner
+    Parallel jobs become sequential copies (as for traces, docs/conventions.md §1); each job's owner
     is drawn from Zipf(1.4267) over the ``k`` organizations; machines split by ``split``.
     The horizon is the last submit time.
     """

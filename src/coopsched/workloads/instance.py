@@ -2,7 +2,7 @@
 
 An :class:`Instance` is the common input of every part of coopsched. Jobs are stored
 column-wise in numpy arrays (owner, release, size, and optional processors, priority,
-id); organizations are indexed in the order the instance lists them (CONVENTIONS 1).
+id); organizations are indexed in the order the instance lists them (docs/conventions.md §1).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ class Instance:
     """Organizations and their jobs.
 
     ``org[j]`` is the index of job ``j``'s owner, ``release[j]`` its release time and
-    ``size[j]`` its processing time (integers, CONVENTIONS 1). ``processors`` (rigid
+    ``size[j]`` its processing time (integers, docs/conventions.md §1). ``processors`` (rigid
     parallel jobs), ``priority`` (v0 in the migration model) and ``ids`` are optional.
 
-    Two optional per-job arrays serve the audit of recorded schedules (CONVENTIONS 5):
+    Two optional per-job arrays serve the audit of recorded schedules (docs/conventions.md §5):
     ``start`` is the start the platform actually gave the job (``-1``: it never started),
     and ``pinned`` marks jobs that were running when an audit window opened: an engine
     starts a waiting pinned job ahead of every other job (see :meth:`validate`).

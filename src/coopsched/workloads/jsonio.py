@@ -1,4 +1,4 @@
-"""The JSON instance format of CONVENTIONS 4, read and written.
+"""The JSON instance format of docs/conventions.md §4, read and written.
 
 ::
 

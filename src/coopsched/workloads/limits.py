@@ -1,6 +1,6 @@
 """Bounds on input sizes and the checks every reader applies before any work starts.
 
-coopsched computes with exact integers (int64 arrays, CONVENTIONS 1): a number in an input
+coopsched computes with exact integers (int64 arrays, docs/conventions.md §1): a number in an input
 is accepted only if it is exactly representable both as a float64 and as an int64, so that
 it is never wrapped or rounded on the way in. The resource limits turn inputs that would
 exhaust memory only after minutes (a billion machines, a job on 10^8 processors) into an
@@ -20,7 +20,7 @@ from pathlib import Path
 MAX_EXACT = 2**53
 #: Machines (processors) of a whole platform.
 MAX_MACHINES = 10_000_000
-#: Sequential jobs of one instance (after splitting parallel jobs, CONVENTIONS 1).
+#: Sequential jobs of one instance (after splitting parallel jobs, docs/conventions.md §1).
 MAX_JOBS = 50_000_000
 #: Sampled orderings (RAND) or random starts of one run.
 MAX_SAMPLES = 1_000_000

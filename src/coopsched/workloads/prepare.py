@@ -1,6 +1,6 @@
 """From an SWF trace to a multi-organization instance (Skowron & Rzadca, Sec. 7.2).
 
-Follows CONVENTIONS 1, "Traces to instances":
+Follows docs/conventions.md §1, "Traces to instances":
 
 * window: jobs submitted in ``[t0, t0 + L)``, times shifted so that ``t0`` becomes 0;
 * a job on ``q > 1`` processors becomes ``q`` sequential jobs (same release, size, user);

@@ -7,7 +7,7 @@ line and the field: a line with more or fewer than 18 fields (even the first one
 token that is not a number, a value that is not finite or beyond 2^53 (never wrapped or
 rounded), a line longer than :data:`~coopsched.workloads.limits.MAX_SWF_LINE` characters,
 a corrupt gzip stream, or a path that is not an ordinary file. Jobs that cannot run (run time <= 0, or processors <= 0, where
-processors is field 5, or field 8 when field 5 is -1; CONVENTIONS 1) are dropped and
+processors is field 5, or field 8 when field 5 is -1; docs/conventions.md §1) are dropped and
 counted in :attr:`SWFTrace.dropped`, never silently.
 """
 

@@ -5,9 +5,9 @@ organization ``v`` credits its ``psi_sp`` to ``v`` as contribution, and to the j
 owner as utility. At each event, free machines are visited in a random (seeded) order
 and the waiting job of the organization with the largest ``phi - psi`` starts;
 ``phi`` and ``psi`` are evaluated at ``t`` and do not change between the picks at one
-``t`` (CONVENTIONS 1; ties to the lowest index).
+``t`` (docs/conventions.md §1; ties to the lowest index).
 
-Departures from the printed pseudo-code, as CONVENTIONS 1 asks:
+Departures from the printed pseudo-code, as docs/conventions.md §1 asks:
 
 * erratum: lines 15-16 of Fig. 9 credit ``phi[own(J)]`` and ``psi[own(m)]``; we credit
   utility to the job's owner and contribution to the machine's owner, as lines 13-14
@@ -69,7 +69,7 @@ class DirectContr(Policy):
 
     def select(self, view: SimView) -> int:
         t = view.t
-        if t != self._cache_t:  # phi - psi fixed during one event (CONVENTIONS 1)
+        if t != self._cache_t:  # phi - psi fixed during one event (docs/conventions.md §1)
             self._cache_t = t
             self._cache = {}
         best, best_key = -1, 0

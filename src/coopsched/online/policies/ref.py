@@ -1,4 +1,4 @@
-"""REF, the exact fair algorithm (Skowron & Rzadca, Fig. 1 with Fig. 3; CONVENTIONS 1).
+"""REF, the exact fair algorithm (Skowron & Rzadca, Fig. 1 with Fig. 3; docs/conventions.md §1).
 
 Every coalition ``C`` keeps its own greedy schedule of its members' jobs on its
 members' machines. When ``C`` has a free machine and waiting jobs at ``t``, it starts
@@ -6,7 +6,7 @@ the oldest job of the member ``u`` with the largest ``phi_u - psi_u``, where ``p
 ``u``'s Shapley value in the game restricted to ``C`` (values of all subcoalitions at
 ``t``) and ``psi_u`` its utility in ``C``'s schedule; ties go to the lowest index.
 ``phi`` and ``psi`` do not change between the picks at one ``t``, so the winner keeps
-receiving machines until its queue is empty (the "literal reading" of CONVENTIONS 1).
+receiving machines until its queue is empty (the "literal reading" of docs/conventions.md §1).
 
 Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
 
@@ -30,7 +30,7 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   ``D`` in ``k 2^(k-1)`` additions, after which ``L phi_u(C) = L P(C) - L P(C - u)``
   for every deciding ``(C, u)`` costs O(1). An event time thus costs at most
   ``O(k 2^k)``, never ``3^k``;
-* pinned jobs (:attr:`Instance.pinned`, CONVENTIONS 5: running when an audited window
+* pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5: running when an audited window
   opened) start in every coalition that has a free machine and contains their owner,
   ahead of every other job, oldest FIFO position first (a pinned job is always at the
   head of its organization's queue); only then does ``phi - psi`` pick among the rest;

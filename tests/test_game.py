@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from coopsched.cli import main
 from coopsched.experiments.poa import theorem1_epsilons
+from coopsched.mosp.construction import construct_equilibrium, rotation
 from coopsched.mosp.equilibrium import (
     best_response,
     best_response_dynamics,
@@ -17,10 +18,8 @@ from coopsched.mosp.equilibrium import (
 )
 from coopsched.mosp.game import (
     Mechanism,
-    construct_equilibrium,
     costs,
     local_makespans,
-    rotation,
     schedule,
     selfishness_violations,
 )

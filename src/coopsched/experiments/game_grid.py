@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..mosp.construction import construct_equilibrium
 from ..mosp.equilibrium import epsilon
-from ..mosp.game import Mechanism, construct_equilibrium, selfishness_violations
+from ..mosp.game import Mechanism, selfishness_violations
 from ..mosp.generators import mosp_instance
 from ..mosp.schedule import mosp_arrays
 from .study import Study, register_study

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..mosp.construction import construct_equilibrium
 from ..mosp.equilibrium import epsilon, search_equilibria
-from ..mosp.game import Mechanism, construct_equilibrium, costs, local_makespans, schedule
+from ..mosp.game import Mechanism, costs, local_makespans, schedule
 from ..mosp.paper_instances import mosp, theorem1, theorem4, theorem5
 from .study import Study, register_study
 

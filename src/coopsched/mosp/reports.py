@@ -15,6 +15,7 @@ from . import equilibrium as eq
 from . import game as g
 from . import paper_instances as papers
 from .algorithms import ALGORITHMS, run
+from .construction import construct_equilibrium
 from .generators import mosp_instance
 from .schedule import check, mosp_arrays
 
@@ -166,7 +167,7 @@ def game_report(
     out: dict = {"action": action, "priority": mech.kind, "order": mech.order}
     notes: list[str] = []
     if action == "construct":
-        e = g.construct_equilibrium(inst, mech, rebalance=rebalance, stabilize=stabilize)
+        e = construct_equilibrium(inst, mech, rebalance=rebalance, stabilize=stabilize)
         cfg = e.config.tolist()
         out.update(rebalance=rebalance, **{k: v for k, v in e.info.items() if k != "rebalance"})
         try:

@@ -364,3 +364,36 @@ def test_lpc_egee_window_audit():
     assert sum(Fraction(o["phi_exact"]) for o in orgs) == sum(o["psi"] for o in orgs)
     assert sum(o["machines"] for o in orgs) == 140
     assert r["window"]["backlog"]["running"] == 44  # jobs running at 15:00 that day
+
+
+def test_a_counterfactual_too_large_for_memory_is_skipped_and_said(tmp_path, capsys, monkeypatch):
+    """RAND with a backlog runs in the Python engine; past the memory budget the audit skips
+    it with the reason in every output, instead of exhausting the machine's memory."""
+    import importlib
+
+    cf = importlib.import_module("coopsched.audit.counterfactuals")
+    doc = {
+        "organizations": [{"name": "a", "machines": 1}, {"name": "b", "machines": 1}],
+        "jobs": [
+            {"org": "a", "release": 0, "size": 4, "start": 0, "pinned": True},
+            {"org": "a", "release": 0, "size": 4, "start": 4},
+            {"org": "b", "release": 1, "size": 3, "start": 1},
+        ],
+    }
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(doc))
+    assert main(["audit", str(p), "--horizon", "12", "--format", "json"]) == 0
+    rows = {c["policy"]: c for c in json.loads(capsys.readouterr().out)["counterfactuals"]}
+    assert rows["rand"]["utilization"] is not None and "note" not in rows["rand"]
+    monkeypatch.setattr(cf, "MEMORY_BUDGET", 0)
+    assert main(["audit", str(p), "--horizon", "12", "--format", "json"]) == 0
+    rows = {c["policy"]: c for c in json.loads(capsys.readouterr().out)["counterfactuals"]}
+    assert rows["rand"]["unfairness"] is None and rows["rand"]["utilization"] is None
+    assert rows["rand"]["note"].startswith("skipped: RAND with a backlog")
+    assert rows["fifo"]["utilization"] is not None  # only RAND is affected
+    assert main(["audit", str(p), "--horizon", "12"]) == 0
+    assert "rand: skipped: RAND with a backlog" in capsys.readouterr().out
+    assert main(["audit", str(p), "--horizon", "12", "--format", "csv"]) == 0
+    html = tmp_path / "r.html"
+    assert main(["audit", str(p), "--horizon", "12", "--html", str(html)]) == 0
+    assert html.stat().st_size > 1000

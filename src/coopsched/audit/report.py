@@ -154,8 +154,13 @@ def render_table(report: dict, console) -> None:
         cf.add_column("dpsi / p_tot (s)", justify="right")
         cf.add_column("utilization", justify="right")
         for r in report["counterfactuals"]:
-            cf.add_row(r["policy"], _num(r["unfairness"], "{:.4g}"), f"{r['utilization']:.3f}")
+            cf.add_row(
+                r["policy"], _num(r["unfairness"], "{:.4g}"), _num(r["utilization"], "{:.3f}")
+            )
         console.print(cf)
+        for r in report["counterfactuals"]:
+            if r.get("note"):
+                console.print(f"{r['policy']}: {r['note']}")
     if report["excluded"]:
         console.print(
             "excluded: " + ", ".join(f"{k}: {v:,}" for k, v in report["excluded"].items())

@@ -315,3 +315,17 @@ def test_check_policy_requires_parameters_stored_under_their_names():
 
     with pytest.raises(PolicyCheckError, match="weight not stored"):
         check_policy(Hidden, instances=1)
+
+
+def test_cli_help_lists_the_registered_policies(capsys, monkeypatch):
+    """``simulate --help`` and ``compare --help`` read the registry when help is shown."""
+    from coopsched.cli import main
+    from coopsched.online.policies import names
+
+    monkeypatch.setenv("COLUMNS", "400")
+    for command in ("simulate", "compare"):
+        main([command, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert "Registered policies:" in out
+        for name in names():
+            assert name in out, (command, name)

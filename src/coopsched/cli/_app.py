@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,6 +41,22 @@ def Table(*args, **kwargs):  # noqa: N802  (stands for the class)
     from rich.table import Table as _Table
 
     return _Table(*args, **kwargs)
+
+
+class PolicyHelp(TyperCommand):
+    """A command whose ``--help`` ends with the registered policies: the list is read from
+    the registry when help is shown, so start-up does not import the policies."""
+
+    def format_help(self, ctx, formatter) -> None:
+        if not self.epilog:
+            from ..online.policies import names
+
+            self.epilog = (
+                "Registered policies: "
+                + ", ".join(names())
+                + " (also package.module:Class; 'coopsched policies' describes them)."
+            )
+        super().format_help(ctx, formatter)
 
 
 class CLIError(Exception):

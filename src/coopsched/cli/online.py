@@ -16,6 +16,7 @@ from ._app import (
     Machines,
     Orgs,
     Owners,
+    PolicyHelp,
     Seed,
     Split,
     Trace,
@@ -34,7 +35,7 @@ from ._app import (
 )
 
 
-@app.command()
+@app.command(cls=PolicyHelp)
 def simulate(
     input: Annotated[
         Path | None,
@@ -152,7 +153,7 @@ def demo(
     _show(rep, format)
 
 
-@app.command()
+@app.command(cls=PolicyHelp)
 def compare(
     input: Annotated[
         Path | None,

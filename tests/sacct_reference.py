@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
-from pathlib import Path
 
 import pandas as pd
 
@@ -25,8 +24,7 @@ from coopsched.workloads.sacct import (
     STEP_LINE,
     SacctError,
     _header,
-    _zone,
-    local_timezone,
+    _open,
 )
 
 
@@ -39,15 +37,7 @@ def reference_read_sacct(
     :func:`local_timezone`); the result states it. ``machines``, when given, is the
     platform's processor count: a job allocated more is an error (the count is wrong).
     """
-    path_s = str(path)
-    zone_name = timezone or local_timezone()
-    zone = _zone(zone_name)
-    if machines is not None and machines < 1:
-        raise SacctError(f"{path_s}: machines must be >= 1, got {machines}")
-    try:
-        text = Path(path).read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+    path_s, zone_name, zone, text = _open(path, timezone, machines)
 
     cache: dict[str, int] = {}
 

@@ -330,15 +330,10 @@ def _counts(values: pd.Series, lines: np.ndarray, path: str, column: str) -> np.
     return values.astype("int64").to_numpy()
 
 
-def read_sacct(
-    path: str | os.PathLike, timezone: str | None = None, machines: int | None = None
-) -> RecordedLog:
-    """Read ``sacct -P`` output into a :class:`RecordedLog` (``docs/formats.md``, sacct).
-
-    ``timezone`` is the IANA zone sacct printed its local times in (default: this machine's,
-    :func:`local_timezone`); the result states it. ``machines``, when given, is the
-    platform's processor count: a job allocated more is an error (the count is wrong).
-    """
+def _open(
+    path: str | os.PathLike, timezone: str | None, machines: int | None
+) -> tuple[str, str, ZoneInfo, str]:
+    """The checked arguments of a reader and the file's text: path, zone name, zone, text."""
     path_s = str(path)
     zone_name = timezone or local_timezone()
     zone = _zone(zone_name)
@@ -348,6 +343,19 @@ def read_sacct(
         text = Path(path).read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+    return path_s, zone_name, zone, text
+
+
+def read_sacct(
+    path: str | os.PathLike, timezone: str | None = None, machines: int | None = None
+) -> RecordedLog:
+    """Read ``sacct -P`` output into a :class:`RecordedLog` (``docs/formats.md``, sacct).
+
+    ``timezone`` is the IANA zone sacct printed its local times in (default: this machine's,
+    :func:`local_timezone`); the result states it. ``machines``, when given, is the
+    platform's processor count: a job allocated more is an error (the count is wrong).
+    """
+    path_s, zone_name, zone, text = _open(path, timezone, machines)
 
     # 1. lines: layout and job ids, one pass in Python
     columns: list[str] | None = None

@@ -1,3 +1,4 @@
+import dataclasses
 import itertools
 import math
 from fractions import Fraction
@@ -12,7 +13,7 @@ from reference import brute_ref
 from coopsched.online.checker import check_schedule
 from coopsched.online.fairness import fairness
 from coopsched.online.policies import get_policy
-from coopsched.online.policies.ref import plan_arithmetic, ref_schedule
+from coopsched.online.policies.ref import job_runs, plan_arithmetic, ref_schedule
 from coopsched.online.shapley import shapley, shapley_weights
 from coopsched.workloads.instance import InstanceError, make_instance
 
@@ -277,3 +278,71 @@ def test_bucket_pool_rerun_gives_the_same_schedule(inst, T):
     bs, bm, bv = brute_ref(inst, T)
     assert s.start.tolist() == bs and s.machine.tolist() == bm
     assert values == [bv[C] for C in range(1 << inst.k)]
+
+
+@st.composite
+def wide_instances(draw, max_k=3, max_jobs=5, max_width=4, pins=False):
+    """Parallel jobs split into identical consecutive sequential jobs (one run each), on
+    clusters of up to 4 machines; optionally the first jobs released at 0 pinned."""
+    k = draw(st.integers(1, max_k))
+    machines = draw(st.lists(st.integers(0, 4), min_size=k, max_size=k))
+    if sum(machines) == 0:
+        machines[0] = 2
+    jobs = []
+    for _ in range(draw(st.integers(0, max_jobs))):
+        job = (draw(st.integers(0, k - 1)), draw(st.integers(0, 5)), draw(st.integers(1, 5)))
+        jobs += [job] * draw(st.integers(1, max_width))
+    inst = make_instance(machines, jobs)
+    if not pins:
+        return inst
+    pinned = np.zeros(inst.n, dtype=bool)
+    free_seen = set()
+    for j in inst.fifo_order():
+        u = int(inst.org[j])
+        if inst.release[j] == 0 and u not in free_seen and draw(st.booleans()):
+            pinned[j] = True
+        else:
+            free_seen.add(u)
+    return dataclasses.replace(inst, pinned=pinned)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    inst=st.booleans().flatmap(lambda pins: wide_instances(pins=pins)),
+    T=st.integers(1, 12),
+    utility=st.sampled_from(["psi_sp", "work"]),
+    method=SHAPLEY,
+)
+def test_runs_of_identical_jobs_start_together_exactly(inst, T, utility, method):
+    """The kernel starts the rest of a run of identical jobs in one step (job_runs); the
+    schedule and every value stay those of the one-by-one definition, pins included."""
+    s, values = ref_schedule(inst, T, utility=utility, shapley=method)
+    bs, bm, bv = brute_ref(inst, T, utility)
+    assert s.start.tolist() == bs
+    assert s.machine.tolist() == bm
+    assert values == [bv[C] for C in range(1 << inst.k)]
+    p, vp = ref_schedule(inst, T, utility=utility, shapley=method, exact_python=True)
+    assert p.start.tolist() == bs and vp == values
+
+
+@settings(max_examples=200, deadline=None)
+@given(inst=st.booleans().flatmap(lambda pins: wide_instances(max_jobs=8, pins=pins)))
+def test_job_runs_against_their_definition(inst):
+    order = inst.fifo_order()
+    rel, size, org = inst.release[order], inst.size[order], inst.org[order]
+    pin = np.zeros(inst.n, bool) if inst.pinned is None else inst.pinned[order]
+    org_jobs = np.argsort(org, kind="stable").astype(np.int64)
+    run_end, run_head = job_runs(org_jobs, rel, size, org, pin)
+
+    def key(x):
+        q = int(org_jobs[x])
+        return (int(org[q]), int(rel[q]), int(size[q]), bool(pin[q]))
+
+    for x in range(inst.n):
+        y = x  # the run's first index: walk back while the previous job continues it
+        while y > 0 and org_jobs[y - 1] + 1 == org_jobs[y] and key(y - 1) == key(y):
+            y -= 1
+        z = x + 1  # one past its last
+        while z < inst.n and org_jobs[z - 1] + 1 == org_jobs[z] and key(z - 1) == key(z):
+            z += 1
+        assert (int(run_end[x]), int(run_head[x])) == (z, int(org_jobs[y]))

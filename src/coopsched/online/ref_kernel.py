@@ -101,6 +101,8 @@ def _ref_kernel(
     org,
     org_ptr,
     org_jobs,
+    run_end,
+    run_head,
     has_T,
     T,
     utility,
@@ -160,7 +162,8 @@ def _ref_kernel(
     bn = 0
     bstamp = np.full(max(n, 1), -1, np.int64)
     bid = np.zeros(max(n, 1), np.int64)
-    ent = np.zeros((ecap, 2), np.int32)  # (coalition, next entry of the bucket or free list)
+    # (coalition, next entry of the bucket or free list, jobs started together)
+    ent = np.zeros((ecap, 3), np.int32)
     for e in range(ecap - 1):
         ent[e, 1] = e + 1
     ent[ecap - 1, 1] = -1
@@ -177,6 +180,7 @@ def _ref_kernel(
     vis = np.zeros(NC, np.int64)
     ready = np.zeros(NC, np.int64)
     decide = np.zeros(NC, np.int64)
+    vstamp = np.full(NC, -1, np.int64)  # the event at which vh/vl[S] were last computed
     kh = qh[:k].copy()  # same dtype as the values (int64 or Python ints)
     kl = qh[:k].copy()
     zero = qh[0] * 0
@@ -240,9 +244,10 @@ def _ref_kernel(
                         mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
                         mem[C, u, 1] += r * d
                     mem[C, u, 2] = t
-                mem[C, u, 3] -= 1
-                co[C, 2] -= 1
-                co[C, 4] += 1
+                c = ent[e, 2]
+                mem[C, u, 3] -= c
+                co[C, 2] -= c
+                co[C, 4] += c
                 nx = ent[e, 1]
                 ent[e, 1] = efree
                 efree = e
@@ -309,30 +314,45 @@ def _ref_kernel(
             continue
         stats[6] += nready
         # pass 2: the values (two words each) and, if cheaper, the potential
+        # Eq. (1) costs 2^(|C|-1) terms per deciding member plus the values of C's
+        # subsets; the potential, k 2^(k-1) additions plus every coalition's value
         ndec = 0
         costA = 0
         for a in range(nready):
             if decide[a] == 1:
                 ndec += 1
                 C = ready[a]
+                costA += 1 << pc[C]
                 for u in range(k):
                     if (C >> u) & 1 and nrel[u] - mem[C, u, 4] > 0:
                         costA += 1 << (pc[C] - 1)
         pot = False
         if ndec > 0:
             stats[1] += ndec
-            for S in range(NC):
-                d = int(t) - int(co[S, 3])
-                r = int(co[S, 2])
-                v = (
-                    co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
-                    if utility == 0
-                    else co[S, 1] + r * d
-                )
-                vh[S] = v >> 32
-                vl[S] = v & _MASK
-            costP = k * (NC >> 1)
+            costP = k * (NC >> 1) + NC
             pot = mode == 2 or (mode == 0 and costP < costA)
+            for a in range(NC if pot else nready):
+                # every coalition's value for the potential; else those of the subsets
+                # of the deciding coalitions, each once
+                top = G if pot else ready[a]
+                if not pot and decide[a] == 0:
+                    continue
+                S = a if pot else top
+                while True:
+                    if vstamp[S] != ev:
+                        vstamp[S] = ev
+                        d = int(t) - int(co[S, 3])
+                        r = int(co[S, 2])
+                        v = (
+                            co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                            if utility == 0
+                            else co[S, 1] + r * d
+                        )
+                        vh[S] = v >> 32
+                        vl[S] = v & _MASK
+                    if pot or S == 0:
+                        break
+                    S = (S - 1) & top
             if pot:
                 stats[3] += 1
                 qh[0] = zero
@@ -453,9 +473,13 @@ def _ref_kernel(
                     done[best] = 1
                     u = wl[best]
                     continue
-                pos = org_jobs[org_ptr[u] + mem[C, u, 4]]
-                mem[C, u, 4] += 1
-                co[C, 5] -= 1
+                # the rest of a run of identical jobs (consecutive in FIFO order, same
+                # owner, release, size and pin) starts at once, as far as machines go
+                x0 = org_ptr[u] + mem[C, u, 4]
+                cnt = min(co[C, 4], run_end[x0] - x0)
+                pos = run_head[x0]
+                mem[C, u, 4] += cnt
+                co[C, 5] -= cnt
                 if nrel[u] == mem[C, u, 4]:
                     co[C, 6] -= 1
                 p = size[pos]
@@ -479,6 +503,7 @@ def _ref_kernel(
                 efree = ent[e, 1]
                 ent[e, 0] = C
                 ent[e, 1] = b_head[b]
+                ent[e, 2] = cnt
                 b_head[b] = e
                 d = int(t) - int(mem[C, u, 2])
                 if d > 0:
@@ -487,16 +512,18 @@ def _ref_kernel(
                         mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
                         mem[C, u, 1] += r * d
                     mem[C, u, 2] = t
-                mem[C, u, 3] += 1
-                co[C, 2] += 1
-                co[C, 4] -= 1
-                stats[7] += 1
+                mem[C, u, 3] += cnt
+                co[C, 2] += cnt
+                co[C, 4] -= cnt
+                stats[7] += cnt
                 if C == G:
-                    m = fheap[0]
-                    fsize = _hpop(fheap, 0, fsize)
-                    out_start[pos] = t
-                    out_machine[pos] = m
-                    mn = _push2(mh_t, mh_m, mn, end, m)
+                    for y in range(x0, x0 + cnt):
+                        q = org_jobs[y]
+                        m = fheap[0]
+                        fsize = _hpop(fheap, 0, fsize)
+                        out_start[q] = t
+                        out_machine[q] = m
+                        mn = _push2(mh_t, mh_m, mn, end, m)
     # checkpoints after the last event
     while cp < ncp:
         for S in range(NC):

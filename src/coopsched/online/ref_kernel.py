@@ -120,8 +120,7 @@ def _ref_kernel(
     dinv64,
     mem,
     co,
-    vh,
-    vl,
+    vv,
     qh,
     ql,
     final_v,
@@ -180,7 +179,7 @@ def _ref_kernel(
     vis = np.zeros(NC, np.int64)
     ready = np.zeros(NC, np.int64)
     decide = np.zeros(NC, np.int64)
-    vstamp = np.full(NC, -1, np.int64)  # the event at which vh/vl[S] were last computed
+    vstamp = np.full(NC, -1, np.int64)  # the event at which vv[S] was last computed
     kh = qh[:k].copy()  # same dtype as the values (int64 or Python ints)
     kl = qh[:k].copy()
     zero = qh[0] * 0
@@ -268,15 +267,13 @@ def _ref_kernel(
                     continue
                 ub = 1 << u
                 cnt = relcnt[u]
-                old = nrel[u]
                 nrel[u] += cnt
                 rest = G ^ ub
                 s = rest
                 while True:  # every coalition containing u (and some machine)
                     C = s | ub
                     if mC[C] > 0:
-                        if old - mem[C, u, 4] == 0:
-                            co[C, 6] += 1
+                        co[C, 6] |= ub  # u has waiting jobs in C now
                         co[C, 5] += cnt
                         if co[C, 7] != t:
                             co[C, 7] = t
@@ -308,7 +305,8 @@ def _ref_kernel(
             if co[C, 4] == 0 or co[C, 5] == 0:
                 continue
             ready[nready] = C
-            decide[nready] = 1 if (co[C, 6] > 1 and co[C, 4] < co[C, 5]) else 0
+            wm = co[C, 6]
+            decide[nready] = 1 if (wm & (wm - 1) != 0 and co[C, 4] < co[C, 5]) else 0
             nready += 1
         if nready == 0:
             continue
@@ -322,10 +320,7 @@ def _ref_kernel(
             if decide[a] == 1:
                 ndec += 1
                 C = ready[a]
-                costA += 1 << pc[C]
-                for u in range(k):
-                    if (C >> u) & 1 and nrel[u] - mem[C, u, 4] > 0:
-                        costA += 1 << (pc[C] - 1)
+                costA += (1 << pc[C]) + pc[co[C, 6]] * (1 << (pc[C] - 1))
         pot = False
         if ndec > 0:
             stats[1] += ndec
@@ -348,8 +343,7 @@ def _ref_kernel(
                             if utility == 0
                             else co[S, 1] + r * d
                         )
-                        vh[S] = v >> 32
-                        vl[S] = v & _MASK
+                        vv[S] = v
                     if pot or S == 0:
                         break
                     S = (S - 1) & top
@@ -358,8 +352,8 @@ def _ref_kernel(
                 qh[0] = zero
                 ql[0] = zero
                 for D in range(1, NC):
-                    h = L * vh[D]
-                    lo = L * vl[D]
+                    h = L * (vv[D] >> 32)
+                    lo = L * (vv[D] & _MASK)
                     rest = D
                     while rest != 0:
                         w = rest & -rest
@@ -389,8 +383,9 @@ def _ref_kernel(
         for a in range(nready):
             C = ready[a]
             nw = 0
+            wm = co[C, 6]
             for u in range(k):
-                if (C >> u) & 1 and nrel[u] - mem[C, u, 4] > 0:
+                if (wm >> u) & 1:
                     wl[nw] = u
                     nw += 1
             c = int(pc[C])
@@ -412,8 +407,11 @@ def _ref_kernel(
                     s = rest
                     while True:
                         wgt = int(omega[c, pc[s]])
-                        xh += wgt * (vh[s | ub] - vh[s])
-                        xl += wgt * (vl[s | ub] - vl[s])
+                        # a marginal contribution fits a word (values are below
+                        # 2^62); it is split into words only to be summed
+                        dv = vv[s | ub] - vv[s]
+                        xh += wgt * (dv >> 32)
+                        xl += wgt * (dv & _MASK)
                         if s == 0:
                             break
                         s = (s - 1) & rest
@@ -453,7 +451,7 @@ def _ref_kernel(
                     bpos = n
                     for x in range(nw):
                         w = wl[x]
-                        if nrel[w] - mem[C, w, 4] > 0:
+                        if (co[C, 6] >> w) & 1:
                             q = org_jobs[org_ptr[w] + mem[C, w, 4]]
                             if pinned[q] and q < bpos:
                                 bpos = q
@@ -461,7 +459,7 @@ def _ref_kernel(
                     if u < 0:
                         pin = False
                         continue
-                elif u < 0 or nrel[u] - mem[C, u, 4] == 0:
+                elif u < 0 or (co[C, 6] >> u) & 1 == 0:
                     best = -1
                     for x in range(nw):
                         if done[x] == 0 and (
@@ -481,7 +479,7 @@ def _ref_kernel(
                 mem[C, u, 4] += cnt
                 co[C, 5] -= cnt
                 if nrel[u] == mem[C, u, 4]:
-                    co[C, 6] -= 1
+                    co[C, 6] ^= 1 << u
                 p = size[pos]
                 # a job that cannot complete before the horizon ends "at T": never popped
                 end = T if has_T and p >= T - t else t + p

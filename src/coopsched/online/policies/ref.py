@@ -53,10 +53,12 @@ Exact arithmetic (issue 11; bounds are checked in Python before the kernel runs)
   ``work``; every intermediate of the closed-form update stays below
   ``max(min(M t, P) t, min(M, n) t(t+1)/2, t(t+1))``. When that is below ``2^62`` the
   state is int64;
-* Shapley sums are held in two int64 words, ``x = h 2^32 + l``: every value ``v`` is split
-  as ``(v >> 32, v & (2^32-1))``, sums are taken word by word and carried afterwards.
-  Eq. (1)'s weights add up to ``L`` (``sum_s binom(c-1, s) L / (c binom(c-1, s)) = L``),
-  so a low word stays below ``L 2^32 < 2^60``; the potential obeys
+* Shapley sums are held in two int64 words, ``x = h 2^32 + l``: every term (a marginal
+  contribution ``v(s + u) - v(s)``, which fits one word since values lie in ``[0, 2^62)``,
+  or a value ``v`` for the potential) is split as ``(d >> 32, d & (2^32-1))``, sums are
+  taken word by word and carried afterwards. Eq. (1)'s weights add up to ``L``
+  (``sum_s binom(c-1, s) L / (c binom(c-1, s)) = L``), so a low word stays below
+  ``L 2^32 < 2^60`` and a high word below ``L 2^30``; the potential obeys
   ``L P(D) <= L H_k vmax`` (``H_k`` the harmonic number) and its recursion's partial sums
   ``L v(D) + sum_w L P(D - w) <= (k H_k + 1) L vmax``, so a high word stays below
   ``2^61`` when ``(k H_k + 3) L vmax < 2^93``; the potential's division by ``|D|`` is
@@ -372,14 +374,14 @@ def ref_schedule(
     bcap = min(_BUCKETS[0] * inst.n + _BUCKETS[1], ecap)
     reruns = 0
     while True:
-        # records, one cache line per (coalition, member) and per coalition:
+        # records, one per (coalition, member) and one per coalition:
         # mem[C, u] = (psi_u, work_u, last update, running, started) in C's schedule;
         # co[C] = (value, work, running, last update, free machines, waiting jobs,
-        #          members with waiting jobs, last visit)
+        #          bitmask of the members with waiting jobs, last visit)
         mem, co = z(NC, k, 5), z(NC, 8)
         mem[:, :, 2] = plan["t_start"]  # every clock starts at the first release
         co[:, 3] = plan["t_start"]
-        vh, vl, qh, ql, final_v = (z(NC) for _ in range(5))
+        vv, qh, ql, final_v = (z(NC) for _ in range(4))
         # at a horizon beyond every event the values are computed below, in Python integers
         do_final = (python or plan["final_in_kernel"]) and (horizon is None or kT is not None)
         out_start = np.full(inst.n, -1, dtype=np.int64)
@@ -413,8 +415,7 @@ def ref_schedule(
             *_exact_division(k),
             mem,
             co,
-            vh,
-            vl,
+            vv,
             qh,
             ql,
             final_v,

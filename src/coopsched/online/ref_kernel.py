@@ -275,7 +275,9 @@ def _ref_kernel(
                     if mC[C] > 0:
                         co[C, 6] |= ub  # u has waiting jobs in C now
                         co[C, 5] += cnt
-                        if co[C, 7] != t:
+                        # a release changes no value: only a coalition with a free
+                        # machine has something to decide
+                        if co[C, 7] != t and co[C, 4] > 0:
                             co[C, 7] = t
                             vis[nvis] = C
                             nvis += 1

@@ -112,6 +112,64 @@ def test_wrong_checksum_is_a_clear_error(test_log, monkeypatch, tmp_path):
     assert not (tmp_path / "cache" / "TEST-2024-1.swf.gz").exists()
 
 
+def test_records_checksum_ignores_header_whitespace_and_compression(tmp_path):
+    """The records checksum is the same for the archive's file and for a copy without
+    its header, uncompressed, re-indented or with CRLF line ends; a changed or a missing
+    record changes it."""
+    records = [line for line in SWF.splitlines() if not line.startswith(";")]
+    variants = {
+        "orig.swf.gz": gzip.compress(SWF.encode(), mtime=0),
+        "noheader.swf": "\n".join(records).encode(),
+        "spaced.swf": "\r\n".join("  " + r.replace(" ", "\t ") for r in records).encode(),
+    }
+    sums = set()
+    for name, data in variants.items():
+        (tmp_path / name).write_bytes(data)
+        sums.add(archive.records_sha256(tmp_path / name))
+    assert len(sums) == 1 and next(iter(sums))[1] == 40
+    (tmp_path / "short.swf").write_text("\n".join(records[:-1]))
+    (tmp_path / "changed.swf").write_text("\n".join([*records[:-1], records[-1] + " 0"]))
+    for name in ("short.swf", "changed.swf"):
+        assert archive.records_sha256(tmp_path / name) not in sums
+
+
+def test_pinned_records_checksum_matches_the_local_copy():
+    """METACENTRUM's pin is the records checksum of our (header-stripped) copy."""
+    log = lookup("METACENTRUM")
+    p = TRACES / log.filename
+    if not p.exists():
+        pytest.skip("no METACENTRUM copy here")
+    assert log.sha256 is None
+    assert archive.records_sha256(p) == (log.records_sha256, 103_656)
+
+
+def test_fetch_checks_the_records_checksum(test_log, monkeypatch, tmp_path, capsys):
+    www = tmp_path / "www" / "l_test" / "TEST-2024-1.swf.gz"
+    good, _ = archive.records_sha256(www)
+    pinned = dataclasses.replace(test_log, sha256=None, records_sha256=good)
+    monkeypatch.setitem(archive.LOGS, pinned.name, pinned)
+    assert main(["fetch", "TEST-2024-1"]) == 0
+    assert "no checksum pinned" not in capsys.readouterr().out
+    cached = tmp_path / "cache" / "TEST-2024-1.swf.gz"
+    assert cached.exists()
+    cached.unlink()
+    bad = dataclasses.replace(pinned, records_sha256="0" * 64)
+    monkeypatch.setitem(archive.LOGS, bad.name, bad)
+    with pytest.raises(ArchiveError, match="failed its checksum: the 40 job records have sha256"):
+        fetch_trace("TEST-2024-1")
+    assert not cached.exists()
+    assert main(["fetch", "TEST-2024-1"]) == 1
+    err = capsys.readouterr().err.splitlines()  # pooch's "Downloading ..." line, then ours
+    assert any(line.startswith("Downloading data from") for line in err)
+    assert err[-1].startswith("error: TEST-2024-1: download from")
+    assert not any("SHA256 hash of downloaded file" in line for line in err)
+
+
+def test_every_log_but_the_truncated_one_has_a_pin():
+    unpinned = [log.name for log in archive.LOGS.values() if not (log.sha256 or log.records_sha256)]
+    assert unpinned == ["NASA-iPSC-1993-3"]
+
+
 def test_unreachable_server_is_a_clear_error(test_log, monkeypatch):
     monkeypatch.setenv("COOPSCHED_PWA_URL", "http://127.0.0.1:9/")
     with pytest.raises(ArchiveError, match="cannot download"):

@@ -158,11 +158,22 @@ def test_fetch_checks_the_records_checksum(test_log, monkeypatch, tmp_path, caps
     with pytest.raises(ArchiveError, match="failed its checksum: the 40 job records have sha256"):
         fetch_trace("TEST-2024-1")
     assert not cached.exists()
-    assert main(["fetch", "TEST-2024-1"]) == 1
-    err = capsys.readouterr().err.splitlines()  # pooch's "Downloading ..." line, then ours
-    assert any(line.startswith("Downloading data from") for line in err)
+    import logging
+
+    import pooch
+
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())
+    pooch.get_logger().addHandler(handler)
+    try:
+        assert main(["fetch", "TEST-2024-1"]) == 1
+    finally:
+        pooch.get_logger().removeHandler(handler)
+    err = capsys.readouterr().err.splitlines()
     assert err[-1].startswith("error: TEST-2024-1: download from")
-    assert not any("SHA256 hash of downloaded file" in line for line in err)
+    assert any(m.startswith("Downloading data from") for m in seen)
+    assert not any(m.startswith("SHA256 hash of") for m in seen)  # no advice to pin the file
 
 
 def test_every_log_but_the_truncated_one_has_a_pin():
@@ -194,8 +205,11 @@ def test_cli_fetch_and_trace_option(test_log, capsys):
     argv = ["simulate", "--trace", "TEST-2024-1", "-k", "2", "--format", "csv"]
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith("org,")
-    assert main(["fetch", "--list"]) == 0
-    assert "LPC-EGEE-2004-1.2-cln" in capsys.readouterr().out
+    assert main(["fetch", "--list", "--format", "csv"]) == 0
+    rows = {r.split(",")[0]: r for r in capsys.readouterr().out.splitlines()}
+    assert "file" in rows["LPC-EGEE-2004-1.2-cln"].split(",")
+    assert "job records" in rows["METACENTRUM-2009-2"].split(",")
+    assert "none" in rows["NASA-iPSC-1993-3"].split(",")
 
 
 def test_cli_unknown_trace_is_one_line(capsys):

@@ -373,6 +373,11 @@ def logs_report():
                 "name": log.name,
                 "system": log.system,
                 "acknowledge": log.acknowledge,
+                "checksum": "file"
+                if log.sha256
+                else "job records"
+                if log.records_sha256
+                else "none",
                 "local_copy": str(local) if local else None,
             }
         )
@@ -382,6 +387,7 @@ def logs_report():
             Column("name", left=True),
             Column("system", left=True),
             Column("acknowledge", left=True),
+            Column("checksum", "pinned checksum", left=True),
             Column("local_copy", "on disk", left=True),
         ],
         rows=rows,

@@ -69,6 +69,14 @@ def test_bad_columns_are_refused_with_the_choices():
     assert label("rand_n75") == "RAND (N=75)" and label("htcondor") == "HTCONDOR"
 
 
+def test_a_class_path_is_a_column_too():
+    path = "coopsched.online.policies.baselines:Fifo"
+    assert resolve_policies(f"fifo,{path}", ()) == ("fifo", path)
+    assert label(path) == "FIFO"
+    with pytest.raises(ValueError, match="cannot load policy"):
+        resolve_policies("coopsched.online.policies.baselines:Nope", ())
+
+
 def _fake_rows(policies, traces=("LPC-EGEE", "RICC"), windows=3):
     rng = np.random.default_rng(0)
     rows = []

@@ -42,6 +42,29 @@ def test_audit_is_guarded():
         assert cs.audit is sys.modules["coopsched.audit"]
 
 
+def test_audit_is_a_function_and_still_the_package():
+    """``coopsched.audit(...)`` is the audit function; ``coopsched.audit.window`` and
+    ``from coopsched.audit import audit`` keep working."""
+    import dataclasses
+    import inspect
+
+    from coopsched.audit import audit as audit_function
+    from coopsched.audit.window import WindowError
+
+    inst = cs.make_instance([1, 1], [(0, 0, 3), (0, 0, 2), (1, 1, 2)], names=["a", "b"])
+    rec = dataclasses.replace(inst, start=cs.simulate(inst, "fifo", horizon=6).start)
+    called = cs.audit(rec, horizon=6)
+    assert called == audit_function(rec, horizon=6)
+    assert [r["phi_exact"] for r in called["organizations"]] == ["22/1", "11/1"]
+    assert cs.audit.window.WindowError is WindowError  # the submodules are attributes
+    assert cs.audit.load_log is sys.modules["coopsched.audit"].load_log
+    assert inspect.signature(cs.audit) == inspect.signature(audit_function)
+    with pytest.raises(WindowError, match="positive --horizon"):
+        cs.audit(rec)
+    with pytest.raises(TypeError):
+        cs.audit(rec, horizon=6, no_such_option=1)
+
+
 def test_simulate_by_name_with_parameters():
     inst = cs.make_instance([1, 1], [(0, 0, 3), (0, 0, 2), (1, 1, 2), (1, 2, 1)])
     a = cs.simulate(inst, "rand", horizon=5, n_samples=4, seed=1)

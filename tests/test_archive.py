@@ -112,6 +112,75 @@ def test_wrong_checksum_is_a_clear_error(test_log, monkeypatch, tmp_path):
     assert not (tmp_path / "cache" / "TEST-2024-1.swf.gz").exists()
 
 
+def test_records_checksum_ignores_header_whitespace_and_compression(tmp_path):
+    """The records checksum is the same for the archive's file and for a copy without
+    its header, uncompressed, re-indented or with CRLF line ends; a changed or a missing
+    record changes it."""
+    records = [line for line in SWF.splitlines() if not line.startswith(";")]
+    variants = {
+        "orig.swf.gz": gzip.compress(SWF.encode(), mtime=0),
+        "noheader.swf": "\n".join(records).encode(),
+        "spaced.swf": "\r\n".join("  " + r.replace(" ", "\t ") for r in records).encode(),
+    }
+    sums = set()
+    for name, data in variants.items():
+        (tmp_path / name).write_bytes(data)
+        sums.add(archive.records_sha256(tmp_path / name))
+    assert len(sums) == 1 and next(iter(sums))[1] == 40
+    (tmp_path / "short.swf").write_text("\n".join(records[:-1]))
+    (tmp_path / "changed.swf").write_text("\n".join([*records[:-1], records[-1] + " 0"]))
+    for name in ("short.swf", "changed.swf"):
+        assert archive.records_sha256(tmp_path / name) not in sums
+
+
+def test_pinned_records_checksum_matches_the_local_copy():
+    """METACENTRUM's pin is the records checksum of our (header-stripped) copy."""
+    log = lookup("METACENTRUM")
+    p = TRACES / log.filename
+    if not p.exists():
+        pytest.skip("no METACENTRUM copy here")
+    assert log.sha256 is None
+    assert archive.records_sha256(p) == (log.records_sha256, 103_656)
+
+
+def test_fetch_checks_the_records_checksum(test_log, monkeypatch, tmp_path, capsys):
+    www = tmp_path / "www" / "l_test" / "TEST-2024-1.swf.gz"
+    good, _ = archive.records_sha256(www)
+    pinned = dataclasses.replace(test_log, sha256=None, records_sha256=good)
+    monkeypatch.setitem(archive.LOGS, pinned.name, pinned)
+    assert main(["fetch", "TEST-2024-1"]) == 0
+    assert "no checksum pinned" not in capsys.readouterr().out
+    cached = tmp_path / "cache" / "TEST-2024-1.swf.gz"
+    assert cached.exists()
+    cached.unlink()
+    bad = dataclasses.replace(pinned, records_sha256="0" * 64)
+    monkeypatch.setitem(archive.LOGS, bad.name, bad)
+    with pytest.raises(ArchiveError, match="failed its checksum: the 40 job records have sha256"):
+        fetch_trace("TEST-2024-1")
+    assert not cached.exists()
+    import logging
+
+    import pooch
+
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())
+    pooch.get_logger().addHandler(handler)
+    try:
+        assert main(["fetch", "TEST-2024-1"]) == 1
+    finally:
+        pooch.get_logger().removeHandler(handler)
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("error: TEST-2024-1: download from")
+    assert any(m.startswith("Downloading data from") for m in seen)
+    assert not any(m.startswith("SHA256 hash of") for m in seen)  # no advice to pin the file
+
+
+def test_every_log_but_the_truncated_one_has_a_pin():
+    unpinned = [log.name for log in archive.LOGS.values() if not (log.sha256 or log.records_sha256)]
+    assert unpinned == ["NASA-iPSC-1993-3"]
+
+
 def test_unreachable_server_is_a_clear_error(test_log, monkeypatch):
     monkeypatch.setenv("COOPSCHED_PWA_URL", "http://127.0.0.1:9/")
     with pytest.raises(ArchiveError, match="cannot download"):
@@ -136,8 +205,11 @@ def test_cli_fetch_and_trace_option(test_log, capsys):
     argv = ["simulate", "--trace", "TEST-2024-1", "-k", "2", "--format", "csv"]
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith("org,")
-    assert main(["fetch", "--list"]) == 0
-    assert "LPC-EGEE-2004-1.2-cln" in capsys.readouterr().out
+    assert main(["fetch", "--list", "--format", "csv"]) == 0
+    rows = {r.split(",")[0]: r for r in capsys.readouterr().out.splitlines()}
+    assert "file" in rows["LPC-EGEE-2004-1.2-cln"].split(",")
+    assert "job records" in rows["METACENTRUM-2009-2"].split(",")
+    assert "none" in rows["NASA-iPSC-1993-3"].split(",")
 
 
 def test_cli_unknown_trace_is_one_line(capsys):

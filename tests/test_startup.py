@@ -37,4 +37,20 @@ def test_simulate_small_json_needs_only_numpy(tmp_path):
     path.write_text(json.dumps(inst))
     heavy = loaded_after(["simulate", str(path)])
     assert "numpy" in heavy
-    assert not heavy & {"pandas", "matplotlib", "distributed", "dask"}
+    assert not heavy & {"pandas", "numba", "matplotlib", "distributed", "dask"}
+
+
+def test_reproduce_help_lists_policies_without_pandas():
+    assert loaded_after(["reproduce", "--help"]) == {"numpy"}
+
+
+def test_a_command_is_built_alone_and_the_rest_on_demand():
+    """``coopsched NAME`` builds only NAME's parameters; help and unknown names get all."""
+    from coopsched.cli import _command, app
+
+    every = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    assert set(_command(["simulate", "x.json"]).commands) == {"simulate"}
+    assert set(_command(["trace-info", "x.swf"]).commands) == {"trace-info"}
+    assert set(_command(["--help"]).commands) == every
+    assert set(_command(["simulat"]).commands) == every
+    assert set(_command([]).commands) == every

@@ -12,6 +12,14 @@ job
 0     a        0     3      0        0
 1     a        0     2      0        1
 2     b        1     2      2        1
+
+``coopsched.audit`` audits a recorded schedule (``docs/audit.md``); it is both the function
+and the package of its modules (``coopsched.audit.window``, ...):
+
+>>> import dataclasses
+>>> recorded = dataclasses.replace(inst, start=sched.start)
+>>> [(r["name"], r["psi"], r["phi"]) for r in cs.audit(recorded, horizon=6)["organizations"]]
+[('a', 26, 22.0), ('b', 7, 11.0)]
 """
 
 from __future__ import annotations
@@ -77,7 +85,7 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":  # importlib.metadata is slow to import: only on demand
         value = globals()["__version__"] = _version()
         return value
-    if name == "audit":  # the coopsched.audit package, when this installation has it
+    if name == "audit":  # the callable coopsched.audit package, when this installation has it
         try:
             mod = importlib.import_module("coopsched.audit")
         except ImportError as exc:

@@ -1,7 +1,11 @@
 """Audit a recorded schedule: how fair was the platform, who was short-changed, by how much.
 
->>> from coopsched.audit import audit
->>> report = audit("log.swf.gz", org_by="group", t_from="2004-12-01", t_to="2005-01-01")  # doctest: +SKIP
+The package is callable: ``coopsched.audit(...)`` is its function :func:`audit` (also
+importable as ``from coopsched.audit import audit``), while ``coopsched.audit.window``
+and the other modules stay reachable as attributes.
+
+>>> import coopsched
+>>> report = coopsched.audit("log.swf.gz", org_by="group", t_from="2004-12-01", t_to="2005-01-01")  # doctest: +SKIP
 
 Per organization ``u``: ``psi_u``, its ``psi_sp`` at the window's end in the recorded
 schedule; ``phi_u``, its Shapley value in the game whose grand coalition is worth the recorded
@@ -13,6 +17,8 @@ surplus ``psi_u - phi_u``. Exact up to ``exact_max`` organizations (one REF run 
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -265,3 +271,26 @@ def _check_capacity(rec, inst: Instance) -> None:
         raise WindowError(
             f"the recorded schedule runs {peak} jobs at t={at} on {inst.total_machines} machines"
         )
+
+
+class _CallableModule(types.ModuleType):
+    """The type of the ``coopsched.audit`` package: a module whose call is :func:`audit`.
+
+    Assigning a :class:`types.ModuleType` subclass to a module's ``__class__`` is supported
+    by Python (the data model, "Customizing module attribute access"); the module keeps its
+    attributes, submodules and docstring.
+    """
+
+    def __call__(self, source: str | Path | RecordedLog | Instance, **options) -> dict:
+        """:func:`audit` (same arguments)."""
+        return audit(source, **options)
+
+    @property
+    def __signature__(self):
+        """:func:`audit`'s signature, so that ``inspect.signature`` and IDEs show it."""
+        import inspect
+
+        return inspect.signature(audit)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 import typer
 
-from ._app import CLIError, app
+from ._app import CLIError, PolicyHelp, app
 
 
-@app.command()
+@app.command(cls=PolicyHelp)
 def reproduce(
     what: Annotated[
         str,
@@ -67,6 +67,14 @@ def reproduce(
         str | None,
         typer.Option(help="sensitivity: window start states, comma-separated (empty,warmup)."),
     ] = None,
+    policies: Annotated[
+        str | None,
+        typer.Option(
+            help="table1/2, fig10, sensitivity, production: the policy columns, comma-separated "
+            "registered names (plug-ins too), 'paper' (the paper's six; the default of the "
+            "reproductions) or 'all' (every registered policy but REF, the reference)."
+        ),
+    ] = None,
 ) -> None:
     """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl)."""
     from ..experiments.study import STUDIES, get_study, run_study
@@ -90,6 +98,7 @@ def reproduce(
         "owners": owners,
         "long_windows": long_windows,
         "states": states,
+        "policies": policies,
         "machines": {"METACENTRUM": metacentrum_machines} if metacentrum_machines else None,
     }
     if "instances" in cls.options:

@@ -30,7 +30,7 @@ def fetch(
         log = archive.lookup(name)
         path = archive.fetch_trace(log.name, progress=console.is_terminal)
         console.print(f"{log.name}: {path}", highlight=False)
-        if log.sha256 is None:
+        if log.sha256 is None and log.records_sha256 is None:
             console.print(
                 f"  warning: no checksum pinned for this log; sha256 {archive.sha256_of(path)}",
                 highlight=False,

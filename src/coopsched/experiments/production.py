@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ..workloads.prepare import random_windows
+from .columns import label as column_label
+from .columns import resolve_policies
 from .reproduce import (
     TRACE_FILES,
     _fmt,
@@ -44,17 +46,6 @@ SWEPT = ("slurmclassic", "htcondor")
 #: Long windows (5e5 s) per split and how many of them run the half-life sweep, for the
 #: traces where each such window is expensive (RICC: about 200,000 jobs per window).
 LONG_CAP = {"RICC": (3, 1)}
-LABELS = {
-    "slurmclassic": "SLURM-CLASSIC",
-    "slurmfairtree": "SLURM-FAIRTREE",
-    "maui": "MAUI",
-    "htcondor": "HTCONDOR",
-    "fairshare": "FAIRSHARE",
-    "utfairshare": "UTFAIRSHARE",
-    "currfairshare": "CURRFAIRSHARE",
-    "directcontr": "DIRECTCONTR",
-    "rand": "RAND",
-}
 
 
 def half_life_label(policy: str, h: float) -> str:
@@ -79,7 +70,7 @@ class Production(Study):
     name = "production"
     title = "Beyond the papers: Slurm/Maui/HTCondor fair share against Shapley fairness"
     files = ("summary.csv", "unfairness.png", "halflife.png")
-    options = ("traces", "windows", "split", "machines", "sampling")
+    options = ("traces", "windows", "split", "machines", "sampling", "policies")
 
     evaluate = staticmethod(evaluate_window)
 
@@ -90,7 +81,9 @@ class Production(Study):
         split: str | None = None,
         machines: dict[str, int] | None = None,
         sampling: str = "job",
+        policies: str | tuple[str, ...] | None = None,
     ) -> None:
+        self.policies = resolve_policies(policies, POLICIES)
         if split is not None and split not in SPLITS:
             raise ValueError("split must be 'uniform' or 'zipf'")
         if sampling not in ("time", "job"):
@@ -142,7 +135,7 @@ class Production(Study):
                                 "split": split,
                                 "seed": self.seed + i,
                                 "machines": m,
-                                "policies": list(POLICIES),
+                                "policies": list(self.policies),
                                 "rand_samples": 15,
                                 "window": i,
                                 "variants": sweep if i < sweeps else {},
@@ -156,19 +149,19 @@ class Production(Study):
         return rows_frame(rows)
 
     def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
-        stats = summary_stats(df, self.traces)
+        stats = summary_stats(df, self.traces, self.policies)
         stats.to_csv(out / "summary.csv", index=False)
-        plot_unfairness(stats, self.traces, out / "unfairness.png")
+        plot_unfairness(stats, self.traces, out / "unfairness.png", self.policies)
         curve = half_life_curve(df)
         plot_half_life(curve, df, out / "halflife.png")
         return summary_markdown(df, stats, curve, self)
 
 
-def summary_stats(df: pd.DataFrame, traces) -> pd.DataFrame:
+def summary_stats(df: pd.DataFrame, traces, policies: tuple[str, ...] = POLICIES) -> pd.DataFrame:
     """Mean and std of ``dpsi/p_tot`` and mean utilization per trace, length, split, policy."""
     recs = []
     for (trace, L, split), sub in df.groupby(["trace", "length", "split"]):
-        for pol in POLICIES:
+        for pol in policies:
             col = sub[f"ratio_{pol}"]
             recs.append(
                 {
@@ -182,7 +175,7 @@ def summary_stats(df: pd.DataFrame, traces) -> pd.DataFrame:
                     "util_ref": sub["util_ref"].mean(),
                     "windows": len(col),
                     "contended": int(
-                        (sub[[f"ratio_{p}" for p in POLICIES]].abs().sum(axis=1) > 0).sum()
+                        (sub[[f"ratio_{p}" for p in policies]].abs().sum(axis=1) > 0).sum()
                     ),
                 }
             )
@@ -193,15 +186,15 @@ def summary_stats(df: pd.DataFrame, traces) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-def mean_ranks(df: pd.DataFrame) -> pd.DataFrame:
+def mean_ranks(df: pd.DataFrame, policies: tuple[str, ...] = POLICIES) -> pd.DataFrame:
     """Per length: each policy's mean rank (1 = fairest) over the windows with contention."""
-    cols = [f"ratio_{p}" for p in POLICIES]
+    cols = [f"ratio_{p}" for p in policies]
     busy = df[df[cols].abs().sum(axis=1) > 0]
     out = []
     for L, sub in busy.groupby("length"):
         ranks = sub[cols].rank(axis=1, method="average")
         out.append(
-            {"length": L, "windows": len(sub)} | {p: ranks[f"ratio_{p}"].mean() for p in POLICIES}
+            {"length": L, "windows": len(sub)} | {p: ranks[f"ratio_{p}"].mean() for p in policies}
         )
     return pd.DataFrame(out)
 
@@ -215,7 +208,7 @@ def half_life_curve(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     swept = df[df[f"ratio_{key}"].notna()]
     for L, sub in swept.groupby("length"):
-        base = sub["ratio_fairshare"].mean()
+        base = _mean(sub, "ratio_fairshare")
         for p in SWEPT:
             for h in HALF_LIVES:
                 col = sub[f"ratio_{half_life_label(p, h)}"]
@@ -228,13 +221,20 @@ def half_life_curve(df: pd.DataFrame) -> pd.DataFrame:
                         "relative_to_fairshare": col.mean() / base if base else np.nan,
                         "windows": len(col),
                         "fairshare_mean": base,
-                        "currfairshare_mean": sub["ratio_currfairshare"].mean(),
+                        "currfairshare_mean": _mean(sub, "ratio_currfairshare"),
                     }
                 )
     return pd.DataFrame(recs)
 
 
-def plot_unfairness(stats: pd.DataFrame, traces, png: Path) -> None:
+def _mean(df: pd.DataFrame, col: str) -> float:
+    """The mean of a column, NaN when the run did not measure it (``--policies``)."""
+    return df[col].mean() if col in df else np.nan
+
+
+def plot_unfairness(
+    stats: pd.DataFrame, traces, png: Path, policies: tuple[str, ...] = POLICIES
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -244,19 +244,19 @@ def plot_unfairness(stats: pd.DataFrame, traces, png: Path) -> None:
         (L, s) for L in LENGTHS for s in SPLITS if ((stats.length == L) & (stats.split == s)).any()
     ]
     fig, axes = plt.subplots(len(combos), 1, figsize=(10, 3.2 * max(1, len(combos))), squeeze=False)
-    width = 0.8 / len(POLICIES)
+    width = 0.8 / len(policies)
     present = [t for t in traces if t in set(stats.trace)]
     for ax, (L, s) in zip(axes[:, 0], combos, strict=True):
         sub = stats[(stats.length == L) & (stats.split == s)]
         x = np.arange(len(present))
-        for i, pol in enumerate(POLICIES):
+        for i, pol in enumerate(policies):
             vals = [
                 sub[(sub.trace == t) & (sub.policy == pol)]["mean"].iloc[0]
                 if ((sub.trace == t) & (sub.policy == pol)).any()
                 else np.nan
                 for t in present
             ]
-            ax.bar(x + (i - len(POLICIES) / 2 + 0.5) * width, vals, width, label=LABELS[pol])
+            ax.bar(x + (i - len(policies) / 2 + 0.5) * width, vals, width, label=column_label(pol))
         ax.set_xticks(x, present)
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylabel(r"$\Delta\psi / p_{tot}$ (s)")
@@ -283,7 +283,7 @@ def plot_half_life(curve: pd.DataFrame, df: pd.DataFrame, png: Path) -> None:
         sub = curve[curve.length == L]
         for p, marker in zip(SWEPT, "os", strict=True):
             s = sub[(sub.policy == p) & sub.half_life.isin(finite)]
-            ax.plot(s.half_life / 3600, s["mean"], marker=marker, label=LABELS[p])
+            ax.plot(s.half_life / 3600, s["mean"], marker=marker, label=column_label(p))
             for h, ls in ((0.0, ":"), (math.inf, "--")):
                 v = sub[(sub.policy == p) & (sub.half_life == h)]["mean"].iloc[0]
                 ax.axhline(
@@ -335,8 +335,8 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
                 "| policy | " + " | ".join(traces) + " |",
                 "|---" * (1 + len(traces)) + "|",
             ]
-            for pol in POLICIES:
-                cells = [LABELS[pol]]
+            for pol in study.policies:
+                cells = [column_label(pol)]
                 for t in traces:
                     s = sub[(sub.trace == t) & (sub.policy == pol)].iloc[0]
                     cells.append(f"{_fmt(s['mean'])} ({_fmt(s['std'])})")
@@ -355,25 +355,25 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
                 + " | ".join(f"{100 * sub[sub.trace == t]['util_ref'].iloc[0]:.2f}" for t in traces)
                 + " |",
             ]
-            for pol in POLICIES:
-                cells = [LABELS[pol]] + [
+            for pol in study.policies:
+                cells = [column_label(pol)] + [
                     f"{100 * sub[(sub.trace == t) & (sub.policy == pol)]['util'].iloc[0]:.2f}"
                     for t in traces
                 ]
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
-    ranks = mean_ranks(df)
+    ranks = mean_ranks(df, study.policies)
     if len(ranks):
         lines += [
             "## Mean rank over the windows with contention (1 = closest to REF)",
             "",
-            "| length | windows | " + " | ".join(LABELS[p] for p in POLICIES) + " |",
-            "|---" * (2 + len(POLICIES)) + "|",
+            "| length | windows | " + " | ".join(column_label(p) for p in study.policies) + " |",
+            "|---" * (2 + len(study.policies)) + "|",
         ]
         for _, r in ranks.iterrows():
             lines.append(
                 f"| {r['length']:g} | {int(r['windows'])} | "
-                + " | ".join(f"{r[p]:.2f}" for p in POLICIES)
+                + " | ".join(f"{r[p]:.2f}" for p in study.policies)
                 + " |"
             )
         lines.append("")
@@ -392,7 +392,7 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
         for (length, policy), sub in curve.groupby(["length", "policy"], sort=True):
             vals = " | ".join(_fmt(sub[sub.half_life == h]["mean"].iloc[0]) for h in HALF_LIVES)
             lines.append(
-                f"| {length:g} | {LABELS[str(policy)]} | {int(sub['windows'].iloc[0])} | {vals} | "
+                f"| {length:g} | {column_label(str(policy))} | {int(sub['windows'].iloc[0])} | {vals} | "
                 f"{_fmt(sub['fairshare_mean'].iloc[0])} | {_fmt(sub['currfairshare_mean'].iloc[0])} |"
             )
         lines.append("")

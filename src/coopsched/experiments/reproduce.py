@@ -33,6 +33,8 @@ from ..workloads.prepare import (
 )
 from ..workloads.swf import SWFTrace, read_swf
 from . import paper_values
+from .columns import label as column_label
+from .columns import resolve_policies
 from .study import Study, register_study
 
 TRACE_FILES = {
@@ -267,7 +269,7 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
     )
     lines += [header, "|---" * (1 + 2 * len(spec.traces)) + "|"]
     for pol in spec.policies:
-        cells = [pol.upper()]
+        cells = [column_label(pol)]
         for name in spec.traces:
             s = stats[(stats.trace == name) & (stats.policy == pol)].iloc[0]
             cells.append(f"{_fmt(s['mean'])} ({_fmt(s['std'])})")
@@ -285,7 +287,7 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         "|---" * (1 + len(spec.traces)) + "|",
     ]
     for pol in spec.policies:
-        cells = [pol.upper()]
+        cells = [column_label(pol)]
         for name in spec.traces:
             col = busy[busy.trace == name][f"ratio_{pol}"]
             cells.append(f"{_fmt(col.mean())} ({_fmt(col.std(ddof=1))})" if len(col) else "-")
@@ -385,7 +387,12 @@ def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.Da
         x = s["k"] + (i - len(spec.policies) / 2) * 0.06  # small offsets keep the bars apart
         low = np.minimum(s["ci95"].fillna(0), s["mean"])  # the measure is >= 0: clip the bar at 0
         ax.errorbar(
-            x, s["mean"], yerr=[low, s["ci95"].fillna(0)], marker="o", capsize=3, label=pol.upper()
+            x,
+            s["mean"],
+            yerr=[low, s["ci95"].fillna(0)],
+            marker="o",
+            capsize=3,
+            label=column_label(pol),
         )
     ax.set_xlabel("number of organizations")
     ax.set_ylabel(r"$\Delta\psi / p_{tot}$ (s)")
@@ -404,7 +411,7 @@ def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.Da
         "only as a plot (no numbers): unfairness grows with the number of organizations and "
         "DIRECTCONTR stays below FAIRSHARE.",
         "",
-        "| k | " + " | ".join(p.upper() for p in spec.policies) + " | REF seconds |",
+        "| k | " + " | ".join(column_label(p) for p in spec.policies) + " | REF seconds |",
         "|---" * (len(spec.policies) + 2) + "|",
     ]
     for k in spec.orgs:
@@ -422,7 +429,16 @@ class _TraceTable(Study):
     """Table 1 or 2: ``dpsi/p_tot`` of every policy on random windows of four traces."""
 
     files = ("summary.csv",)
-    options = ("traces", "windows", "split", "machines", "sampling", "warmup", "owners")
+    options = (
+        "traces",
+        "windows",
+        "split",
+        "machines",
+        "sampling",
+        "warmup",
+        "owners",
+        "policies",
+    )
     evaluate = staticmethod(evaluate_window)
     length: ClassVar[int] = 50_000
 
@@ -435,6 +451,7 @@ class _TraceTable(Study):
         sampling: str = "time",
         warmup: int = 0,
         owners: str = "user",
+        policies: str | tuple[str, ...] | None = None,
     ) -> None:
         if split not in ("uniform", "zipf"):
             raise ValueError("split must be 'uniform' or 'zipf'")
@@ -452,6 +469,7 @@ class _TraceTable(Study):
             sampling=sampling,
             warmup=int(warmup),
             owners=owners,
+            policies=resolve_policies(policies, POLICIES),
         )
         if self.quick:
             self.spec.windows = 4
@@ -492,7 +510,7 @@ class Fig10(Study):
     name = "fig10"
     title = "Skowron & Rzadca, Figure 10: LPC-EGEE, 2..10 organizations"
     files = ("summary.csv", "fig10.png")
-    options = ("traces", "windows", "split", "orgs")
+    options = ("traces", "windows", "split", "orgs", "policies")
     evaluate = staticmethod(evaluate_window)
 
     def configure(
@@ -501,10 +519,13 @@ class Fig10(Study):
         windows: int | None = None,
         split: str = "zipf",
         orgs: tuple[int, ...] | str | None = None,
+        policies: str | tuple[str, ...] | None = None,
     ) -> None:
         if split not in ("uniform", "zipf"):
             raise ValueError("split must be 'uniform' or 'zipf'")
-        self.spec = Fig10Spec(split=split, seed=self.seed)
+        self.spec = Fig10Spec(
+            split=split, seed=self.seed, policies=resolve_policies(policies, POLICIES)
+        )
         if self.quick:
             self.spec.orgs, self.spec.windows = (2, 4, 6), 3
         if orgs:

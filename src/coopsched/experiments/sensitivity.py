@@ -29,6 +29,8 @@ import pandas as pd
 
 from ..workloads.prepare import OWNERS, random_windows
 from . import paper_values
+from .columns import label as column_label
+from .columns import resolve_policies
 from .reproduce import (
     STANDS_FOR,
     TRACE_FILES,
@@ -83,6 +85,7 @@ def sensitivity_tasks(
     split: str = "zipf",
     seed: int = 0,
     rand_samples: int = 15,
+    policies: tuple[str, ...] = POLICIES,
 ) -> list[dict]:
     """Every (table, trace, window, variant) task; window ``i`` of a trace has the same
     start (per sampling) and seed in every variant. Tasks are ordered window by window
@@ -115,7 +118,7 @@ def sensitivity_tasks(
                         "split": split,
                         "seed": seed + i,
                         "machines": machines,
-                        "policies": list(POLICIES),
+                        "policies": list(policies),
                         "rand_samples": rand_samples,
                         "window": i,
                     }
@@ -126,14 +129,18 @@ def sensitivity_tasks(
 
 
 def summarize_sensitivity(
-    df: pd.DataFrame, traces: tuple[str, ...], png_dir: Path
+    df: pd.DataFrame,
+    traces: tuple[str, ...],
+    png_dir: Path,
+    policies: tuple[str, ...] = POLICIES,
 ) -> tuple[pd.DataFrame, str]:
     """Mean and std of ``dpsi/p_tot`` per table, variant, trace and policy; the Markdown
-    with the paper's numbers beside ours; one figure per table."""
+    with the paper's numbers beside ours ("-" for a column without one); one figure per
+    table."""
     recs = []
     for (table, variant, trace), sub in df.groupby(["table", "variant", "trace"], sort=False):
-        quiet = int((sub[[f"ratio_{p}" for p in POLICIES]].abs().sum(axis=1) == 0).sum())
-        for pol in POLICIES:
+        quiet = int((sub[[f"ratio_{p}" for p in policies]].abs().sum(axis=1) == 0).sum())
+        for pol in policies:
             col = sub[f"ratio_{pol}"]
             recs.append(
                 {
@@ -168,10 +175,10 @@ def summarize_sensitivity(
         paper = paper_values.TABLE1 if table == "table1" else paper_values.TABLE2
         variants = list(st["variant"].unique())
         n = st.groupby("trace")["windows"].max().to_dict()
-        label = "Table 1" if table == "table1" else "Table 2"
+        title = "Table 1" if table == "table1" else "Table 2"
         lines += [
             "",
-            f"## {label}: windows of {LENGTHS[table]:g} s "
+            f"## {title}: windows of {LENGTHS[table]:g} s "
             f"({', '.join(f'{t} {n[t]}' for t in traces if t in n)} windows per variant)",
         ]
         for trace in traces:
@@ -185,9 +192,9 @@ def summarize_sensitivity(
                 "| policy | paper | " + " | ".join(variants) + " |",
                 "|---" * (2 + len(variants)) + "|",
             ]
-            for pol in POLICIES:
+            for pol in policies:
                 p = paper.get(STANDS_FOR[trace], {}).get(pol)
-                cells = [pol.upper(), f"{p[0]:g} ({p[1]:g})" if p else "-"]
+                cells = [column_label(pol), f"{p[0]:g} ({p[1]:g})" if p else "-"]
                 for v in variants:
                     r = s[(s.variant == v) & (s.policy == pol)].iloc[0]
                     cells.append(f"{_fmt(r['mean'])} ({_fmt(r['std'])})")
@@ -205,7 +212,7 @@ def summarize_sensitivity(
                 "| ranking (fairest first) | " + paper_order + " | " + " | ".join(order) + " |"
             )
         png = png_dir / f"sensitivity-{table}.png"
-        _plot(st, traces, paper, png, label)
+        _plot(st, traces, paper, png, title, policies)
         lines += ["", f"Figure: `{png.name}`."]
     return stats, "\n".join(lines) + "\n"
 
@@ -223,10 +230,12 @@ _ABBR = {
 
 def _ranking(means: pd.Series) -> str:
     """Policies from the fairest (smallest mean) to the least fair, abbreviated."""
-    return " < ".join(_ABBR[p] for p in means.sort_values(kind="stable").index)
+    return " < ".join(
+        _ABBR.get(p) or column_label(p) for p in means.sort_values(kind="stable").index
+    )
 
 
-def _plot(st: pd.DataFrame, traces, paper, png: Path, label: str) -> None:
+def _plot(st: pd.DataFrame, traces, paper, png: Path, title: str, policies) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -236,13 +245,13 @@ def _plot(st: pd.DataFrame, traces, paper, png: Path, label: str) -> None:
     variants = list(st["variant"].unique())
     fig, axes = plt.subplots(1, len(shown), figsize=(4.2 * len(shown), 4.2), squeeze=False)
     width = 0.8 / (len(variants) + 1)
-    x = np.arange(len(POLICIES))
+    x = np.arange(len(policies))
     for ax, trace in zip(axes[0], shown, strict=True):
         s = st[st.trace == trace]
         for j, v in enumerate(variants):
-            means = [s[(s.variant == v) & (s.policy == p)]["mean"].iloc[0] for p in POLICIES]
+            means = [s[(s.variant == v) & (s.policy == p)]["mean"].iloc[0] for p in policies]
             ax.bar(x + j * width, np.maximum(means, 1e-3), width, label=v)
-        pv = [paper.get(STANDS_FOR[trace], {}).get(p, (np.nan,))[0] for p in POLICIES]
+        pv = [paper.get(STANDS_FOR[trace], {}).get(p, (np.nan,))[0] for p in policies]
         ax.scatter(
             x + len(variants) * width / 2,
             pv,
@@ -254,12 +263,12 @@ def _plot(st: pd.DataFrame, traces, paper, png: Path, label: str) -> None:
         )
         ax.set_yscale("log")
         ax.set_xticks(x + len(variants) * width / 2)
-        ax.set_xticklabels([_ABBR[p] for p in POLICIES], fontsize=8)
+        ax.set_xticklabels([_ABBR.get(p) or column_label(p) for p in policies], fontsize=8)
         ax.set_title(f"{trace} (paper: {STANDS_FOR[trace]})", fontsize=9)
         ax.grid(alpha=0.3, axis="y")
     axes[0][0].set_ylabel(r"mean $\Delta\psi / p_{tot}$ (s, log)")
     axes[0][-1].legend(fontsize=6)
-    fig.suptitle(f"{label}: window options (bars) against the paper (black)")
+    fig.suptitle(f"{title}: window options (bars) against the paper (black)")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
@@ -272,7 +281,7 @@ class Sensitivity(Study):
     name = "sensitivity"
     title = "Skowron & Rzadca, Tables 1-2 under each window option (state, sampling, owners)"
     files = ("summary.csv", "sensitivity-table1.png", "sensitivity-table2.png")
-    options = ("traces", "windows", "long_windows", "states", "warmup")
+    options = ("traces", "windows", "long_windows", "states", "warmup", "policies")
     evaluate = staticmethod(evaluate_window)
 
     def configure(
@@ -282,7 +291,9 @@ class Sensitivity(Study):
         long_windows: int | None = None,
         states: str | tuple[str, ...] | None = None,
         warmup: int | None = None,
+        policies: str | tuple[str, ...] | None = None,
     ) -> None:
+        self.policies = resolve_policies(policies, POLICIES)
         short = 3 if self.quick else 100
         self.windows = {"table1": windows or short, "table2": long_windows or windows or short}
         if self.quick and not long_windows:
@@ -308,6 +319,7 @@ class Sensitivity(Study):
             states=self.states,
             warmup=self.warmup,
             seed=self.seed,
+            policies=self.policies,
         )
 
     def frame(self, rows: list[dict]) -> pd.DataFrame:
@@ -317,6 +329,6 @@ class Sensitivity(Study):
         return df
 
     def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
-        stats, md = summarize_sensitivity(df, tuple(TRACE_FILES), out)
+        stats, md = summarize_sensitivity(df, tuple(TRACE_FILES), out, self.policies)
         stats.to_csv(out / "summary.csv", index=False)
         return md

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections.abc
 import importlib
-import importlib.metadata
 import pkgutil
 import types
 import typing
@@ -113,6 +112,8 @@ def _load_plugins() -> None:
     if _state["plugins"]:
         return
     _state["plugins"] = True
+    import importlib.metadata  # on demand: the import costs start-up time
+
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
             cls = ep.load()

@@ -1,0 +1,74 @@
+"""Start-up time of the command line (issue 12, item 5): ``coopsched --help`` and
+``coopsched simulate docs/example.json``, each run ``--runs`` times in fresh processes.
+
+Prints the median and the minimum wall time, and the median CPU time (user + system, of
+the child process), next to two baselines: an empty Python and ``import numpy`` (which
+``simulate`` cannot avoid). The target is a median wall time under 0.3 s for both
+commands on an idle machine; on a loaded one, compare CPU times.
+
+    python benchmarks/startup.py [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "docs" / "example.json"
+
+
+def coopsched() -> list[str]:
+    """The installed console script next to this interpreter, else the entry point."""
+    script = Path(sys.executable).with_name("coopsched")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("coopsched")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "from coopsched.cli import run; run()"]
+
+
+def measure(argv: list[str], runs: int) -> tuple[float, float, float]:
+    """Median wall, minimum wall and median CPU seconds of ``argv`` over ``runs`` runs."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(
+            after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime,
+        )
+    return statistics.median(walls), min(walls), statistics.median(cpus)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20, help="fresh processes per command")
+    args = parser.parse_args()
+    cmd = coopsched()
+    cases = [
+        ("python -c pass (baseline)", [sys.executable, "-c", "pass"]),
+        ("python -c 'import numpy' (baseline)", [sys.executable, "-c", "import numpy"]),
+        ("coopsched --help", [*cmd, "--help"]),
+        ("coopsched simulate docs/example.json", [*cmd, "simulate", str(EXAMPLE)]),
+    ]
+    env_note = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"
+    print(f"start-up, {args.runs} fresh processes each ({env_note})")
+    print(f"{'command':40s} {'median wall':>12s} {'min wall':>10s} {'median CPU':>11s}")
+    for name, argv in cases:
+        med, low, cpu = measure(argv, args.runs)
+        print(f"{name:40s} {med:11.3f}s {low:9.3f}s {cpu:10.3f}s")
+
+
+if __name__ == "__main__":
+    main()

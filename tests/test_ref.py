@@ -26,11 +26,14 @@ SHAPLEY = st.sampled_from(["auto", "direct", "potential"])
     T=st.integers(1, 12),
     utility=st.sampled_from(["psi_sp", "work"]),
     method=SHAPLEY,
+    words=st.booleans(),
 )
-def test_ref_matches_brute_force_definition(inst, T, utility, method):
+def test_ref_matches_brute_force_definition(inst, T, utility, method, words):
     """Every coalition, every time step, Eq. (1): same starts, machines and values,
-    whichever way the kernel computes the Shapley values (Eq. 1 or the potential)."""
-    s, values = ref_schedule(inst, T, utility=utility, shapley=method)
+    whichever way the kernel computes the Shapley values (Eq. 1 or the potential, in
+    one word or two)."""
+    s, values = ref_schedule(inst, T, utility=utility, shapley=method, force_words=words)
+    assert s.info["one_word"] is not words
     bs, bm, bv = brute_ref(inst, T, utility)
     assert s.start.tolist() == bs
     assert s.machine.tolist() == bm
@@ -346,3 +349,21 @@ def test_job_runs_against_their_definition(inst):
         while z < inst.n and org_jobs[z - 1] + 1 == org_jobs[z] and key(z - 1) == key(z):
             z += 1
         assert (int(run_end[x]), int(run_head[x])) == (z, int(org_jobs[y]))
+
+
+def test_one_word_bound_on_a_trace_window_and_beyond():
+    """The one-word path is taken exactly when (k H_k + 3) L vmax < 2^62: k = 16 on a
+    5e4-s window of 70 machines fits, k = 17 does not (L grows by 17)."""
+    jobs = [(u % 16, 0, 50_000) for u in range(70)]
+    for k, expected in ((16, True), (17, False)):
+        inst = make_instance([5] * 14 + [0] * (k - 14), [(u % k, r, p) for u, r, p in jobs])
+        assert plan_arithmetic(inst, 50_000)["one_word"] is expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(inst=small_instances(max_k=5, max_jobs=14), T=st.integers(1, 40), method=SHAPLEY)
+def test_one_word_and_two_words_agree(inst, T, method):
+    a, va = ref_schedule(inst, T, shapley=method)
+    b, vb = ref_schedule(inst, T, shapley=method, force_words=True)
+    assert a.info["one_word"] and not b.info["one_word"]
+    assert a.start.tolist() == b.start.tolist() and va == vb

@@ -114,6 +114,7 @@ def _ref_kernel(
     ecap,
     bcap,
     divide,
+    one_word,
     dtz,
     dodd,
     dinv32,
@@ -353,7 +354,18 @@ def _ref_kernel(
                 stats[3] += 1
                 qh[0] = zero
                 ql[0] = zero
-                for D in range(1, NC):
+                for D in range(1, NC if one_word else 0):
+                    # one word suffices (plan_arithmetic): L P(D) = (L v(D) + sum_w
+                    # L P(D - w)) / |D|, divided exactly by the odd part's inverse
+                    h = L * vv[D]
+                    rest = D
+                    while rest != 0:
+                        w = rest & -rest
+                        h += qh[D ^ w]
+                        rest ^= w
+                    c = int(pc[D])
+                    qh[D] = np.int64(np.uint64(h >> dtz[c]) * dinv64[c])
+                for D in range(NC if one_word else 1, NC):  # two words
                     h = L * (vv[D] >> 32)
                     lo = L * (vv[D] & _MASK)
                     rest = D
@@ -399,12 +411,20 @@ def _ref_kernel(
                     continue
                 u = wl[x]
                 ub = 1 << u
+                xh = zero
+                xl = zero
                 if pot:
                     xh = qh[C] - qh[C ^ ub]
                     xl = ql[C] - ql[C ^ ub]
+                elif one_word:
+                    rest = C ^ ub
+                    s = rest
+                    while True:
+                        xh += int(omega[c, pc[s]]) * (vv[s | ub] - vv[s])
+                        if s == 0:
+                            break
+                        s = (s - 1) & rest
                 else:
-                    xh = zero
-                    xl = zero
                     rest = C ^ ub
                     s = rest
                     while True:
@@ -425,10 +445,15 @@ def _ref_kernel(
                         mem[C, u, 1] += r * d
                     mem[C, u, 2] = t
                 psi = mem[C, u, 0] if utility == 0 else mem[C, u, 1]
-                xh -= L * (psi >> 32)
-                xl -= L * (psi & _MASK)
-                xh += xl >> 32
-                xl &= _MASK
+                if one_word:  # the whole key in xh: split it into the two words
+                    xh -= L * psi
+                    xl = xh & _MASK
+                    xh >>= 32
+                else:
+                    xh -= L * (psi >> 32)
+                    xl -= L * (psi & _MASK)
+                    xh += xl >> 32
+                    xl &= _MASK
                 if rule == 0:
                     kh[x] = xh
                     kl[x] = xl

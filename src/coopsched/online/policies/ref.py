@@ -61,7 +61,9 @@ Exact arithmetic (issue 11; bounds are checked in Python before the kernel runs)
   ``L 2^32 < 2^60`` and a high word below ``L 2^30``; the potential obeys
   ``L P(D) <= L H_k vmax`` (``H_k`` the harmonic number) and its recursion's partial sums
   ``L v(D) + sum_w L P(D - w) <= (k H_k + 1) L vmax``, so a high word stays below
-  ``2^61`` when ``(k H_k + 3) L vmax < 2^93``; the potential's division by ``|D|`` is
+  ``2^61`` when ``(k H_k + 3) L vmax < 2^93``; when ``(k H_k + 3) L vmax < 2^62`` (as on
+  windows of 5·10^4 s of LPC-EGEE up to k = 16) every such sum fits one word, and the
+  kernel sums whole words (half the loads and additions; ``info["one_word"]``); the potential's division by ``|D|`` is
   exact (``L P(D)`` is an integer) and done as a long division on the two words;
 * otherwise the same kernel runs as plain Python on Python integers (exact at any size,
   slow); this is reported in ``Schedule.info["python_integers"]`` and by a warning;
@@ -231,12 +233,14 @@ def plan_arithmetic(instance: Instance, horizon: int | None, utility: str = "psi
         _state_bound(utility, M, P, n, span) >= _STATE_LIMIT
         or _words_factor(instance.k) * L * vmax >= _WORDS_LIMIT
     )
+    one_word = not python and _words_factor(instance.k) * L * vmax < _STATE_LIMIT
     final_ok = _state_bound(utility, M, P, n, max(t_final - r_min, 0)) < _STATE_LIMIT
     return {
         "kernel_horizon": kernel_T,
         "t_start": r_min,
         "t_events": t_events,
         "python": python,
+        "one_word": one_word,
         "final_in_kernel": final_ok,
     }
 
@@ -284,6 +288,7 @@ def ref_schedule(
     exact_python: bool | None = None,
     shapley: str = "auto",
     checkpoints: Iterable[int] | None = None,
+    force_words: bool = False,
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition and the value of every coalition at the end.
 
@@ -293,7 +298,8 @@ def ref_schedule(
     Python-integer path; by default it is used only when the proven bounds of the module
     docstring fail. ``shapley`` picks how Shapley values are computed at an event time:
     ``"direct"`` (Eq. 1), ``"potential"`` (Hart and Mas-Colell) or ``"auto"`` (the cheaper);
-    all give the same integers.
+    all give the same integers. ``force_words`` keeps Shapley sums in two words even when
+    one provably suffices (for tests: both paths must agree).
     With ``checkpoints`` (times ``0 <= t <= horizon``; a horizon is required),
     ``schedule.info["checkpoints"]`` lists them in increasing order (duplicates dropped)
     and ``schedule.info["checkpoint_values"]`` holds, for each, the list of every
@@ -320,6 +326,7 @@ def ref_schedule(
         raise ValueError(f"checkpoints must lie in [0, horizon={horizon}]")
     plan = plan_arithmetic(inst, horizon, utility)
     python = plan["python"] if exact_python is None else bool(exact_python)
+    one_word = plan["one_word"] and not python and not force_words
     if exact_python is False and plan["python"]:
         raise ValueError(
             "REF: coalition values may exceed the compiled kernel's exact range "
@@ -412,6 +419,7 @@ def ref_schedule(
             ecap,
             bcap,
             python,
+            one_word,
             *_exact_division(k),
             mem,
             co,
@@ -473,6 +481,7 @@ def ref_schedule(
             "coalition_starts": int(stats[7]),
             "coalition_ready": int(stats[6]),
             "python_integers": python,
+            "one_word": one_word,
             "bucket_reruns": reruns,
         },
     )

@@ -108,7 +108,8 @@ _I64_MAX = 2**63 - 1
 _STATE_LIMIT = 2**62
 _WORDS_LIMIT = 2**93
 _MAX_K = 20
-_BUCKETS = (16, 4096)  # first bucket capacity (48 bytes each): 16 per job + 4096
+# first bucket capacity (48 bytes each): 16 per job, and at least 2^22 (192 MB)
+_BUCKETS = (16, 1 << 22)
 
 
 _UTILITIES = {"psi_sp": 0, "work": 1}
@@ -378,7 +379,7 @@ def ref_schedule(
     # more stops early and is redone with four times as many (no array ever grows inside
     # the kernel, which keeps numba from reference-counting arrays in its hot loops)
     # a live bucket holds a live entry, so ecap buckets always suffice
-    bcap = min(_BUCKETS[0] * inst.n + _BUCKETS[1], ecap)
+    bcap = min(max(_BUCKETS[0] * inst.n, _BUCKETS[1]), ecap)
     reruns = 0
     while True:
         # records, one per (coalition, member) and one per coalition:

@@ -1,6 +1,7 @@
 """REF on every LPC-EGEE window of 5e4 s at one k (issue 12, item 2: "every window").
 
     python benchmarks/ref_windows.py [--traces ../shared/traces] [--k 16] [--dense 10]
+                                     [--starts S1,S2,...]
 
 "Every window" is read as: the tiling of the log by consecutive windows of 5e4 s from its
 first submit (each window that holds a job), plus the ``--dense`` windows holding the most
@@ -55,11 +56,16 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=16)
     ap.add_argument("--dense", type=int, default=10, help="densest job-anchored windows")
     ap.add_argument("--limit", type=int, default=0, help="first N tiling windows only (tests)")
+    ap.add_argument(
+        "--starts", default="", help="comma-separated window starts only (rerun the costliest)"
+    )
     args = ap.parse_args()
     tr = read_swf(Path(args.traces) / "LPC-EGEE-2004-1.2-cln.swf.gz")
     tiling, dense = window_starts(tr.jobs["submit"].to_numpy(), args.dense)
     if args.limit:
         tiling = tiling[: args.limit]
+    if args.starts:
+        tiling, dense = [int(x) for x in args.starts.split(",")], []
     ref_schedule(make_instance([1, 1], [(0, 0, 2), (1, 0, 1), (0, 1, 1)]), 5)  # compile/load
     rows = []
     for kind, starts in (("tiling", tiling), ("dense", dense)):

@@ -1,5 +1,6 @@
 """The compiled engine gives the Python engine's schedules, start by start and machine by machine."""
 
+import dataclasses
 import random
 import subprocess
 import sys
@@ -73,6 +74,68 @@ def test_compiled_rand_equals_python(inst, horizon, n, seed, sub_policy, data):
         runs.append(simulate(sub, pol, horizon, compiled=flag))
     same(*runs)
     assert runs[1].info["engine"] == "compiled"
+
+
+@st.composite
+def pinned_anywhere(draw, **kw):
+    """An instance with pinned jobs released at any time: each organization's first jobs in
+    submission order may be pinned (the condition :meth:`Instance.validate` checks), so
+    pinned starts overtake other organizations' older jobs, and FIFO's queue has holes."""
+    inst = draw(small_instances(**kw))
+    pinned = np.zeros(inst.n, dtype=bool)
+    free_seen: set[int] = set()
+    for j in inst.fifo_order():
+        u = int(inst.org[j])
+        if u not in free_seen and draw(st.booleans()):
+            pinned[j] = True
+        else:
+            free_seen.add(u)
+    return dataclasses.replace(inst, pinned=pinned)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    inst=pinned_anywhere(max_k=5, max_jobs=30, max_release=4, max_size=4),
+    policy=st.sampled_from(KERNELS),
+    horizon=st.one_of(st.none(), st.integers(1, 25)),
+    seed=st.integers(0, 2**40),
+    data=st.data(),
+)
+def test_compiled_equals_python_with_pinned_jobs(inst, policy, horizon, seed, data):
+    """Pinned jobs (an audited window's backlog) start first in both engines, identically."""
+    members = data.draw(st.one_of(st.none(), st.sets(st.integers(0, inst.k - 1), min_size=1)))
+    a, b = both(inst, policy, horizon, members, seed=seed)
+    same(a, b)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    inst=pinned_anywhere(max_k=5, max_jobs=40, max_release=6, max_size=6),
+    horizon=st.one_of(st.none(), st.integers(1, 30)),
+    n=st.integers(1, 20),
+    seed=st.integers(0, 1000),
+    sub_policy=st.sampled_from(["fifo", "roundrobin"]),
+)
+def test_compiled_rand_equals_python_with_pinned_jobs(inst, horizon, n, seed, sub_policy):
+    runs = []
+    for flag in (False, True):
+        pol = Rand(n_samples=n, seed=seed, sub_policy=sub_policy)
+        pol.prepare(inst, horizon)
+        runs.append(simulate(inst, pol, horizon, compiled=flag))
+    same(*runs)
+    assert runs[1].info["engine"] == "compiled"
+
+
+def test_pinned_jobs_no_longer_force_the_python_engine():
+    """A large instance with pinned jobs runs compiled by default (no fallback, no warning)."""
+    inst = make_instance([2, 1], [(0, 0, 5), (1, 0, 7), (0, 1, 2), (1, 3, 1)])
+    inst = dataclasses.replace(inst, pinned=np.array([False, True, False, False]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for p in KERNELS:
+            s = simulate(inst, get_policy(p), compiled=True)
+            assert s.info["engine"] == "compiled" and "fallback" not in s.info
+            assert s.start[1] == 0
 
 
 def test_compiled_rand_through_run_is_the_default():

@@ -14,6 +14,9 @@ user subclass). The schedules are identical, start by start and machine by machi
   picks; the lowest-numbered free machine, or for DIRECTCONTR a uniformly random free
   machine drawn from the very stream Python's ``random.Random(seed)`` gives (the
   Mersenne Twister state is copied from it and advanced here, see :func:`randbelow`);
+* pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5) first: while one waits and a
+  machine is free, the oldest waiting pinned job starts without consulting the rule (pinned
+  jobs head their organizations' queues, so they start in submission order);
 * the pick rules, their exact integer comparisons and their ties (lowest index).
 
 Integers are int64 here, so the inputs are checked first (:func:`int64_bounds`): event
@@ -114,6 +117,7 @@ def _engine(
     member,
     machine_owner,
     free_init,
+    pinned,
     T,
     randm,
     mt,
@@ -177,6 +181,10 @@ def _engine(
         cps[c] = c_ptr[c]
         cpe[c] = c_ptr[c]
     nxt = 0  # FIFO: the oldest unstarted job
+    # pinned jobs start first, oldest first: in submission order, as they are released
+    pin_pos = np.flatnonzero(pinned)
+    pp = 0  # the next pinned job to start
+    pin_waiting = 0
     i = 0
     total_waiting = 0
     while True:
@@ -218,11 +226,19 @@ def _engine(
         while i < n and rel[i] == t:
             waiting[owner[i]] += 1
             total_waiting += 1
+            if pinned[i]:
+                pin_waiting += 1
             i += 1
-        # greedy picks at t
+        # greedy picks at t (waiting pinned jobs first, without the rule)
         while nfree > 0 and total_waiting > 0:
             u = -1
-            if rule == 0:  # FIFO
+            if pin_waiting > 0:  # the oldest waiting pinned job heads its organization's queue
+                u = owner[pin_pos[pp]]
+                pp += 1
+                pin_waiting -= 1
+            elif rule == 0:  # FIFO: the oldest unstarted job (pinned ones may have gone ahead)
+                while out_start[nxt] >= 0:
+                    nxt += 1
                 u = owner[nxt]
                 nxt += 1
             elif rule == 1:  # ROUNDROBIN
@@ -461,6 +477,10 @@ def run_compiled(
         return why
     machine_owner = inst.machine_owner()
     free_init = np.flatnonzero(is_member[machine_owner]).astype(np.int64)
+    if inst.pinned is None:
+        pinned = np.zeros(len(order), dtype=np.bool_)
+    else:
+        pinned = np.ascontiguousarray(inst.pinned[order], dtype=np.bool_)
     state = np.zeros((5, k + 2), dtype=np.int64) if state is None else state.copy()
     if state.shape[1] < k + 2:
         state = np.pad(state, ((0, 0), (0, k + 2 - state.shape[1])))
@@ -485,6 +505,7 @@ def run_compiled(
         is_member,
         machine_owner,
         free_init,
+        pinned,
         # int64_bounds keeps every event below 2^62: a larger horizon is never reached
         np.int64(_BIG if horizon is None else min(int(horizon), int(_BIG))),
         bool(random_machines),

@@ -122,8 +122,8 @@ def _engine(
     randm,
     mt,
     c_ptr,
-    c_start,
-    c_end,
+    c_time,
+    c_delta,
     coeff,
     n_samples,
     out_start,
@@ -169,17 +169,15 @@ def _engine(
     rc = state[2]
     tv = state[3]
     last = state[4, 0]  # ROUNDROBIN's last served organization
-    # RAND: kept coalitions' values, advanced along their sorted starts and ends
+    # RAND: kept coalitions' values, advanced along their running counts' events
     nc = c_ptr.shape[0] - 1
     cV = np.zeros(max(nc, 1), np.int64)
     cW = np.zeros(max(nc, 1), np.int64)
     cR = np.zeros(max(nc, 1), np.int64)
     cT = np.zeros(max(nc, 1), np.int64)
-    cps = np.zeros(max(nc, 1), np.int64)
-    cpe = np.zeros(max(nc, 1), np.int64)
+    cpos = np.zeros(max(nc, 1), np.int64)
     for c in range(nc):
-        cps[c] = c_ptr[c]
-        cpe[c] = c_ptr[c]
+        cpos[c] = c_ptr[c]
     nxt = 0  # FIFO: the oldest unstarted job
     # pinned jobs start first, oldest first: in submission order, as they are released
     pin_pos = np.flatnonzero(pinned)
@@ -297,28 +295,18 @@ def _engine(
                     if key_t != t:
                         key_t = t
                         for c in range(nc):
-                            a = cps[c]
-                            b = cpe[c]
+                            a = cpos[c]
                             end = c_ptr[c + 1]
-                            while True:  # the coalition's next start or end at or before t
-                                xs = c_start[a] if a < end else _BIG
-                                xe = c_end[b] if b < end else _BIG
-                                x = min(xs, xe)
-                                if x > t:
-                                    break
+                            while a < end and c_time[a] <= t:  # the coalition's events to t
+                                x = c_time[a]
                                 d = x - cT[c]
                                 if d:
                                     cV[c] += cW[c] * d + cR[c] * (d * (d + 1) // 2)
                                     cW[c] += cR[c] * d
                                     cT[c] = x
-                                if xe <= xs:
-                                    cR[c] -= 1
-                                    b += 1
-                                else:
-                                    cR[c] += 1
-                                    a += 1
-                            cps[c] = a
-                            cpe[c] = b
+                                cR[c] += c_delta[a]
+                                a += 1
+                            cpos[c] = a
                         for x in range(k):
                             acc = np.int64(0)
                             for c in range(nc):
@@ -447,8 +435,9 @@ def run_compiled(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
     """Starts and machines (in instance job order) and the final state, or why not (a str).
 
-    ``rand``: RAND's kept coalitions (``c_ptr``, ``c_start``, ``c_end`` sorted per
-    coalition, ``coeff[k, nc]``, ``n_samples``). ``state``: a ``(5, k)`` int64 array
+    ``rand``: RAND's kept coalitions (``c_ptr``; ``c_time``, ``c_delta``: each coalition's
+    running-count events, :func:`~coopsched.online.utilities.step_events`, below ``2^62``;
+    ``coeff[k, nc]``, ``n_samples``). ``state``: a ``(5, k)`` int64 array
     of initial policy state (ROUNDROBIN's last organization in ``state[4, 0]``).
     """
     inst = instance
@@ -488,8 +477,8 @@ def run_compiled(
     if rand is None:
         rand = {
             "c_ptr": np.zeros(1, dtype=np.int64),
-            "c_start": np.zeros(0, dtype=np.int64),
-            "c_end": np.zeros(0, dtype=np.int64),
+            "c_time": np.zeros(0, dtype=np.int64),
+            "c_delta": np.zeros(0, dtype=np.int64),
             "coeff": np.zeros((k, 1), dtype=np.int64),
             "n_samples": 0,
         }
@@ -511,8 +500,8 @@ def run_compiled(
         bool(random_machines),
         mt,
         rand["c_ptr"],
-        rand["c_start"],
-        rand["c_end"],
+        rand["c_time"],
+        rand["c_delta"],
         rand["coeff"],
         np.int64(rand["n_samples"]),
         out_start,

@@ -30,7 +30,7 @@ from ...workloads.instance import Instance
 from ...workloads.limits import MAX_SAMPLES, check_count
 from ..engine import Policy, SimView, simulate
 from ..schedule import Schedule, expand_coalition
-from ..utilities import ValueCurve
+from ..utilities import ValueCurve, step_events
 from ._registry import register
 
 
@@ -44,6 +44,21 @@ def samples_for(k: int, epsilon: float, lam: float) -> int:
     if not math.isfinite(n):
         raise ValueError(f"epsilon={epsilon}, lambda={lam} ask for infinitely many samples")
     return max(1, math.ceil(n))
+
+
+def _pinned_lead(pinned: np.ndarray | None) -> bool:
+    """Whether the pinned jobs (in submission order) come before every other job: then
+    FIFO starts them first without being told (as an audited window's backlog does)."""
+    return pinned is None or not (np.diff(pinned.astype(np.int8)) > 0).any()
+
+
+def _total(x: np.ndarray) -> int:
+    """``sum(x)`` exactly."""
+    if len(x) == 0:
+        return 0
+    if x.dtype != object and int(x.max()) * len(x) < 2**62:
+        return int(x.sum())
+    return sum(int(v) for v in x.tolist())
 
 
 @register
@@ -104,32 +119,38 @@ class Rand(Policy):
                 coeff[u][mask] = coeff[u].get(mask, 0) - 1
                 mask = with_u
         self._masks = list(coalitions)
-        # each kept coalition's started jobs (start, size); value curves are built lazily
-        self._jobs: list[tuple[np.ndarray, np.ndarray] | None] = []
+        # each kept coalition's running count as merged events (step_events) and its work:
+        # all its value needs (ValueCurve), far smaller than per-job arrays on big logs
+        self._events: list[tuple[np.ndarray, np.ndarray, int] | None] = []
         self._curve_cache: list[ValueCurve | None] | None = None
         order = instance.fifo_order()
         org_bits = (1 << instance.org[order]) if k <= 62 else None  # one bit per organization
         machines = instance.machines
+        pinned = None if instance.pinned is None else instance.pinned[order]
         for mask in self._masks:
             if mask == 0:
-                self._jobs.append(None)
+                self._events.append(None)
                 continue
             members = [u for u in range(k) if mask >> u & 1]
-            if self.sub_policy == "fifo":  # closed form, same starts as the engine's FIFO
-                if org_bits is not None:
-                    sel = order[(org_bits & mask) != 0]
-                else:
-                    sel = order[np.isin(instance.org[order], members)]
+            if org_bits is not None:
+                sel = (org_bits & mask) != 0
+            else:
+                sel = np.isin(instance.org[order], members)
+            if self.sub_policy == "fifo" and _pinned_lead(None if pinned is None else pinned[sel]):
+                # closed form, same starts as the engine's FIFO: pinned jobs, if any, come
+                # first in submission order anyway
+                idx = order[sel]
+                sizes = instance.size[idx]
                 starts = fifo_starts(
-                    instance.release[sel], instance.size[sel], int(machines[members].sum()), horizon
+                    instance.release[idx], sizes, int(machines[members].sum()), horizon
                 )
-                sizes = instance.size[sel]
             else:
                 sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
                 keep = sched.in_coalition
                 starts, sizes = sched.start[keep], instance.size[keep]
             ok = starts >= 0
-            self._jobs.append((starts[ok], sizes[ok]))
+            times, delta = step_events(starts[ok], sizes[ok])
+            self._events.append((times, delta, _total(sizes[ok])))
         self._coeff = np.zeros((k, len(self._masks)), dtype=np.int64)
         for u in range(k):
             for mask, c in coeff[u].items():
@@ -144,33 +165,49 @@ class Rand(Policy):
     @property
     def _curves(self) -> list[ValueCurve | None]:
         if self._curve_cache is None:
-            self._curve_cache = [None if j is None else ValueCurve(*j) for j in self._jobs]
+            self._curve_cache = [
+                None if e is None else ValueCurve.from_events(*e) for e in self._events
+            ]
         return self._curve_cache
+
+    @property
+    def python_integers(self) -> bool:
+        """Whether a kept coalition's value curve had to use Python integers (its values
+        passed ``2^64``, or its times int64)."""
+        return any(c is not None and c.python_ints for c in self._curve_cache or ())
 
     def _values(self, t: int) -> list[int]:
         return [0 if c is None else c.psi(t) for c in self._curves]
 
     def _compiled(self) -> dict | None:
         """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule,
-        with every kept coalition's starts and ends sorted (their values are advanced
-        along them exactly as :class:`ValueCurve` evaluates them)."""
-        if type(self) is not Rand or not hasattr(self, "_jobs"):
+        with every kept coalition's merged running-count events (their values are advanced
+        along them exactly as :class:`ValueCurve` evaluates them). Event times at or past
+        ``2^62`` are never reached by the kernel (its times stay below that): they are
+        clipped there."""
+        if type(self) is not Rand or not hasattr(self, "_events"):
             return None
-        kept = [(c, j) for c, j in enumerate(self._jobs) if j is not None]
+        kept = [(c, e) for c, e in enumerate(self._events) if e is not None]
         keep = [c for c, _ in kept]
-        # stable sort (timsort) is linear on FIFO's already sorted starts and nearly so on ends
-        starts = [np.sort(s, kind="stable") for _, (s, _) in kept]
-        ends = [np.sort(s + p, kind="stable") for _, (s, p) in kept]
         c_ptr = np.zeros(len(keep) + 1, dtype=np.int64)
-        c_ptr[1:] = np.cumsum([len(x) for x in starts])
+        c_ptr[1:] = np.cumsum([len(e[0]) for _, e in kept])
+        cap = 2**62
+
+        def clip(x: np.ndarray) -> np.ndarray:
+            if x.dtype == object:
+                return np.array([min(int(v), cap) for v in x.tolist()], dtype=np.int64)
+            return np.minimum(x, cap)
+
+        times = [clip(e[0]) for _, e in kept]
+        deltas = [e[1] for _, e in kept]
 
         def cat(parts):
             return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
         rand = {
             "c_ptr": c_ptr,
-            "c_start": cat(starts),
-            "c_end": cat(ends),
+            "c_time": cat(times),
+            "c_delta": cat(deltas),
             "coeff": np.ascontiguousarray(self._coeff[:, keep]).reshape(self._coeff.shape[0], -1),
             "n_samples": self._N,
         }
@@ -212,5 +249,7 @@ class Rand(Policy):
         with self.engine_pass():
             sched = simulate(instance, self, horizon)
         sched.info["samples"] = self._N
+        if self.python_integers:
+            sched.info["python_integers"] = True
         sched.info["coalitions_kept"] = len(self._masks) - 1
         return sched

@@ -105,3 +105,16 @@ def test_kept_coalition_values_are_their_fifo_schedules_psi(inst, T, data):
         for t in range(0, (T or 30) + 3):
             assert curve.psi(t) == sum(s.psi(t)), (mask, t)
             assert curve.work(t) == sum(s.work(t)), (mask, t)
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=small_instances(max_k=5, max_jobs=30), n=st.integers(1, 20), seed=st.integers(0, 99))
+def test_memory_estimate_bounds_the_kept_events(inst, n, seed):
+    """The audit's memory guard reads memory_estimate: it bounds what prepare keeps."""
+    pol = Rand(n_samples=n, seed=seed)
+    est = pol.memory_estimate(inst)
+    pol.prepare(inst, None)
+    assert pol._c_time.nbytes + pol._c_delta.nbytes <= est
+    assert len(pol._c_time) <= 2 * sum(
+        int(np.isin(inst.org, [u for u in range(inst.k) if m >> u & 1]).sum()) for m in pol._masks
+    )

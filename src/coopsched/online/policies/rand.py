@@ -104,32 +104,27 @@ class Rand(Policy):
 
         k = instance.k
         N = self.samples(k)
-        rng = np.random.default_rng(self.seed)
-        coalitions: dict[int, int] = {0: 0}
-        coeff: list[dict[int, int]] = [dict() for _ in range(k)]
-        for _ in range(N):
-            perm = rng.permutation(k)
-            mask = 0
-            for u in perm:
-                u = int(u)
-                with_u = mask | (1 << u)
-                for c in (mask, with_u):
-                    coalitions.setdefault(c, len(coalitions))
-                coeff[u][with_u] = coeff[u].get(with_u, 0) + 1
-                coeff[u][mask] = coeff[u].get(mask, 0) - 1
-                mask = with_u
-        self._masks = list(coalitions)
-        # each kept coalition's running count as merged events (step_events) and its work:
-        # all its value needs (ValueCurve), far smaller than per-job arrays on big logs
-        self._events: list[tuple[np.ndarray, np.ndarray, int] | None] = []
+        masks, coeff = self._orderings(k)
+        self._masks = masks
+        # each kept coalition's running count as merged events (step_events), all its value
+        # needs (ValueCurve): one int64 time and one small delta per event, in one buffer
+        # sized by the bound of two events per job, shrunk in place at the end
+        jobs = np.bincount(instance.org, minlength=k)
+        cap = sum(2 * int(jobs[[u for u in range(k) if m >> u & 1]].sum()) for m in masks)
+        c_time = np.empty(cap, dtype=np.int64)
+        c_delta: np.ndarray = np.empty(cap, dtype=self._delta_type(instance.n))
+        c_ptr = np.zeros(len(masks) + 1, dtype=np.int64)
+        self._work = [0] * len(masks)
+        self._wide: dict[int, np.ndarray] = {}  # exact times of coalitions ending past int64
         self._curve_cache: list[ValueCurve | None] | None = None
         order = instance.fifo_order()
         org_bits = (1 << instance.org[order]) if k <= 62 else None  # one bit per organization
         machines = instance.machines
         pinned = None if instance.pinned is None else instance.pinned[order]
-        for mask in self._masks:
+        used = 0
+        for c, mask in enumerate(masks):
             if mask == 0:
-                self._events.append(None)
+                c_ptr[c + 1] = used
                 continue
             members = [u for u in range(k) if mask >> u & 1]
             if org_bits is not None:
@@ -150,13 +145,61 @@ class Rand(Policy):
                 starts, sizes = sched.start[keep], instance.size[keep]
             ok = starts >= 0
             times, delta = step_events(starts[ok], sizes[ok])
-            self._events.append((times, delta, _total(sizes[ok])))
-        self._coeff = np.zeros((k, len(self._masks)), dtype=np.int64)
+            self._work[c] = _total(sizes[ok])
+            if times.dtype == object:
+                self._wide[c] = times
+                # the kernel never reaches 2^62 (its times stay below): clip there
+                times = np.array([min(int(x), 2**62) for x in times.tolist()], dtype=np.int64)
+            c_time[used : used + len(times)] = times
+            c_delta[used : used + len(times)] = delta
+            used += len(times)
+            c_ptr[c + 1] = used
+        c_time.resize(used, refcheck=False)  # in place: nothing else refers to the buffers
+        c_delta.resize(used, refcheck=False)
+        self._c_time, self._c_delta, self._c_ptr = c_time, c_delta, c_ptr
+        self._coeff = np.zeros((k, len(masks)), dtype=np.int64)
         for u in range(k):
-            for mask, c in coeff[u].items():
-                self._coeff[u, coalitions[mask]] += c
+            for mask, n in coeff[u].items():
+                self._coeff[u, masks.index(mask)] += n
         self._N = N
         self._t = -1
+
+    def _orderings(self, k: int) -> tuple[list[int], list[dict[int, int]]]:
+        """The kept coalitions (bit masks, the empty one first) of the ``N`` seeded orderings,
+        and for each organization ``u`` the signed count of each coalition in ``N phi_u``."""
+        N = self.samples(k)
+        rng = np.random.default_rng(self.seed)
+        coalitions: dict[int, int] = {0: 0}
+        coeff: list[dict[int, int]] = [dict() for _ in range(k)]
+        for _ in range(N):
+            perm = rng.permutation(k)
+            mask = 0
+            for u in perm:
+                u = int(u)
+                with_u = mask | (1 << u)
+                for c in (mask, with_u):
+                    coalitions.setdefault(c, len(coalitions))
+                coeff[u][with_u] = coeff[u].get(with_u, 0) + 1
+                coeff[u][mask] = coeff[u].get(mask, 0) - 1
+                mask = with_u
+        return list(coalitions), coeff
+
+    @staticmethod
+    def _delta_type(n: int) -> type:
+        """A running count changes by at most ``n`` at one event: int32 holds that below 2^31."""
+        return np.int32 if n < 2**31 else np.int64
+
+    def memory_estimate(self, instance: Instance) -> int:
+        """Bytes :meth:`prepare` and the run may hold at once, from the kept coalitions'
+        job counts: the events buffer (two events per job, an int64 time and a delta), a
+        coalition's scheduling temporaries (about 100 bytes per job of the largest), and
+        the per-job arrays of the grand coalition's run (about 100 bytes per job)."""
+        k = instance.k
+        masks, _ = self._orderings(k)
+        jobs = np.bincount(instance.org, minlength=k)
+        per = [int(jobs[[u for u in range(k) if m >> u & 1]].sum()) for m in masks]
+        width = 8 + np.dtype(self._delta_type(instance.n)).itemsize
+        return 2 * width * sum(per) + 100 * max(per, default=0) + 100 * instance.n
 
     def reset(self, view: SimView) -> None:
         self._t = -1
@@ -165,8 +208,16 @@ class Rand(Policy):
     @property
     def _curves(self) -> list[ValueCurve | None]:
         if self._curve_cache is None:
+            ptr = self._c_ptr
             self._curve_cache = [
-                None if e is None else ValueCurve.from_events(*e) for e in self._events
+                None
+                if mask == 0
+                else ValueCurve.from_events(
+                    self._wide.get(c, self._c_time[ptr[c] : ptr[c + 1]]),
+                    self._c_delta[ptr[c] : ptr[c + 1]],
+                    self._work[c],
+                )
+                for c, mask in enumerate(self._masks)
             ]
         return self._curve_cache
 
@@ -185,29 +236,14 @@ class Rand(Policy):
         along them exactly as :class:`ValueCurve` evaluates them). Event times at or past
         ``2^62`` are never reached by the kernel (its times stay below that): they are
         clipped there."""
-        if type(self) is not Rand or not hasattr(self, "_events"):
+        if type(self) is not Rand or not hasattr(self, "_c_time"):
             return None
-        kept = [(c, e) for c, e in enumerate(self._events) if e is not None]
-        keep = [c for c, _ in kept]
-        c_ptr = np.zeros(len(keep) + 1, dtype=np.int64)
-        c_ptr[1:] = np.cumsum([len(e[0]) for _, e in kept])
-        cap = 2**62
-
-        def clip(x: np.ndarray) -> np.ndarray:
-            if x.dtype == object:
-                return np.array([min(int(v), cap) for v in x.tolist()], dtype=np.int64)
-            return np.minimum(x, cap)
-
-        times = [clip(e[0]) for _, e in kept]
-        deltas = [e[1] for _, e in kept]
-
-        def cat(parts):
-            return np.concatenate(parts) if parts else np.zeros(0, np.int64)
-
+        keep = [c for c, mask in enumerate(self._masks) if mask != 0]
+        ptr = self._c_ptr
         rand = {
-            "c_ptr": c_ptr,
-            "c_time": cat(times),
-            "c_delta": cat(deltas),
+            "c_ptr": np.array([ptr[c] for c in keep] + [ptr[-1]], dtype=np.int64),
+            "c_time": self._c_time,
+            "c_delta": self._c_delta,
             "coeff": np.ascontiguousarray(self._coeff[:, keep]).reshape(self._coeff.shape[0], -1),
             "n_samples": self._N,
         }

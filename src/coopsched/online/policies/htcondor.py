@@ -80,6 +80,8 @@ class HTCondor(DecayedUsagePolicyMixin, Policy):
         if self._frozen:
             self._usage.t = max(self._usage.t, t)
             return
+        if t <= self._usage.t:  # levels already advanced and clamped to t: nothing changes
+            return
         self._usage.advance(t)
         lvl = self._usage.level
         for u, x in enumerate(lvl):

@@ -92,6 +92,7 @@ class Maui(Policy):
         # window index -> usage of each organization in that window (last `depth` kept)
         self._windows: dict[int, list[int]] = {}
         self._t = view.t
+        self._usage_at: tuple[int, list] | None = None  # usage() at one time, reused
 
     # ------------------------------------------------------------ usage accounting
     def _advance(self, t: int) -> None:
@@ -99,6 +100,7 @@ class Maui(Policy):
         if t <= t0:
             return
         self._t = t
+        self._usage_at = None
         if not any(self._running):
             self._forget(t)
             return
@@ -122,8 +124,11 @@ class Maui(Policy):
             del self._windows[w]
 
     def usage(self, view: SimView) -> list[float]:
-        """Weighted usage ``sum_i FSDECAY^i * usage in window i back`` of every organization."""
+        """Weighted usage ``sum_i FSDECAY^i * usage in window i back`` of every organization
+        (the windows change only when time moves on: one computation per event time)."""
         self._advance(view.t)
+        if self._usage_at is not None and self._usage_at[0] == view.t:
+            return self._usage_at[1]
         now = view.t // self.interval
         k = len(self._running)
         out: list = [0] * k
@@ -132,6 +137,7 @@ class Maui(Policy):
             row = self._windows[w]
             for u in range(k):
                 out[u] += row[u] * weight
+        self._usage_at = (view.t, out)
         return out
 
     def priority(self, view: SimView, u: int) -> float:

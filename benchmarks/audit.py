@@ -43,11 +43,11 @@ def run_case(label, log, points, counterfactuals, phases=False, **kw):
     from coopsched.audit import audit
 
     steps = {}
-    cpu: list[tuple[str, float]] = [("start", time.process_time())]
+    marks: list[tuple[str, float]] = [("start", time.process_time())]
 
     def prog(msg):
         steps.setdefault(msg.split(":")[0], time.perf_counter())
-        cpu.append((msg, time.process_time()))
+        marks.append((msg, time.process_time()))
 
     r, wall, cpu = timed(
         lambda: audit(log, points=points, with_counterfactuals=counterfactuals, progress=prog, **kw)
@@ -62,8 +62,8 @@ def run_case(label, log, points, counterfactuals, phases=False, **kw):
         + (f" (exact game + curves {game:.1f} s wall)" if game is not None else "")
     )
     if phases:
-        cpu.append(("report (curves, rows)", time.process_time()))
-        for (msg, a), (_, b) in zip(cpu, cpu[1:], strict=False):
+        marks.append(("report (curves, rows)", time.process_time()))
+        for (msg, a), (_, b) in zip(marks, marks[1:], strict=False):
             print(f"    {b - a:7.1f} s CPU  {msg}")
     return r
 

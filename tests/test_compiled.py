@@ -277,3 +277,27 @@ def test_rand_with_huge_sizes_is_exact():
     for j in range(inst.n):
         psi[inst.org[j]] += psi_job(int(s.start[j]), int(inst.size[j]), 50)
     assert s.psi(50) == psi and max(psi) > 2**10
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    inst=small_instances(max_k=3, max_jobs=40, max_release=8, max_size=6),
+    horizon=st.one_of(st.none(), st.integers(1, 25)),
+    m=st.integers(1, 5),
+)
+def test_fifo_events_are_the_step_events_of_fifo_starts(inst, horizon, m):
+    """RAND's coalitions: the running count's merged events straight from the FIFO loop."""
+    from coopsched.online.kernels import fifo_events, fifo_starts
+    from coopsched.online.utilities import step_events
+
+    order = inst.fifo_order()
+    r, p = inst.release[order], inst.size[order]
+    s = fifo_starts(r, p, m, horizon)
+    times, delta = step_events(s[s >= 0], p[s >= 0])
+    out_t = np.full(2 * inst.n + 1, -7, dtype=np.int64)
+    out_d = np.zeros(2 * inst.n + 1, dtype=np.int32)
+    count, started = fifo_events(r, p, m, horizon, out_t, out_d)
+    assert out_t[:count].tolist() == times.tolist()
+    assert out_d[:count].tolist() == delta.tolist()
+    assert started == int((s >= 0).sum()) and (s[:started] >= 0).all()
+    assert (out_t[count:] == -7).all()

@@ -242,6 +242,7 @@ def audit(
             skip=() if ref is not None else ("ref", "REF"),
             progress=lambda name: say(f"counterfactual: {name}"),
         )
+    say("building the report")
     M = inst.total_machines
     surplus: dict[str, list[float]] = {}
     utilization: dict[str, list[float]] = {}

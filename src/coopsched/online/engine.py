@@ -418,6 +418,7 @@ COMPILE_MIN_JOBS = 50_000
 _KERNELS = (
     ("coopsched.online.compiled", "_engine"),
     ("coopsched.online.kernels", "_fifo_kernel"),
+    ("coopsched.online.kernels", "_fifo_events_kernel"),
     ("coopsched.online.policies.ref", "_ref_kernel"),
 )
 

@@ -99,7 +99,7 @@ class Rand(Policy):
 
     def prepare(self, instance: Instance, horizon: int | None) -> None:
         """Draw the orderings and schedule every kept coalition alone."""
-        from ..kernels import fifo_starts
+        from ..kernels import fifo_events, fifo_starts
         from ._registry import get_policy
 
         k = instance.k
@@ -131,14 +131,23 @@ class Rand(Policy):
                 sel = (org_bits & mask) != 0
             else:
                 sel = np.isin(instance.org[order], members)
-            if self.sub_policy == "fifo" and _pinned_lead(None if pinned is None else pinned[sel]):
+            fifo = self.sub_policy == "fifo" and _pinned_lead(
+                None if pinned is None else pinned[sel]
+            )
+            if fifo:
                 # closed form, same starts as the engine's FIFO: pinned jobs, if any, come
-                # first in submission order anyway
+                # first in submission order anyway; events written straight to the buffer
                 idx = order[sel]
                 sizes = instance.size[idx]
-                starts = fifo_starts(
-                    instance.release[idx], sizes, int(machines[members].sum()), horizon
-                )
+                rel, mc = instance.release[idx], int(machines[members].sum())
+                got = fifo_events(rel, sizes, mc, horizon, c_time[used:], c_delta[used:])
+                if got is not None:
+                    count, started = got
+                    self._work[c] = _total(sizes[:started])
+                    used += count
+                    c_ptr[c + 1] = used
+                    continue
+                starts = fifo_starts(rel, sizes, mc, horizon)
             else:
                 sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
                 keep = sched.in_coalition

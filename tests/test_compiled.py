@@ -195,7 +195,7 @@ def test_user_subclass_runs_in_python():
 
 @pytest.mark.parametrize(
     "policy,size",
-    [("fifo", 2**60), ("fairshare", 2**40), ("utfairshare", 2**30), ("directcontr", 2**31)],
+    [("fifo", 2**60), ("fairshare", 2**60), ("utfairshare", 2**31), ("directcontr", 2**31)],
 )
 def test_no_silent_int64_wrap_falls_back_to_python(policy, size):
     """Sizes beyond int64's reach: the exact Python path runs, and says so."""
@@ -301,3 +301,39 @@ def test_fifo_events_are_the_step_events_of_fifo_starts(inst, horizon, m):
     assert out_d[:count].tolist() == delta.tolist()
     assert started == int((s >= 0).sum()) and (s[:started] >= 0).all()
     assert (out_t[count:] == -7).all()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.one_of(st.integers(0, 2**62 - 1), st.sampled_from([0, 1, 2**31 - 1, 2**31, 2**62 - 1])),
+    c=st.one_of(st.integers(0, 2**62 - 1), st.sampled_from([0, 1, 2**31 - 1, 2**31, 2**62 - 1])),
+    b=st.one_of(st.integers(0, 2**31 - 1), st.sampled_from([0, 1, 2**31 - 1])),
+    d=st.one_of(st.integers(0, 2**31 - 1), st.sampled_from([0, 1, 2**31 - 1])),
+)
+def test_two_word_product_comparison(a, b, c, d):
+    """The fair shares' ``num * machines`` comparisons past int64, exactly."""
+    from coopsched.online.compiled import _mul_lt
+
+    assert _mul_lt(np.int64(a), np.int64(b), np.int64(c), np.int64(d)) == (a * b < c * d)
+    assert _mul_lt(np.int64(a), np.int64(b), np.int64(a), np.int64(b)) is False
+
+
+def test_fair_share_with_products_past_int64_stays_compiled():
+    """A month of seconds on thousands of machines: psi_sp * machines passes 2^63 but each
+    factor fits, so UTFAIRSHARE and FAIRSHARE run compiled, as in Python."""
+    rng = np.random.default_rng(3)
+    jobs = [
+        (
+            int(rng.integers(0, 3)),
+            int(rng.integers(0, 100_000)),
+            int(rng.integers(10**6, 3 * 10**6)),
+        )
+        for _ in range(6000)
+    ]
+    inst = make_instance([3000, 2000, 3192], jobs)
+    for p in ("utfairshare", "fairshare", "currfairshare"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            a, b = both(inst, p, 2_600_000)
+        same(a, b)
+    assert max(a.psi(2_600_000)) * 3192 > 2**63  # the products did pass int64

@@ -107,6 +107,21 @@ def mt_state(seed) -> np.ndarray:
 
 
 @numba.njit(**JIT_OPTIONS)
+def _mul_lt(a, b, c, d):
+    """``a * b < c * d`` exactly, for ``0 <= a, c < 2^62`` and ``0 <= b, d < 2^31``.
+
+    The products may pass int64, so each is taken in two words: with ``a = ah 2^31 + al``,
+    ``a b = (ah b + (al b >> 31)) 2^31 + (al b mod 2^31)``, where ``ah b < 2^62`` and
+    ``al b < 2^62``; the pairs (high, low) compare lexicographically.
+    """
+    x = (a & 0x7FFFFFFF) * b
+    y = (c & 0x7FFFFFFF) * d
+    xh = (a >> 31) * b + (x >> 31)
+    yh = (c >> 31) * d + (y >> 31)
+    return xh < yh or (xh == yh and (x & 0x7FFFFFFF) < (y & 0x7FFFFFFF))
+
+
+@numba.njit(**JIT_OPTIONS)
 def _engine(
     rule,
     k,
@@ -266,7 +281,7 @@ def _engine(
                         continue
                     if dx == 0:
                         continue
-                    if bd == 0 or num * bd < bn * dx:
+                    if bd == 0 or _mul_lt(num, bd, bn, dx):
                         u, bn, bd = x, num, dx
             elif rule == 5:  # DIRECTCONTR: phi - psi, fixed during one event
                 if key_t != t:
@@ -387,9 +402,9 @@ def int64_bounds(
     release plus the coalition's work divided by its ``Mc`` machines plus the longest
     job; a completion key is ``end * 2^b + machine`` with ``2^b < 2M``; any ``psi_sp`` (an organization's,
     a coalition's, DIRECTCONTR's contribution) is at most ``Mc * t_end * (t_end + 1) / 2``
-    (Eq. 3 with every machine busy from 0); the rules compare products of those with
-    machine counts (fair share) or sums of ``N`` of them (RAND: ``|coeff|`` sums to
-    ``2N``, plus ``N * psi``).
+    (Eq. 3 with every machine busy from 0); the fair shares compare products of those with
+    machine counts (below ``2^31``) in two words (:func:`_mul_lt`), so the factors alone
+    must fit; RAND sums ``N`` of them (``|coeff|`` sums to ``2N``, plus ``N * psi``).
     """
     if len(release) == 0 or member_machines == 0:
         return None  # nothing starts: no arithmetic beyond the releases
@@ -409,9 +424,9 @@ def int64_bounds(
     need = {
         "fifo": 0,
         "roundrobin": 0,
-        "currfairshare": M * M,
-        "fairshare": M * t_end * max(int(machines_max), 1),
-        "utfairshare": vmax * max(int(machines_max), 1),
+        "currfairshare": M,
+        "fairshare": M * t_end,
+        "utfairshare": vmax,
         "directcontr": 2 * vmax,
         "rand": (3 * int(n_samples) + 1) * vmax,
     }[rule]

@@ -121,6 +121,9 @@ class Rand(Policy):
         org_bits = (1 << instance.org[order]) if k <= 62 else None  # one bit per organization
         machines = instance.machines
         pinned = None if instance.pinned is None else instance.pinned[order]
+        if _pinned_lead(pinned):  # then in every coalition too (an audit's backlog)
+            pinned = None
+        rel_o, size_o = instance.release[order], instance.size[order]
         used = 0
         for c, mask in enumerate(masks):
             if mask == 0:
@@ -137,9 +140,8 @@ class Rand(Policy):
             if fifo:
                 # closed form, same starts as the engine's FIFO: pinned jobs, if any, come
                 # first in submission order anyway; events written straight to the buffer
-                idx = order[sel]
-                sizes = instance.size[idx]
-                rel, mc = instance.release[idx], int(machines[members].sum())
+                sizes = size_o[sel]
+                rel, mc = rel_o[sel], int(machines[members].sum())
                 got = fifo_events(rel, sizes, mc, horizon, c_time[used:], c_delta[used:])
                 if got is not None:
                     count, started = got

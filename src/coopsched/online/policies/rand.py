@@ -202,9 +202,11 @@ class Rand(Policy):
 
     def memory_estimate(self, instance: Instance) -> int:
         """Bytes :meth:`prepare` and the run may hold at once, from the kept coalitions'
-        job counts: the events buffer (two events per job, an int64 time and a delta), a
-        coalition's scheduling temporaries (about 100 bytes per job of the largest), and
-        the per-job arrays of the grand coalition's run (about 100 bytes per job)."""
+        job counts: the events buffer at its bound (two events per job and coalition, an
+        int64 time and a delta; pages never written stay unallocated, and the buffer is
+        shrunk in place), a coalition's scheduling temporaries (about 100 bytes per job
+        of the largest), and the per-job arrays of the grand coalition's run (about 100
+        bytes per job). An upper bound, used by the audit's memory guard."""
         k = instance.k
         masks, _ = self._orderings(k)
         jobs = np.bincount(instance.org, minlength=k)

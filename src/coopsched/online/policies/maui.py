@@ -93,6 +93,8 @@ class Maui(Policy):
         self._windows: dict[int, list[int]] = {}
         self._t = view.t
         self._usage_at: tuple[int, list] | None = None  # usage() at one time, reused
+        self._tot_u: tuple[list, float] | None = None  # its members' total, reused
+        self._tot_t = sum(self._target[v] for v in view.members)
 
     # ------------------------------------------------------------ usage accounting
     def _advance(self, t: int) -> None:
@@ -159,8 +161,10 @@ class Maui(Policy):
 
     def select(self, view: SimView) -> int:
         use = self.usage(view)
-        tot_u = sum(use[v] for v in view.members)
-        tot_t = sum(self._target[v] for v in view.members)
+        if self._tot_u is None or self._tot_u[0] is not use:  # once per usage computed
+            self._tot_u = (use, sum(use[v] for v in view.members))
+        tot_u = self._tot_u[1]
+        tot_t = self._tot_t
         tgt = self._target
         # priority_u * tot_t * tot_u = target_u * tot_u - use_u * tot_t (no division)
         best, best_key = -1, None

@@ -545,7 +545,23 @@ class _MauiNoReuse(Maui):
 
 
 class _HTCondorAlwaysClamp(HTCondor):
-    """HTCondor advancing and clamping at every call (the reference for the early exit)."""
+    """HTCondor advancing and clamping at every call, and ranking through argbest (the
+    reference for the early exit and the written-out loop)."""
+
+    def select(self, view):
+        from coopsched.online.decay import argbest
+
+        self._advance(view.t)
+        rup, m = self._usage.level, self._machines
+        if self._factors is not None:
+            return super().select(view)
+
+        def less(u, v):
+            if not m[u] or not m[v]:
+                return bool(m[u]) and not m[v]
+            return rup[u] * m[v] < rup[v] * m[u]
+
+        return argbest(view.candidates(), less)
 
     def _advance(self, t):
         if self._frozen:
@@ -574,3 +590,20 @@ def test_per_event_reuse_gives_the_same_schedules(inst, interval, half_life):
         b = simulate(inst, slow, compiled=False)
         assert a.start.tolist() == b.start.tolist()
         assert a.machine.tolist() == b.machine.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    usage=st.lists(st.sampled_from([0, 0.0, 1, 2.5, 3, 1e-300, 7.0]), min_size=1, max_size=6),
+    data=st.data(),
+    zero_ties=st.booleans(),
+)
+def test_argmin_usage_per_share_is_argbest_of_the_ratio_order(usage, data, zero_ties):
+    """The written-out loop picks what argbest picks under _ratio_less."""
+    from coopsched.online.decay import _ratio_less, argbest, argmin_usage_per_share
+
+    k = len(usage)
+    share = data.draw(st.lists(st.sampled_from([0, 0.0, 1, 2, 0.5]), min_size=k, max_size=k))
+    cands = sorted(data.draw(st.sets(st.integers(0, k - 1), min_size=1)))
+    expect = argbest(cands, _ratio_less(usage, share, zero_ties))
+    assert argmin_usage_per_share(cands, usage, share, zero_ties) == expect

@@ -169,9 +169,10 @@ class Rand(Policy):
         c_delta.resize(used, refcheck=False)
         self._c_time, self._c_delta, self._c_ptr = c_time, c_delta, c_ptr
         self._coeff = np.zeros((k, len(masks)), dtype=np.int64)
+        column = {mask: c for c, mask in enumerate(masks)}
         for u in range(k):
             for mask, n in coeff[u].items():
-                self._coeff[u, masks.index(mask)] += n
+                self._coeff[u, column[mask]] += n
         self._N = N
         self._t = -1
 

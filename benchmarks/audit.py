@@ -11,7 +11,9 @@ Cases (targets: each under a minute on one core):
   runs 142 jobs at once at one moment, 2 more than its 140 processors).
 
 Prints, per case, the seconds (wall and CPU) of reading the log, of the exact audit
-(REF over all coalitions, with the curves' checkpoints) and of the counterfactuals.
+(REF over all coalitions, with the curves' checkpoints) and of the counterfactuals; with
+``--phases``, the CPU seconds of every phase the audit reports (window building, REF, each
+counterfactual policy, the report's curves).
 """
 
 from __future__ import annotations
@@ -37,13 +39,15 @@ def ricc_mapping(log, t0: int, t1: int, path: Path) -> None:
     path.write_text("".join(f'[[organization]]\nname = "g{g}"\ngroups = ["{g}"]\n' for g in top))
 
 
-def run_case(label, log, points, counterfactuals, **kw):
+def run_case(label, log, points, counterfactuals, phases=False, **kw):
     from coopsched.audit import audit
 
     steps = {}
+    marks: list[tuple[str, float]] = [("start", time.process_time())]
 
     def prog(msg):
         steps.setdefault(msg.split(":")[0], time.perf_counter())
+        marks.append((msg, time.process_time()))
 
     r, wall, cpu = timed(
         lambda: audit(log, points=points, with_counterfactuals=counterfactuals, progress=prog, **kw)
@@ -57,6 +61,10 @@ def run_case(label, log, points, counterfactuals, **kw):
         f"{label:34} k={k:2} jobs={jobs:>8,} audit wall {wall:7.1f} s, CPU {cpu:7.1f} s"
         + (f" (exact game + curves {game:.1f} s wall)" if game is not None else "")
     )
+    if phases:
+        marks.append(("report (curves, rows)", time.process_time()))
+        for (msg, a), (_, b) in zip(marks, marks[1:], strict=False):
+            print(f"    {b - a:7.1f} s CPU  {msg}")
     return r
 
 
@@ -67,6 +75,7 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=24)
     ap.add_argument("--no-counterfactuals", action="store_true")
     ap.add_argument("--only", choices=["ricc", "lpc"], default=None)
+    ap.add_argument("--phases", action="store_true", help="CPU seconds of every audit phase")
 
     args = ap.parse_args()
     from coopsched.audit.window import recorded_peak
@@ -91,6 +100,7 @@ def main() -> None:
                 ricc,
                 args.points,
                 cf,
+                args.phases,
                 mapping=m,
                 other="other",
                 t_from=t0,
@@ -101,7 +111,15 @@ def main() -> None:
     if args.only in (None, "lpc"):
         lpc, w, c = timed(lambda: read_swf_recorded(d / "LPC-EGEE-2004-1.2-cln.swf.gz"))
         print(f"read LPC-EGEE in {w:.1f} s wall, {c:.1f} s CPU")
-        run_case("LPC-EGEE whole log, groups", lpc, args.points, cf, org_by="group", machines=142)
+        run_case(
+            "LPC-EGEE whole log, groups",
+            lpc,
+            args.points,
+            cf,
+            args.phases,
+            org_by="group",
+            machines=142,
+        )
 
 
 if __name__ == "__main__":

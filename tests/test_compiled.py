@@ -1,5 +1,6 @@
 """The compiled engine gives the Python engine's schedules, start by start and machine by machine."""
 
+import dataclasses
 import random
 import subprocess
 import sys
@@ -75,6 +76,68 @@ def test_compiled_rand_equals_python(inst, horizon, n, seed, sub_policy, data):
     assert runs[1].info["engine"] == "compiled"
 
 
+@st.composite
+def pinned_anywhere(draw, **kw):
+    """An instance with pinned jobs released at any time: each organization's first jobs in
+    submission order may be pinned (the condition :meth:`Instance.validate` checks), so
+    pinned starts overtake other organizations' older jobs, and FIFO's queue has holes."""
+    inst = draw(small_instances(**kw))
+    pinned = np.zeros(inst.n, dtype=bool)
+    free_seen: set[int] = set()
+    for j in inst.fifo_order():
+        u = int(inst.org[j])
+        if u not in free_seen and draw(st.booleans()):
+            pinned[j] = True
+        else:
+            free_seen.add(u)
+    return dataclasses.replace(inst, pinned=pinned)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    inst=pinned_anywhere(max_k=5, max_jobs=30, max_release=4, max_size=4),
+    policy=st.sampled_from(KERNELS),
+    horizon=st.one_of(st.none(), st.integers(1, 25)),
+    seed=st.integers(0, 2**40),
+    data=st.data(),
+)
+def test_compiled_equals_python_with_pinned_jobs(inst, policy, horizon, seed, data):
+    """Pinned jobs (an audited window's backlog) start first in both engines, identically."""
+    members = data.draw(st.one_of(st.none(), st.sets(st.integers(0, inst.k - 1), min_size=1)))
+    a, b = both(inst, policy, horizon, members, seed=seed)
+    same(a, b)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    inst=pinned_anywhere(max_k=5, max_jobs=40, max_release=6, max_size=6),
+    horizon=st.one_of(st.none(), st.integers(1, 30)),
+    n=st.integers(1, 20),
+    seed=st.integers(0, 1000),
+    sub_policy=st.sampled_from(["fifo", "roundrobin"]),
+)
+def test_compiled_rand_equals_python_with_pinned_jobs(inst, horizon, n, seed, sub_policy):
+    runs = []
+    for flag in (False, True):
+        pol = Rand(n_samples=n, seed=seed, sub_policy=sub_policy)
+        pol.prepare(inst, horizon)
+        runs.append(simulate(inst, pol, horizon, compiled=flag))
+    same(*runs)
+    assert runs[1].info["engine"] == "compiled"
+
+
+def test_pinned_jobs_no_longer_force_the_python_engine():
+    """A large instance with pinned jobs runs compiled by default (no fallback, no warning)."""
+    inst = make_instance([2, 1], [(0, 0, 5), (1, 0, 7), (0, 1, 2), (1, 3, 1)])
+    inst = dataclasses.replace(inst, pinned=np.array([False, True, False, False]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for p in KERNELS:
+            s = simulate(inst, get_policy(p), compiled=True)
+            assert s.info["engine"] == "compiled" and "fallback" not in s.info
+            assert s.start[1] == 0
+
+
 def test_compiled_rand_through_run_is_the_default():
     rng = np.random.default_rng(7)
     jobs = [
@@ -132,7 +195,7 @@ def test_user_subclass_runs_in_python():
 
 @pytest.mark.parametrize(
     "policy,size",
-    [("fifo", 2**60), ("fairshare", 2**40), ("utfairshare", 2**30), ("directcontr", 2**31)],
+    [("fifo", 2**60), ("fairshare", 2**60), ("utfairshare", 2**31), ("directcontr", 2**31)],
 )
 def test_no_silent_int64_wrap_falls_back_to_python(policy, size):
     """Sizes beyond int64's reach: the exact Python path runs, and says so."""
@@ -214,3 +277,63 @@ def test_rand_with_huge_sizes_is_exact():
     for j in range(inst.n):
         psi[inst.org[j]] += psi_job(int(s.start[j]), int(inst.size[j]), 50)
     assert s.psi(50) == psi and max(psi) > 2**10
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    inst=small_instances(max_k=3, max_jobs=40, max_release=8, max_size=6),
+    horizon=st.one_of(st.none(), st.integers(1, 25)),
+    m=st.integers(1, 5),
+)
+def test_fifo_events_are_the_step_events_of_fifo_starts(inst, horizon, m):
+    """RAND's coalitions: the running count's merged events straight from the FIFO loop."""
+    from coopsched.online.kernels import fifo_events, fifo_starts
+    from coopsched.online.utilities import step_events
+
+    order = inst.fifo_order()
+    r, p = inst.release[order], inst.size[order]
+    s = fifo_starts(r, p, m, horizon)
+    times, delta = step_events(s[s >= 0], p[s >= 0])
+    out_t = np.full(2 * inst.n + 1, -7, dtype=np.int64)
+    out_d = np.zeros(2 * inst.n + 1, dtype=np.int32)
+    count, started = fifo_events(r, p, m, horizon, out_t, out_d)
+    assert out_t[:count].tolist() == times.tolist()
+    assert out_d[:count].tolist() == delta.tolist()
+    assert started == int((s >= 0).sum()) and (s[:started] >= 0).all()
+    assert (out_t[count:] == -7).all()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.one_of(st.integers(0, 2**62 - 1), st.sampled_from([0, 1, 2**31 - 1, 2**31, 2**62 - 1])),
+    c=st.one_of(st.integers(0, 2**62 - 1), st.sampled_from([0, 1, 2**31 - 1, 2**31, 2**62 - 1])),
+    b=st.one_of(st.integers(0, 2**31 - 1), st.sampled_from([0, 1, 2**31 - 1])),
+    d=st.one_of(st.integers(0, 2**31 - 1), st.sampled_from([0, 1, 2**31 - 1])),
+)
+def test_two_word_product_comparison(a, b, c, d):
+    """The fair shares' ``num * machines`` comparisons past int64, exactly."""
+    from coopsched.online.compiled import _mul_lt
+
+    assert _mul_lt(np.int64(a), np.int64(b), np.int64(c), np.int64(d)) == (a * b < c * d)
+    assert _mul_lt(np.int64(a), np.int64(b), np.int64(a), np.int64(b)) is False
+
+
+def test_fair_share_with_products_past_int64_stays_compiled():
+    """A month of seconds on thousands of machines: psi_sp * machines passes 2^63 but each
+    factor fits, so UTFAIRSHARE and FAIRSHARE run compiled, as in Python."""
+    rng = np.random.default_rng(3)
+    jobs = [
+        (
+            int(rng.integers(0, 3)),
+            int(rng.integers(0, 100_000)),
+            int(rng.integers(10**6, 3 * 10**6)),
+        )
+        for _ in range(6000)
+    ]
+    inst = make_instance([3000, 2000, 3192], jobs)
+    for p in ("utfairshare", "fairshare", "currfairshare"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            a, b = both(inst, p, 2_600_000)
+        same(a, b)
+    assert max(a.psi(2_600_000)) * 3192 > 2**63  # the products did pass int64

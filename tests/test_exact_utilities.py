@@ -110,3 +110,95 @@ def test_utilities_switch_to_python_integers_before_overflow(t):
     expect_work = [work_job(0, BIG - 1, t) + work_job(1, 3, t), work_job(0, 2**62, t)]
     assert psi_sp(org, start, size, t, 2) == expect_psi
     assert work_done(org, start, size, t, 2) == expect_work
+
+
+# ------------------------------------------------------------------ ValueCurve (RAND's values)
+
+
+@st.composite
+def curve_cases(draw):
+    """Started jobs (with ties) shifted towards 2^63, and evaluation times around them."""
+    n = draw(st.integers(0, 12))
+    shift = draw(st.sampled_from([0, 2**31, 2**62 - 2**20, 2**62, BIG - 2**40, BIG + 9]))
+    jobs = []
+    for _ in range(n):
+        s = shift + draw(st.integers(0, 8))
+        p = draw(st.one_of(st.integers(1, 6), st.sampled_from([2**32, 2**62 + 1, BIG - 2**41])))
+        jobs.append((s, p))
+    times = draw(
+        st.lists(
+            st.one_of(
+                st.integers(0, 20).map(lambda d: shift + d),
+                st.sampled_from([0, 2**32, 2**62, BIG - 1, BIG, BIG + 2**40, 2**64 + 3, 2**80]),
+            ),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    return jobs, times
+
+
+def _arrays(jobs):
+    import numpy as np
+
+    wide = any(s + p >= BIG or s >= BIG for s, p in jobs)
+    dt = object if wide else np.int64
+    return (
+        np.array([s for s, _ in jobs], dtype=dt).reshape(-1),
+        np.array([p for _, p in jobs], dtype=dt).reshape(-1),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=curve_cases())
+def test_value_curve_is_exact_near_and_past_2_63(case):
+    """The modular evaluation (uint64 prefix sums, exact while the value bound is below
+    2^64) and the Python-integer last resort give the pure-Python values, at any time."""
+    from coopsched.online.utilities import ValueCurve
+
+    jobs, times = case
+    start, size = _arrays(jobs)
+    curve = ValueCurve(start, size)
+    for t in times:
+        assert curve.psi(t) == sum(psi_job(s, p, t) for s, p in jobs), t
+        assert curve.work(t) == sum(work_job(s, p, t) for s, p in jobs), t
+
+
+def test_value_curve_wraps_internally_but_answers_exactly():
+    """Prefix sums of a month of starts wrap past 2^64 (the case that used to need object
+    arrays) while psi stays small: int64 storage, exact answers, no Python integers."""
+    import numpy as np
+
+    from coopsched.online.utilities import ValueCurve
+
+    rng = np.random.default_rng(5)
+    n = 4000
+    start = np.sort(rng.integers(2**40, 2**40 + 10**6, n))
+    size = rng.integers(1, 10**5, n)
+    curve = ValueCurve(start, size)
+    assert not curve.python_ints and curve._D2.dtype == np.uint64
+    # the true D2 (sum x(x-1)/2 over starts) is far past 2^64: the sums did wrap
+    assert sum(int(x) * (int(x) - 1) // 2 for x in start[:100]) > 2**64
+    for t in (2**40, 2**40 + 5 * 10**5, 2**40 + 2 * 10**6):
+        ps = sum(psi_job(int(s), int(p), t) for s, p in zip(start, size, strict=True))
+        assert curve.psi(t) == ps
+        assert curve.work(t) == sum(
+            work_job(int(s), int(p), t) for s, p in zip(start, size, strict=True)
+        )
+    assert not curve.python_ints
+
+
+def test_value_curve_values_past_2_64_use_python_integers_and_say_so():
+    """When psi itself may pass 2^64 the bound check refuses the residue: exact integers."""
+    import numpy as np
+
+    from coopsched.online.utilities import ValueCurve
+
+    start = np.array([0, 0, 3], dtype=np.int64)
+    size = np.array([2**40, 2**40, 7], dtype=np.int64)
+    curve = ValueCurve(start, size)
+    t = 2**38
+    assert curve.psi(t) == sum(
+        psi_job(s, p, t) for s, p in zip([0, 0, 3], [2**40, 2**40, 7], strict=True)
+    )
+    assert curve.psi(t) > 2**64 and curve.python_ints

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from coopsched.online.checker import check_schedule
 from coopsched.online.decay import DecayedUsage, check_half_life
-from coopsched.online.engine import Policy, SimView
+from coopsched.online.engine import Policy, SimView, simulate
 from coopsched.online.policies import POLICIES, get_policy
 from coopsched.online.policies.fairshare import argmin_ratio
 from coopsched.online.policies.htcondor import HTCondor
@@ -534,3 +534,76 @@ def test_fairtree_reads_the_tree_from_the_instance():
     assert check_schedule(flat) == [] and check_schedule(tree) == []
     explicit = SlurmFairTree(half_life=math.inf, accounts="0;1;2").run(inst, 40)
     assert explicit.start.tolist() == flat.start.tolist()
+
+
+class _MauiNoReuse(Maui):
+    """MAUI recomputing the windowed usage at every call (the reference for the reuse)."""
+
+    def usage(self, view):
+        self._usage_at = None
+        return super().usage(view)
+
+
+class _HTCondorAlwaysClamp(HTCondor):
+    """HTCondor advancing and clamping at every call, and ranking through argbest (the
+    reference for the early exit and the written-out loop)."""
+
+    def select(self, view):
+        from coopsched.online.decay import argbest
+
+        self._advance(view.t)
+        rup, m = self._usage.level, self._machines
+        if self._factors is not None:
+            return super().select(view)
+
+        def less(u, v):
+            if not m[u] or not m[v]:
+                return bool(m[u]) and not m[v]
+            return rup[u] * m[v] < rup[v] * m[u]
+
+        return argbest(view.candidates(), less)
+
+    def _advance(self, t):
+        if self._frozen:
+            return super()._advance(t)
+        self._usage.advance(t)
+        lvl = self._usage.level
+        for u, x in enumerate(lvl):
+            if x < 0.5:
+                lvl[u] = 0.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    inst=small_instances(max_k=4, max_jobs=30, max_release=8, max_size=6),
+    interval=st.integers(1, 6),
+    half_life=st.sampled_from([0.0, 2.0, 50.0]),
+)
+def test_per_event_reuse_gives_the_same_schedules(inst, interval, half_life):
+    """MAUI's usage computed once per event time and HTCondor's skipped no-op advances
+    change no start (many picks share one time here)."""
+    for fast, slow in (
+        (Maui(interval=interval, depth=3), _MauiNoReuse(interval=interval, depth=3)),
+        (HTCondor(half_life=half_life), _HTCondorAlwaysClamp(half_life=half_life)),
+    ):
+        a = simulate(inst, fast, compiled=False)
+        b = simulate(inst, slow, compiled=False)
+        assert a.start.tolist() == b.start.tolist()
+        assert a.machine.tolist() == b.machine.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    usage=st.lists(st.sampled_from([0, 0.0, 1, 2.5, 3, 1e-300, 7.0]), min_size=1, max_size=6),
+    data=st.data(),
+    zero_ties=st.booleans(),
+)
+def test_argmin_usage_per_share_is_argbest_of_the_ratio_order(usage, data, zero_ties):
+    """The written-out loop picks what argbest picks under _ratio_less."""
+    from coopsched.online.decay import _ratio_less, argbest, argmin_usage_per_share
+
+    k = len(usage)
+    share = data.draw(st.lists(st.sampled_from([0, 0.0, 1, 2, 0.5]), min_size=k, max_size=k))
+    cands = sorted(data.draw(st.sets(st.integers(0, k - 1), min_size=1)))
+    expect = argbest(cands, _ratio_less(usage, share, zero_ties))
+    assert argmin_usage_per_share(cands, usage, share, zero_ties) == expect

@@ -1,5 +1,8 @@
 import numpy as np
 import pytest
+from conftest import small_instances
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coopsched.online.checker import check_schedule
 from coopsched.online.policies import get_policy
@@ -67,3 +70,51 @@ def test_rand_seeded_and_valid():
     assert a.start.tolist() == b.start.tolist()
     assert check_schedule(a) == []
     assert a.info["samples"] == 15
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    inst=small_instances(max_k=4, max_jobs=14, max_release=6, max_size=6),
+    T=st.one_of(st.none(), st.integers(1, 25)),
+    data=st.data(),
+)
+def test_kept_coalition_values_are_their_fifo_schedules_psi(inst, T, data):
+    """Each kept coalition's value curve (merged running-count events) gives, at every t,
+    the psi_sp of the coalition's FIFO schedule from the Python engine, pinned jobs
+    (anywhere in submission order) first."""
+    import dataclasses
+
+    from coopsched.online.engine import simulate
+
+    pinned = np.zeros(inst.n, dtype=bool)
+    free_seen: set[int] = set()
+    for j in inst.fifo_order():
+        u = int(inst.org[j])
+        if u not in free_seen and data.draw(st.booleans()):
+            pinned[j] = True
+        else:
+            free_seen.add(u)
+    inst = dataclasses.replace(inst, pinned=pinned)
+    pol = Rand(n_samples=4, seed=data.draw(st.integers(0, 50)))
+    pol.prepare(inst, T)
+    for mask, curve in zip(pol._masks, pol._curves, strict=True):
+        if curve is None:
+            continue
+        members = [u for u in range(inst.k) if mask >> u & 1]
+        s = simulate(inst, get_policy("fifo"), T, members, compiled=False)
+        for t in range(0, (T or 30) + 3):
+            assert curve.psi(t) == sum(s.psi(t)), (mask, t)
+            assert curve.work(t) == sum(s.work(t)), (mask, t)
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=small_instances(max_k=5, max_jobs=30), n=st.integers(1, 20), seed=st.integers(0, 99))
+def test_memory_estimate_bounds_the_kept_events(inst, n, seed):
+    """The audit's memory guard reads memory_estimate: it bounds what prepare keeps."""
+    pol = Rand(n_samples=n, seed=seed)
+    est = pol.memory_estimate(inst)
+    pol.prepare(inst, None)
+    assert pol._c_time.nbytes + pol._c_delta.nbytes <= est
+    assert len(pol._c_time) <= 2 * sum(
+        int(np.isin(inst.org, [u for u in range(inst.k) if m >> u & 1]).sum()) for m in pol._masks
+    )

@@ -248,12 +248,16 @@ def audit(
             skip=() if ref is not None else ("ref", "REF"),
             progress=lambda name: say(f"counterfactual: {name}"),
         )
+    say("building the report")
     M = inst.total_machines
     surplus: dict[str, list[float]] = {}
     utilization: dict[str, list[float]] = {}
+    work_at = [rec.work(t) if M and t else None for t in ctimes]  # one pass per time
     for u in range(k):
         surplus[names[u]] = [float(p[u] - f[u]) for p, f in zip(psi_at, phi_at, strict=True)]
-        utilization[names[u]] = [rec.work(t)[u] / (M * t) if M and t else 0.0 for t in ctimes]
+        utilization[names[u]] = [
+            w[u] / (M * t) if w is not None else 0.0 for w, t in zip(work_at, ctimes, strict=True)
+        ]
     report["curves"] = {"t": ctimes, "surplus": surplus, "utilization": utilization}
     report["excluded"] = excluded
     return report

@@ -14,6 +14,9 @@ user subclass). The schedules are identical, start by start and machine by machi
   picks; the lowest-numbered free machine, or for DIRECTCONTR a uniformly random free
   machine drawn from the very stream Python's ``random.Random(seed)`` gives (the
   Mersenne Twister state is copied from it and advanced here, see :func:`randbelow`);
+* pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5) first: while one waits and a
+  machine is free, the oldest waiting pinned job starts without consulting the rule (pinned
+  jobs head their organizations' queues, so they start in submission order);
 * the pick rules, their exact integer comparisons and their ties (lowest index).
 
 Integers are int64 here, so the inputs are checked first (:func:`int64_bounds`): event
@@ -104,6 +107,21 @@ def mt_state(seed) -> np.ndarray:
 
 
 @numba.njit(**JIT_OPTIONS)
+def _mul_lt(a, b, c, d):
+    """``a * b < c * d`` exactly, for ``0 <= a, c < 2^62`` and ``0 <= b, d < 2^31``.
+
+    The products may pass int64, so each is taken in two words: with ``a = ah 2^31 + al``,
+    ``a b = (ah b + (al b >> 31)) 2^31 + (al b mod 2^31)``, where ``ah b < 2^62`` and
+    ``al b < 2^62``; the pairs (high, low) compare lexicographically.
+    """
+    x = (a & 0x7FFFFFFF) * b
+    y = (c & 0x7FFFFFFF) * d
+    xh = (a >> 31) * b + (x >> 31)
+    yh = (c >> 31) * d + (y >> 31)
+    return xh < yh or (xh == yh and (x & 0x7FFFFFFF) < (y & 0x7FFFFFFF))
+
+
+@numba.njit(**JIT_OPTIONS)
 def _engine(
     rule,
     k,
@@ -114,12 +132,13 @@ def _engine(
     member,
     machine_owner,
     free_init,
+    pinned,
     T,
     randm,
     mt,
     c_ptr,
-    c_start,
-    c_end,
+    c_time,
+    c_delta,
     coeff,
     n_samples,
     out_start,
@@ -165,18 +184,20 @@ def _engine(
     rc = state[2]
     tv = state[3]
     last = state[4, 0]  # ROUNDROBIN's last served organization
-    # RAND: kept coalitions' values, advanced along their sorted starts and ends
+    # RAND: kept coalitions' values, advanced along their running counts' events
     nc = c_ptr.shape[0] - 1
     cV = np.zeros(max(nc, 1), np.int64)
     cW = np.zeros(max(nc, 1), np.int64)
     cR = np.zeros(max(nc, 1), np.int64)
     cT = np.zeros(max(nc, 1), np.int64)
-    cps = np.zeros(max(nc, 1), np.int64)
-    cpe = np.zeros(max(nc, 1), np.int64)
+    cpos = np.zeros(max(nc, 1), np.int64)
     for c in range(nc):
-        cps[c] = c_ptr[c]
-        cpe[c] = c_ptr[c]
+        cpos[c] = c_ptr[c]
     nxt = 0  # FIFO: the oldest unstarted job
+    # pinned jobs start first, oldest first: in submission order, as they are released
+    pin_pos = np.flatnonzero(pinned)
+    pp = 0  # the next pinned job to start
+    pin_waiting = 0
     i = 0
     total_waiting = 0
     while True:
@@ -218,11 +239,19 @@ def _engine(
         while i < n and rel[i] == t:
             waiting[owner[i]] += 1
             total_waiting += 1
+            if pinned[i]:
+                pin_waiting += 1
             i += 1
-        # greedy picks at t
+        # greedy picks at t (waiting pinned jobs first, without the rule)
         while nfree > 0 and total_waiting > 0:
             u = -1
-            if rule == 0:  # FIFO
+            if pin_waiting > 0:  # the oldest waiting pinned job heads its organization's queue
+                u = owner[pin_pos[pp]]
+                pp += 1
+                pin_waiting -= 1
+            elif rule == 0:  # FIFO: the oldest unstarted job (pinned ones may have gone ahead)
+                while out_start[nxt] >= 0:
+                    nxt += 1
                 u = owner[nxt]
                 nxt += 1
             elif rule == 1:  # ROUNDROBIN
@@ -252,7 +281,7 @@ def _engine(
                         continue
                     if dx == 0:
                         continue
-                    if bd == 0 or num * bd < bn * dx:
+                    if bd == 0 or _mul_lt(num, bd, bn, dx):
                         u, bn, bd = x, num, dx
             elif rule == 5:  # DIRECTCONTR: phi - psi, fixed during one event
                 if key_t != t:
@@ -281,28 +310,18 @@ def _engine(
                     if key_t != t:
                         key_t = t
                         for c in range(nc):
-                            a = cps[c]
-                            b = cpe[c]
+                            a = cpos[c]
                             end = c_ptr[c + 1]
-                            while True:  # the coalition's next start or end at or before t
-                                xs = c_start[a] if a < end else _BIG
-                                xe = c_end[b] if b < end else _BIG
-                                x = min(xs, xe)
-                                if x > t:
-                                    break
+                            while a < end and c_time[a] <= t:  # the coalition's events to t
+                                x = c_time[a]
                                 d = x - cT[c]
                                 if d:
                                     cV[c] += cW[c] * d + cR[c] * (d * (d + 1) // 2)
                                     cW[c] += cR[c] * d
                                     cT[c] = x
-                                if xe <= xs:
-                                    cR[c] -= 1
-                                    b += 1
-                                else:
-                                    cR[c] += 1
-                                    a += 1
-                            cps[c] = a
-                            cpe[c] = b
+                                cR[c] += c_delta[a]
+                                a += 1
+                            cpos[c] = a
                         for x in range(k):
                             acc = np.int64(0)
                             for c in range(nc):
@@ -383,9 +402,9 @@ def int64_bounds(
     release plus the coalition's work divided by its ``Mc`` machines plus the longest
     job; a completion key is ``end * 2^b + machine`` with ``2^b < 2M``; any ``psi_sp`` (an organization's,
     a coalition's, DIRECTCONTR's contribution) is at most ``Mc * t_end * (t_end + 1) / 2``
-    (Eq. 3 with every machine busy from 0); the rules compare products of those with
-    machine counts (fair share) or sums of ``N`` of them (RAND: ``|coeff|`` sums to
-    ``2N``, plus ``N * psi``).
+    (Eq. 3 with every machine busy from 0); the fair shares compare products of those with
+    machine counts (below ``2^31``) in two words (:func:`_mul_lt`), so the factors alone
+    must fit; RAND sums ``N`` of them (``|coeff|`` sums to ``2N``, plus ``N * psi``).
     """
     if len(release) == 0 or member_machines == 0:
         return None  # nothing starts: no arithmetic beyond the releases
@@ -405,9 +424,9 @@ def int64_bounds(
     need = {
         "fifo": 0,
         "roundrobin": 0,
-        "currfairshare": M * M,
-        "fairshare": M * t_end * max(int(machines_max), 1),
-        "utfairshare": vmax * max(int(machines_max), 1),
+        "currfairshare": M,
+        "fairshare": M * t_end,
+        "utfairshare": vmax,
         "directcontr": 2 * vmax,
         "rand": (3 * int(n_samples) + 1) * vmax,
     }[rule]
@@ -431,8 +450,9 @@ def run_compiled(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
     """Starts and machines (in instance job order) and the final state, or why not (a str).
 
-    ``rand``: RAND's kept coalitions (``c_ptr``, ``c_start``, ``c_end`` sorted per
-    coalition, ``coeff[k, nc]``, ``n_samples``). ``state``: a ``(5, k)`` int64 array
+    ``rand``: RAND's kept coalitions (``c_ptr``; ``c_time``, ``c_delta``: each coalition's
+    running-count events, :func:`~coopsched.online.utilities.step_events`, below ``2^62``;
+    ``coeff[k, nc]``, ``n_samples``). ``state``: a ``(5, k)`` int64 array
     of initial policy state (ROUNDROBIN's last organization in ``state[4, 0]``).
     """
     inst = instance
@@ -461,6 +481,10 @@ def run_compiled(
         return why
     machine_owner = inst.machine_owner()
     free_init = np.flatnonzero(is_member[machine_owner]).astype(np.int64)
+    if inst.pinned is None:
+        pinned = np.zeros(len(order), dtype=np.bool_)
+    else:
+        pinned = np.ascontiguousarray(inst.pinned[order], dtype=np.bool_)
     state = np.zeros((5, k + 2), dtype=np.int64) if state is None else state.copy()
     if state.shape[1] < k + 2:
         state = np.pad(state, ((0, 0), (0, k + 2 - state.shape[1])))
@@ -468,8 +492,8 @@ def run_compiled(
     if rand is None:
         rand = {
             "c_ptr": np.zeros(1, dtype=np.int64),
-            "c_start": np.zeros(0, dtype=np.int64),
-            "c_end": np.zeros(0, dtype=np.int64),
+            "c_time": np.zeros(0, dtype=np.int64),
+            "c_delta": np.zeros(0, dtype=np.int64),
             "coeff": np.zeros((k, 1), dtype=np.int64),
             "n_samples": 0,
         }
@@ -485,13 +509,14 @@ def run_compiled(
         is_member,
         machine_owner,
         free_init,
+        pinned,
         # int64_bounds keeps every event below 2^62: a larger horizon is never reached
         np.int64(_BIG if horizon is None else min(int(horizon), int(_BIG))),
         bool(random_machines),
         mt,
         rand["c_ptr"],
-        rand["c_start"],
-        rand["c_end"],
+        rand["c_time"],
+        rand["c_delta"],
         rand["coeff"],
         np.int64(rand["n_samples"]),
         out_start,

@@ -135,8 +135,19 @@ def argmin_usage_per_share(
 ) -> int:
     """Candidate minimizing ``usage[u] / share[u]``, compared cross-multiplied; a zero
     share is an infinite ratio (or, with ``zero_usage_ties``, zero usage is ratio 0
-    whatever the share); ties go to the first candidate (lowest index)."""
-    return argbest(candidates, _ratio_less(usage, share, zero_usage_ties))
+    whatever the share); ties go to the first candidate (lowest index).
+
+    The same order as :func:`argbest` with :func:`_ratio_less`, written out in one loop
+    (it runs at every pick of a long simulation).
+    """
+    best, best_class = -1, 0
+    for u in candidates:
+        cu = 0 if zero_usage_ties and usage[u] == 0 else (1 if share[u] > 0 else 2)
+        if best < 0 or cu < best_class:
+            best, best_class = u, cu
+        elif cu == best_class == 1 and usage[u] * share[best] < usage[best] * share[u]:
+            best = u
+    return best
 
 
 def _ratio_less(

@@ -267,10 +267,7 @@ def simulate(
     k = inst.k
     mem = tuple(range(k)) if members is None else tuple(sorted({int(u) for u in members}))
     fallback = None
-    has_pinned = inst.pinned is not None and bool(inst.pinned.any())
-    if has_pinned and compiled:
-        raise ValueError("the compiled engine does not start pinned jobs; use compiled=False")
-    if not has_pinned and (compiled or (compiled is None and _worth_compiling(instance))):
+    if compiled or (compiled is None and _worth_compiling(instance)):
         spec = getattr(policy, "_compiled", lambda: None)()
         if spec is None:
             if compiled:
@@ -421,6 +418,7 @@ COMPILE_MIN_JOBS = 50_000
 _KERNELS = (
     ("coopsched.online.compiled", "_engine"),
     ("coopsched.online.kernels", "_fifo_kernel"),
+    ("coopsched.online.kernels", "_fifo_events_kernel"),
     ("coopsched.online.policies.ref", "_ref_kernel"),
 )
 

@@ -108,6 +108,114 @@ def fifo_starts(
     return s
 
 
+@numba.njit(**JIT_OPTIONS)
+def _fifo_events_kernel(release, size, m, horizon, out_time, out_delta):
+    # _fifo_kernel's loop, emitting the running count's changes instead of the starts.
+    # Starts are nondecreasing, and so are the ends popped from the heap (every end still
+    # in the heap is at least the last start, every push is later): both streams come out
+    # in time order, and equal times are summed into one event (dropped when they cancel).
+    n = release.shape[0]
+    heap = np.empty(m, np.int64)
+    busy = 0
+    idle = m
+    cnt = 0
+    cur = np.int64(-1)  # time of the event being summed (none yet)
+    acc = np.int64(0)
+    started = 0
+    for j in range(n):
+        r = release[j]
+        s = r
+        while busy > 0 and heap[0] <= r:
+            e = heap[0]
+            busy = _heap_pop(heap, busy)
+            idle += 1
+            if e != cur:
+                if acc != 0:
+                    out_time[cnt] = cur
+                    out_delta[cnt] = acc
+                    cnt += 1
+                cur = e
+                acc = 0
+            acc -= 1
+        if idle > 0:
+            idle -= 1
+        else:
+            s = heap[0]
+            if s >= horizon:
+                break
+            busy = _heap_pop(heap, busy)
+            if s != cur:
+                if acc != 0:
+                    out_time[cnt] = cur
+                    out_delta[cnt] = acc
+                    cnt += 1
+                cur = s
+                acc = 0
+            acc -= 1
+        if s >= horizon:
+            break
+        if s != cur:
+            if acc != 0:
+                out_time[cnt] = cur
+                out_delta[cnt] = acc
+                cnt += 1
+            cur = s
+            acc = 0
+        acc += 1
+        started += 1
+        busy = _heap_push(heap, busy, s + size[j])
+    while busy > 0:  # the started jobs still running complete in heap order
+        e = heap[0]
+        busy = _heap_pop(heap, busy)
+        if e != cur:
+            if acc != 0:
+                out_time[cnt] = cur
+                out_delta[cnt] = acc
+                cnt += 1
+            cur = e
+            acc = 0
+        acc -= 1
+    if acc != 0:
+        out_time[cnt] = cur
+        out_delta[cnt] = acc
+        cnt += 1
+    return cnt, started
+
+
+def fifo_events(
+    release: np.ndarray,
+    size: np.ndarray,
+    machines: int,
+    horizon: int | None,
+    out_time: np.ndarray,
+    out_delta: np.ndarray,
+) -> tuple[int, int] | None:
+    """The running count of :func:`fifo_starts`' schedule as merged events, written to
+    ``out_time[:count]`` / ``out_delta[:count]`` (room for ``2 n`` needed): exactly
+    :func:`coopsched.online.utilities.step_events` of the started jobs, without the
+    start array or a sort. Returns ``(count, started)`` (the started jobs are the first
+    ``started`` in submission order), or ``None`` when int64 cannot be proven exact
+    (then use :func:`fifo_starts`, which falls back to Python integers).
+    """
+    n = len(release)
+    if machines <= 0 or n == 0:
+        return 0, 0
+    p_max = int(size.max())
+    work = int(size.sum()) if p_max * n < 2**62 else sum(size.tolist())
+    if int(release.max()) + -(-work // int(machines)) + p_max >= 2**62:
+        return None
+    h = 2**62 if horizon is None else min(int(horizon), 2**62)
+    cnt, started = _fifo_events_kernel(
+        np.ascontiguousarray(release, np.int64),
+        np.ascontiguousarray(size, np.int64),
+        int(machines),
+        np.int64(h),
+        out_time,
+        out_delta,
+    )
+    return int(cnt), int(started)
+
+
 def _fifo_python(release, size, machines: int, horizon: int | None) -> np.ndarray:
     """:func:`fifo_starts` in Python integers, for times int64 cannot hold."""
     import heapq

@@ -114,68 +114,145 @@ def completed_jobs(
 UTILITIES = ("psi_sp", "work", "flow_time")
 
 
-class ValueCurve:
-    """``psi_sp`` (or processed work) of a fixed set of started jobs, at any ``t``.
+def step_events(start: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The running count of a set of jobs as merged events: sorted distinct ``times`` and
+    the change ``delta`` of the number of running jobs at each (starts ``+1``, ends ``-1``;
+    events whose changes cancel are dropped).
 
-    Built once from start times and sizes (O(n log n)); each evaluation is two binary
-    searches over prefix sums, exact: with ``A`` the jobs started before ``t`` and
-    ``B`` those completed by ``t``, ``2 psi(t) = (|A|-|B|)(t^2+t) - 2t(sum_A s - sum_B s)
-    + sum_A (s^2-s) - sum_B (s^2-s) + 2t sum_B p - sum_B (2ps + p^2 - p)``.
+    ``psi_sp`` and processed work depend on a schedule only through this step function
+    (see :class:`ValueCurve`), so a coalition's value needs no per-job data; jobs that
+    start and end together (a parallel job's sequential parts) become one event. Times are
+    int64 when every end is below ``2^63``, Python integers (``dtype=object``) otherwise.
+    """
+    ok = np.asarray(start) >= 0
+    s, p = start[ok], size[ok]
+    if len(s) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    wide = s.dtype == object or p.dtype == object or int(s.max()) + int(p.max()) >= 2**63
+    dt = object if wide else np.int64
+    s, p = s.astype(dt), p.astype(dt)
+    times = np.concatenate([s, s + p])
+    sign = np.concatenate([np.ones(len(s), np.int64), np.full(len(s), -1, np.int64)])
+    times, inverse = np.unique(times, return_inverse=True)
+    delta = np.zeros(len(times), dtype=np.int64)
+    np.add.at(delta, inverse.ravel(), sign)
+    keep = delta != 0
+    return times[keep], delta[keep]
+
+
+_WRAP = 2**64
+
+
+def _u64(x: np.ndarray) -> np.ndarray:
+    """int64 values as uint64, two's complement: the same residues modulo ``2^64``."""
+    return x.astype(np.int64).view(np.uint64)
+
+
+class ValueCurve:
+    """``psi_sp`` (or processed work) of a fixed set of started jobs, at any ``t``, exactly.
+
+    With the jobs' running count as merged events ``(x_i, delta_i)`` (:func:`step_events`),
+    Eq. 3's integer form (docs/conventions.md §1) sums ``t - tau`` over the unit parts
+    processed at ``tau < t``; a job on ``[s, e)`` contributes
+    ``T(t - s) - T(t - e)`` with ``T(d) = d(d+1)/2`` (``T(d) = 0`` for ``d <= 0``). So, over the
+    events before ``t``, with ``T(t - x) = T(t) - t x + x(x-1)/2``::
+
+        psi(t)  = D0 * t(t+1)/2 - t * D1 + D2,     work(t) = D0 * t - D1,
+        D0 = sum delta_i,  D1 = sum delta_i x_i,  D2 = sum delta_i x_i (x_i - 1)/2.
+
+    Evaluation is one binary search and three prefix sums. **Exactness without big
+    integers.** ``D1`` and ``D2`` are kept modulo ``2^64`` (uint64, wrapping: every step
+    is a ring operation; ``x(x-1)/2`` is formed by halving the even factor first), so the
+    formula gives ``psi(t) mod 2^64`` exactly. ``psi(t)`` is an integer in
+    ``[0, B(t)]`` with ``B(t) = min(W d, C d(d+1)/2)``, ``d = max(t - x_0, 0)``: each of
+    the at most ``W`` (total work) processed unit parts adds ``t - tau <= d`` (``x_0``: the
+    first start), and at most ``C`` (the largest running count, ``max`` of ``D0``'s
+    prefixes) are processed at each ``tau`` in ``[x_0, t)``. When ``B(t) < 2^64`` the
+    residue *is* ``psi(t)`` (likewise ``work(t) <= W``); this is checked at every
+    evaluation. Only beyond it (or for times past int64) are exact Python-integer prefix
+    sums built, once, as the last resort; :attr:`python_ints` then says so.
     """
 
     def __init__(self, start: np.ndarray, size: np.ndarray):
-        ok = start >= 0
-        s = start[ok]  # starts may pass 2^63 too (a coalition's FIFO run, in Python ints)
-        p = size[ok]
-        big = len(s) and (int(s.max()) + int(p.max())) ** 2 * len(s) * 4 >= _I64_SAFE
-        dt = object if big else np.int64
-        s, p = s.astype(dt), p.astype(dt)
-        by_s = np.argsort(s, kind="stable")
-        e = s + p
-        by_e = np.argsort(e, kind="stable")  # ends may pass 2^63: Python ints then
-        self._s_sorted = s[by_s] if big else s[by_s].astype(np.int64)
-        self._e_sorted = e[by_e] if big else e[by_e].astype(np.int64)
+        ok = np.asarray(start) >= 0
+        s, p = start[ok], size[ok]
+        times, delta = step_events(s, p)
+        self._init(times, delta, sum(p.tolist()) if len(p) else 0)
 
-        def cum(x):
-            out = np.zeros(len(x) + 1, dtype=dt)
-            out[1:] = np.cumsum(x)
-            return out
+    @classmethod
+    def from_events(cls, times: np.ndarray, delta: np.ndarray, work: int) -> ValueCurve:
+        """A curve from :func:`step_events` output and the jobs' total work ``W``."""
+        self = cls.__new__(cls)
+        self._init(times, delta, int(work))
+        return self
 
-        sa, pa = s[by_s], None
-        self._A1, self._A2 = cum(sa), cum(sa * sa - sa)
-        sb, pb = s[by_e], p[by_e]
-        self._B1, self._B2 = cum(sb), cum(sb * sb - sb)
-        self._BP, self._BQ = cum(pb), cum(2 * pb * sb + pb * pb - pb)
-        del pa
+    def _init(self, times: np.ndarray, delta: np.ndarray, work: int) -> None:
+        self._x = times
+        self._W = int(work)
+        n = len(times)
+        D0 = np.zeros(n + 1, dtype=np.int64)
+        D0[1:] = np.cumsum(delta)
+        self._D0 = D0
+        self._C = int(D0.max()) if n else 0
+        self._x0 = int(times[0]) if n else 0
+        self.python_ints = times.dtype == object
+        self._big: tuple[list[int], list[int]] | None = None
+        if self.python_ints:
+            self._exact_sums()
+            return
+        x = times.astype(np.int64)
+        xu, du = _u64(x), _u64(delta)
+        even = (x & 1) == 0
+        one = np.uint64(1)
+        # x(x-1)/2 modulo 2^64: halve whichever factor is even (x >= 0, so x // 2 is exact)
+        half = np.where(even, (xu >> one) * (xu - one), xu * ((xu - one) >> one))
+        with np.errstate(over="ignore"):
+            self._D1 = np.concatenate([[np.uint64(0)], np.cumsum(du * xu, dtype=np.uint64)])
+            self._D2 = np.concatenate([[np.uint64(0)], np.cumsum(du * half, dtype=np.uint64)])
 
-    def _counts(self, t: int) -> tuple[int, int]:
-        n = len(self._s_sorted)
-        if self._s_sorted.dtype != object and not -(2**63) <= t < 2**63:
-            a = n if t > 0 else 0  # beyond int64: compare without converting t
-        else:
-            a = int(np.searchsorted(self._s_sorted, t, side="left"))
-        if self._e_sorted.dtype != object and not -(2**63) <= t < 2**63:
-            b = n if t > 0 else 0
-        else:
-            b = int(np.searchsorted(self._e_sorted, t, side="right"))
-        return a, b
+    def _exact_sums(self) -> None:
+        """Exact Python-integer prefix sums (the last resort; sets :attr:`python_ints`)."""
+        d1 = d2 = 0
+        D1, D2 = [0], [0]
+        for x, d in zip(self._x.tolist(), self._D0[1:] - self._D0[:-1], strict=True):
+            x, d = int(x), int(d)
+            d1 += d * x
+            d2 += d * (x * (x - 1) // 2)
+            D1.append(d1)
+            D2.append(d2)
+        self._big = (D1, D2)
+        self.python_ints = True
+
+    def _count(self, t: int) -> int:
+        """Number of events before ``t``."""
+        x = self._x
+        if x.dtype != object and not -(2**63) <= t < 2**63:
+            return len(x) if t > 0 else 0  # beyond int64: compare without converting t
+        return int(np.searchsorted(x, t, side="left"))
+
+    def _sums(self, a: int, exact: bool) -> tuple[int, int]:
+        if exact:
+            if self._big is None:
+                self._exact_sums()
+            assert self._big is not None
+            return self._big[0][a], self._big[1][a]
+        return int(self._D1[a]), int(self._D2[a])
 
     def psi(self, t: int) -> int:
         """Sum of ``psi_sp`` of the jobs at ``t``."""
         t = int(t)
-        a, b = self._counts(t)
-        two = (
-            (a - b) * (t * t + t)
-            - 2 * t * (int(self._A1[a]) - int(self._B1[b]))
-            + int(self._A2[a])
-            - int(self._B2[b])
-            + 2 * t * int(self._BP[b])
-            - int(self._BQ[b])
-        )
-        return two // 2
+        a = self._count(t)
+        d = max(t - self._x0, 0)
+        exact = self._big is not None or min(self._W * d, self._C * (d * (d + 1) // 2)) >= _WRAP
+        d1, d2 = self._sums(a, exact)
+        val = int(self._D0[a]) * (t * (t + 1) // 2) - t * d1 + d2
+        return val if exact else val % _WRAP
 
     def work(self, t: int) -> int:
         """Unit parts processed before ``t``."""
         t = int(t)
-        a, b = self._counts(t)
-        return (a - b) * t - (int(self._A1[a]) - int(self._B1[b])) + int(self._BP[b])
+        a = self._count(t)
+        exact = self._big is not None or self._W >= _WRAP
+        d1, _ = self._sums(a, exact)
+        val = int(self._D0[a]) * t - d1
+        return val if exact else val % _WRAP

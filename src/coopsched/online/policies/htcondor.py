@@ -80,6 +80,8 @@ class HTCondor(DecayedUsagePolicyMixin, Policy):
         if self._frozen:
             self._usage.t = max(self._usage.t, t)
             return
+        if t <= self._usage.t:  # levels already advanced and clamped to t: nothing changes
+            return
         self._usage.advance(t)
         lvl = self._usage.level
         for u, x in enumerate(lvl):
@@ -114,10 +116,13 @@ class HTCondor(DecayedUsagePolicyMixin, Policy):
             f = self._factors
             return argbest(view.candidates(), lambda u, v: rup[u] * f[u] < rup[v] * f[v])
         m = self._machines
-
-        def less(u: int, v: int) -> bool:  # rup_u / m_u < rup_v / m_v, m = 0 is infinite
-            if not m[u] or not m[v]:
-                return bool(m[u]) and not m[v]
-            return rup[u] * m[v] < rup[v] * m[u]
-
-        return argbest(view.candidates(), less)
+        best = -1  # argbest under rup_u / m_u < rup_v / m_v (m = 0 is infinite), written out
+        for u in view.candidates():
+            if best < 0:
+                best = u
+            elif not m[u] or not m[best]:
+                if m[u] and not m[best]:
+                    best = u
+            elif rup[u] * m[best] < rup[best] * m[u]:
+                best = u
+        return best

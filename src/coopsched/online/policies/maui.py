@@ -92,6 +92,9 @@ class Maui(Policy):
         # window index -> usage of each organization in that window (last `depth` kept)
         self._windows: dict[int, list[int]] = {}
         self._t = view.t
+        self._usage_at: tuple[int, list] | None = None  # usage() at one time, reused
+        self._tot_u: tuple[list, float] | None = None  # its members' total, reused
+        self._tot_t = sum(self._target[v] for v in view.members)
 
     # ------------------------------------------------------------ usage accounting
     def _advance(self, t: int) -> None:
@@ -99,6 +102,7 @@ class Maui(Policy):
         if t <= t0:
             return
         self._t = t
+        self._usage_at = None
         if not any(self._running):
             self._forget(t)
             return
@@ -122,8 +126,11 @@ class Maui(Policy):
             del self._windows[w]
 
     def usage(self, view: SimView) -> list[float]:
-        """Weighted usage ``sum_i FSDECAY^i * usage in window i back`` of every organization."""
+        """Weighted usage ``sum_i FSDECAY^i * usage in window i back`` of every organization
+        (the windows change only when time moves on: one computation per event time)."""
         self._advance(view.t)
+        if self._usage_at is not None and self._usage_at[0] == view.t:
+            return self._usage_at[1]
         now = view.t // self.interval
         k = len(self._running)
         out: list = [0] * k
@@ -132,6 +139,7 @@ class Maui(Policy):
             row = self._windows[w]
             for u in range(k):
                 out[u] += row[u] * weight
+        self._usage_at = (view.t, out)
         return out
 
     def priority(self, view: SimView, u: int) -> float:
@@ -153,8 +161,10 @@ class Maui(Policy):
 
     def select(self, view: SimView) -> int:
         use = self.usage(view)
-        tot_u = sum(use[v] for v in view.members)
-        tot_t = sum(self._target[v] for v in view.members)
+        if self._tot_u is None or self._tot_u[0] is not use:  # once per usage computed
+            self._tot_u = (use, sum(use[v] for v in view.members))
+        tot_u = self._tot_u[1]
+        tot_t = self._tot_t
         tgt = self._target
         # priority_u * tot_t * tot_u = target_u * tot_u - use_u * tot_t (no division)
         best, best_key = -1, None

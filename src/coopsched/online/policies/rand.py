@@ -30,7 +30,7 @@ from ...workloads.instance import Instance
 from ...workloads.limits import MAX_SAMPLES, check_count
 from ..engine import Policy, SimView, simulate
 from ..schedule import Schedule, expand_coalition
-from ..utilities import ValueCurve
+from ..utilities import ValueCurve, step_events
 from ._registry import register
 
 
@@ -44,6 +44,21 @@ def samples_for(k: int, epsilon: float, lam: float) -> int:
     if not math.isfinite(n):
         raise ValueError(f"epsilon={epsilon}, lambda={lam} ask for infinitely many samples")
     return max(1, math.ceil(n))
+
+
+def _pinned_lead(pinned: np.ndarray | None) -> bool:
+    """Whether the pinned jobs (in submission order) come before every other job: then
+    FIFO starts them first without being told (as an audited window's backlog does)."""
+    return pinned is None or not (np.diff(pinned.astype(np.int8)) > 0).any()
+
+
+def _total(x: np.ndarray) -> int:
+    """``sum(x)`` exactly."""
+    if len(x) == 0:
+        return 0
+    if x.dtype != object and int(x.max()) * len(x) < 2**62:
+        return int(x.sum())
+    return sum(int(v) for v in x.tolist())
 
 
 @register
@@ -84,10 +99,86 @@ class Rand(Policy):
 
     def prepare(self, instance: Instance, horizon: int | None) -> None:
         """Draw the orderings and schedule every kept coalition alone."""
-        from ..kernels import fifo_starts
+        from ..kernels import fifo_events, fifo_starts
         from ._registry import get_policy
 
         k = instance.k
+        N = self.samples(k)
+        masks, coeff = self._orderings(k)
+        self._masks = masks
+        # each kept coalition's running count as merged events (step_events), all its value
+        # needs (ValueCurve): one int64 time and one small delta per event, in one buffer
+        # sized by the bound of two events per job, shrunk in place at the end
+        jobs = np.bincount(instance.org, minlength=k)
+        cap = sum(2 * int(jobs[[u for u in range(k) if m >> u & 1]].sum()) for m in masks)
+        c_time = np.empty(cap, dtype=np.int64)
+        c_delta: np.ndarray = np.empty(cap, dtype=self._delta_type(instance.n))
+        c_ptr = np.zeros(len(masks) + 1, dtype=np.int64)
+        self._work = [0] * len(masks)
+        self._wide: dict[int, np.ndarray] = {}  # exact times of coalitions ending past int64
+        self._curve_cache: list[ValueCurve | None] | None = None
+        order = instance.fifo_order()
+        org_bits = (1 << instance.org[order]) if k <= 62 else None  # one bit per organization
+        machines = instance.machines
+        pinned = None if instance.pinned is None else instance.pinned[order]
+        if _pinned_lead(pinned):  # then in every coalition too (an audit's backlog)
+            pinned = None
+        rel_o, size_o = instance.release[order], instance.size[order]
+        used = 0
+        for c, mask in enumerate(masks):
+            if mask == 0:
+                c_ptr[c + 1] = used
+                continue
+            members = [u for u in range(k) if mask >> u & 1]
+            if org_bits is not None:
+                sel = (org_bits & mask) != 0
+            else:
+                sel = np.isin(instance.org[order], members)
+            fifo = self.sub_policy == "fifo" and _pinned_lead(
+                None if pinned is None else pinned[sel]
+            )
+            if fifo:
+                # closed form, same starts as the engine's FIFO: pinned jobs, if any, come
+                # first in submission order anyway; events written straight to the buffer
+                sizes = size_o[sel]
+                rel, mc = rel_o[sel], int(machines[members].sum())
+                got = fifo_events(rel, sizes, mc, horizon, c_time[used:], c_delta[used:])
+                if got is not None:
+                    count, started = got
+                    self._work[c] = _total(sizes[:started])
+                    used += count
+                    c_ptr[c + 1] = used
+                    continue
+                starts = fifo_starts(rel, sizes, mc, horizon)
+            else:
+                sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
+                keep = sched.in_coalition
+                starts, sizes = sched.start[keep], instance.size[keep]
+            ok = starts >= 0
+            times, delta = step_events(starts[ok], sizes[ok])
+            self._work[c] = _total(sizes[ok])
+            if times.dtype == object:
+                self._wide[c] = times
+                # the kernel never reaches 2^62 (its times stay below): clip there
+                times = np.array([min(int(x), 2**62) for x in times.tolist()], dtype=np.int64)
+            c_time[used : used + len(times)] = times
+            c_delta[used : used + len(times)] = delta
+            used += len(times)
+            c_ptr[c + 1] = used
+        c_time.resize(used, refcheck=False)  # in place: nothing else refers to the buffers
+        c_delta.resize(used, refcheck=False)
+        self._c_time, self._c_delta, self._c_ptr = c_time, c_delta, c_ptr
+        self._coeff = np.zeros((k, len(masks)), dtype=np.int64)
+        column = {mask: c for c, mask in enumerate(masks)}
+        for u in range(k):
+            for mask, n in coeff[u].items():
+                self._coeff[u, column[mask]] += n
+        self._N = N
+        self._t = -1
+
+    def _orderings(self, k: int) -> tuple[list[int], list[dict[int, int]]]:
+        """The kept coalitions (bit masks, the empty one first) of the ``N`` seeded orderings,
+        and for each organization ``u`` the signed count of each coalition in ``N phi_u``."""
         N = self.samples(k)
         rng = np.random.default_rng(self.seed)
         coalitions: dict[int, int] = {0: 0}
@@ -103,39 +194,26 @@ class Rand(Policy):
                 coeff[u][with_u] = coeff[u].get(with_u, 0) + 1
                 coeff[u][mask] = coeff[u].get(mask, 0) - 1
                 mask = with_u
-        self._masks = list(coalitions)
-        # each kept coalition's started jobs (start, size); value curves are built lazily
-        self._jobs: list[tuple[np.ndarray, np.ndarray] | None] = []
-        self._curve_cache: list[ValueCurve | None] | None = None
-        order = instance.fifo_order()
-        org_bits = (1 << instance.org[order]) if k <= 62 else None  # one bit per organization
-        machines = instance.machines
-        for mask in self._masks:
-            if mask == 0:
-                self._jobs.append(None)
-                continue
-            members = [u for u in range(k) if mask >> u & 1]
-            if self.sub_policy == "fifo":  # closed form, same starts as the engine's FIFO
-                if org_bits is not None:
-                    sel = order[(org_bits & mask) != 0]
-                else:
-                    sel = order[np.isin(instance.org[order], members)]
-                starts = fifo_starts(
-                    instance.release[sel], instance.size[sel], int(machines[members].sum()), horizon
-                )
-                sizes = instance.size[sel]
-            else:
-                sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
-                keep = sched.in_coalition
-                starts, sizes = sched.start[keep], instance.size[keep]
-            ok = starts >= 0
-            self._jobs.append((starts[ok], sizes[ok]))
-        self._coeff = np.zeros((k, len(self._masks)), dtype=np.int64)
-        for u in range(k):
-            for mask, c in coeff[u].items():
-                self._coeff[u, coalitions[mask]] += c
-        self._N = N
-        self._t = -1
+        return list(coalitions), coeff
+
+    @staticmethod
+    def _delta_type(n: int) -> type:
+        """A running count changes by at most ``n`` at one event: int32 holds that below 2^31."""
+        return np.int32 if n < 2**31 else np.int64
+
+    def memory_estimate(self, instance: Instance) -> int:
+        """Bytes :meth:`prepare` and the run may hold at once, from the kept coalitions'
+        job counts: the events buffer at its bound (two events per job and coalition, an
+        int64 time and a delta; pages never written stay unallocated, and the buffer is
+        shrunk in place), a coalition's scheduling temporaries (about 100 bytes per job
+        of the largest), and the per-job arrays of the grand coalition's run (about 100
+        bytes per job). An upper bound, used by the audit's memory guard."""
+        k = instance.k
+        masks, _ = self._orderings(k)
+        jobs = np.bincount(instance.org, minlength=k)
+        per = [int(jobs[[u for u in range(k) if m >> u & 1]].sum()) for m in masks]
+        width = 8 + np.dtype(self._delta_type(instance.n)).itemsize
+        return 2 * width * sum(per) + 100 * max(per, default=0) + 100 * instance.n
 
     def reset(self, view: SimView) -> None:
         self._t = -1
@@ -144,33 +222,42 @@ class Rand(Policy):
     @property
     def _curves(self) -> list[ValueCurve | None]:
         if self._curve_cache is None:
-            self._curve_cache = [None if j is None else ValueCurve(*j) for j in self._jobs]
+            ptr = self._c_ptr
+            self._curve_cache = [
+                None
+                if mask == 0
+                else ValueCurve.from_events(
+                    self._wide.get(c, self._c_time[ptr[c] : ptr[c + 1]]),
+                    self._c_delta[ptr[c] : ptr[c + 1]],
+                    self._work[c],
+                )
+                for c, mask in enumerate(self._masks)
+            ]
         return self._curve_cache
+
+    @property
+    def python_integers(self) -> bool:
+        """Whether a kept coalition's value curve had to use Python integers (its values
+        passed ``2^64``, or its times int64)."""
+        return any(c is not None and c.python_ints for c in self._curve_cache or ())
 
     def _values(self, t: int) -> list[int]:
         return [0 if c is None else c.psi(t) for c in self._curves]
 
     def _compiled(self) -> dict | None:
         """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule,
-        with every kept coalition's starts and ends sorted (their values are advanced
-        along them exactly as :class:`ValueCurve` evaluates them)."""
-        if type(self) is not Rand or not hasattr(self, "_jobs"):
+        with every kept coalition's merged running-count events (their values are advanced
+        along them exactly as :class:`ValueCurve` evaluates them). Event times at or past
+        ``2^62`` are never reached by the kernel (its times stay below that): they are
+        clipped there."""
+        if type(self) is not Rand or not hasattr(self, "_c_time"):
             return None
-        kept = [(c, j) for c, j in enumerate(self._jobs) if j is not None]
-        keep = [c for c, _ in kept]
-        # stable sort (timsort) is linear on FIFO's already sorted starts and nearly so on ends
-        starts = [np.sort(s, kind="stable") for _, (s, _) in kept]
-        ends = [np.sort(s + p, kind="stable") for _, (s, p) in kept]
-        c_ptr = np.zeros(len(keep) + 1, dtype=np.int64)
-        c_ptr[1:] = np.cumsum([len(x) for x in starts])
-
-        def cat(parts):
-            return np.concatenate(parts) if parts else np.zeros(0, np.int64)
-
+        keep = [c for c, mask in enumerate(self._masks) if mask != 0]
+        ptr = self._c_ptr
         rand = {
-            "c_ptr": c_ptr,
-            "c_start": cat(starts),
-            "c_end": cat(ends),
+            "c_ptr": np.array([ptr[c] for c in keep] + [ptr[-1]], dtype=np.int64),
+            "c_time": self._c_time,
+            "c_delta": self._c_delta,
             "coeff": np.ascontiguousarray(self._coeff[:, keep]).reshape(self._coeff.shape[0], -1),
             "n_samples": self._N,
         }
@@ -212,5 +299,7 @@ class Rand(Policy):
         with self.engine_pass():
             sched = simulate(instance, self, horizon)
         sched.info["samples"] = self._N
+        if self.python_integers:
+            sched.info["python_integers"] = True
         sched.info["coalitions_kept"] = len(self._masks) - 1
         return sched

@@ -30,6 +30,7 @@ import pandas as pd
 from ..workloads.prepare import OWNERS, random_windows
 from . import paper_values
 from .reproduce import (
+    PAPER_TRACES,
     STANDS_FOR,
     TRACE_FILES,
     _fmt,
@@ -56,13 +57,14 @@ def _state_warmup(warmup: int) -> dict:
     return {"warmup": int(warmup)}
 
 
+def _state_backlog(warmup: int) -> dict:
+    return {"backlog": True}
+
+
 #: Window start states: name -> function(warmup seconds) -> keyword arguments of
 #: ``workloads.prepare.trace_to_instance`` (passed through the task's ``window_options``).
-#: To add the log's own state: implement it in ``trace_to_instance`` (say ``backlog=True``,
-#: with ``meta['horizon']``/``meta['measure_from']`` set as it needs), then register
-#: ``WINDOW_STATES["backlog"] = lambda warmup: {"backlog": True}``; the study, its
-#: ``--states`` option and its summary pick it up.
-WINDOW_STATES = {"empty": _state_empty, "warmup": _state_warmup}
+#: A new state registers here; the study, its ``--states`` option and its summary pick it up.
+WINDOW_STATES = {"empty": _state_empty, "warmup": _state_warmup, "backlog": _state_backlog}
 
 
 def variant_name(state: str, sampling: str, owners: str) -> str:
@@ -77,7 +79,7 @@ def sensitivity_tasks(
     states: tuple[str, ...],
     samplings: tuple[str, ...] = SAMPLINGS,
     owners: tuple[str, ...] = OWNERS,
-    traces: tuple[str, ...] = tuple(TRACE_FILES),
+    traces: tuple[str, ...] = PAPER_TRACES,
     warmup: int = 50_000,
     k: int = 5,
     split: str = "zipf",
@@ -317,6 +319,6 @@ class Sensitivity(Study):
         return df
 
     def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
-        stats, md = summarize_sensitivity(df, tuple(TRACE_FILES), out)
+        stats, md = summarize_sensitivity(df, PAPER_TRACES, out)
         stats.to_csv(out / "summary.csv", index=False)
         return md

@@ -190,3 +190,18 @@ def test_backlog_matches_a_slow_reconstruction(tmp_path_factory, case, owners):
     # every policy keeps the pinned-first rule on these instances
     s = get_policy("fairshare").run(inst, length)
     assert check_schedule(s) == []
+
+
+def test_reproduce_backlog_option(tmp_path, capsys):
+    from coopsched.cli import main
+    from coopsched.experiments.reproduce import TableSpec
+
+    # the option reaches the table's window options; exclusive with --warmup
+    assert TableSpec(50_000, backlog=True).window_options() == {"backlog": True}
+    assert TableSpec(50_000).window_options() == {}
+    out = str(tmp_path / "r")
+    assert main(["reproduce", "table1", "--backlog", "--warmup", "5", "--out", out]) == 1
+    assert "choose one" in capsys.readouterr().err
+    # the sensitivity study takes its states from --states, not --backlog
+    assert main(["reproduce", "sensitivity", "--backlog", "--out", out]) == 1
+    assert "backlog" in capsys.readouterr().err

@@ -9,8 +9,9 @@ options, on the same windows and seeds (paired):
 * ``state``: what the system holds at the window start. ``empty``: nothing (the reading
   of docs/conventions.md §1 used by ``reproduce table1``); ``warmup``: the jobs of the ``warmup``
   seconds before the window are simulated too, and the metric counts the utilities accrued
-  in the window (``online.fairness``). A third state, ``backlog`` (the log's own state at
-  the window start), plugs in through :data:`WINDOW_STATES` (see there);
+  in the window (``online.fairness``); ``backlog``: the log's own state at the window
+  start, by the recorded starts (jobs waiting kept, jobs running pinned with their
+  remaining run time; ``trace_to_instance(backlog=True)``);
 * ``sampling``: window starts uniform in ``time`` or at the submit time of a random ``job``
   (``workloads.prepare.random_windows``);
 * ``owners``: jobs dealt to organizations by ``user`` (the paper's main scenario) or each
@@ -157,7 +158,8 @@ def summarize_sensitivity(
         "metric, 5 organizations, machines split by Zipf. Variant = state/sampling/owners: "
         "`empty` = nothing in the system at the window start, `warmup` = the jobs of the "
         "preceding warm-up period simulated too and only the utilities accrued in the window "
-        "counted; `time` = window starts uniform in time, `job` = at the submit time of a "
+        "counted, `backlog` = the log's own jobs at the window start (those waiting kept, those "
+        "running pinned with their remaining run time); `time` = window starts uniform in time, `job` = at the submit time of a "
         "random job; `user` = users dealt to organizations in turn, `random` = each job to a "
         "uniformly random organization. `empty/time/user` is the reading of "
         "`reproduce table1/table2`. Quiet windows: windows in which no policy departs from "

@@ -205,3 +205,20 @@ def test_reproduce_backlog_option(tmp_path, capsys):
     # the sensitivity study takes its states from --states, not --backlog
     assert main(["reproduce", "sensitivity", "--backlog", "--out", out]) == 1
     assert "backlog" in capsys.readouterr().err
+
+
+def test_same_rule_as_the_audit(tmp_path):
+    """With every wait known, the audit's window of the same SWF log holds the same jobs,
+    in the same order, with the same releases, sizes and pinned flags."""
+    from coopsched.audit.organizations import by_column
+    from coopsched.audit.window import window_instance
+    from coopsched.workloads.swf import read_swf_recorded
+
+    rows = [r for r in ROWS if r[2] >= 0]
+    tr = swf(tmp_path, rows)
+    mine = trace_to_instance(tr, k=1, start=100, length=200, relative_start=False, backlog=True)
+    log = read_swf_recorded(tr.path)
+    audit = window_instance(log, by_column(log.jobs, "group", log.path), 100, 300).instance
+    assert mine.release.tolist() == audit.release.tolist()
+    assert mine.size.tolist() == audit.size.tolist()
+    assert mine.pinned.tolist() == audit.pinned.tolist()

@@ -21,6 +21,9 @@ becomes 0, and its horizon is ``T = t1 - t0``:
 
 Jobs are ordered pinned first (by recorded start), then by release, then as the log lists
 them; this is each organization's FIFO order in the simulations.
+
+The rule is :func:`coopsched.workloads.backlog.window_jobs`, which trace windows with
+``backlog=True`` (:func:`coopsched.workloads.prepare.trace_to_instance`) share.
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def test_sensitivity_tasks_are_paired():
     tasks = sensitivity_tasks(
         TRACES, windows={"table1": 3}, states=tuple(WINDOW_STATES), traces=("LPC-EGEE",)
     )
-    assert len(tasks) == 3 * 8
+    assert len(tasks) == 3 * 12  # 3 states x 2 samplings x 2 ownerships
     by_window = {}
     for t in tasks:
         by_window.setdefault((t["window"], t["variant"].split("/")[1]), set()).add(
@@ -119,7 +119,9 @@ def test_sensitivity_tasks_are_paired():
     assert all("window_options" not in t for t in plain)  # the paper's reading
     warm = [t for t in tasks if t["variant"] == "warmup/job/random"]
     assert all(t["window_options"] == {"warmup": 50_000, "owners": "random"} for t in warm)
-    assert [t["window"] for t in tasks[:8]] == [0] * 8  # window by window
+    back = [t for t in tasks if t["variant"] == "backlog/time/user"]
+    assert all(t["window_options"] == {"backlog": True} for t in back)
+    assert [t["window"] for t in tasks[:12]] == [0] * 12  # window by window
 
 
 @pytest.mark.skipif(

@@ -21,6 +21,9 @@ becomes 0, and its horizon is ``T = t1 - t0``:
 
 Jobs are ordered pinned first (by recorded start), then by release, then as the log lists
 them; this is each organization's FIFO order in the simulations.
+
+The rule is :func:`coopsched.workloads.backlog.window_jobs`, which trace windows with
+``backlog=True`` (:func:`coopsched.workloads.prepare.trace_to_instance`) share.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from ..workloads.backlog import window_jobs
 from ..workloads.instance import Instance, Organization
 from ..workloads.recorded import RecordedLog
 from .organizations import Organizations, contribution
@@ -170,18 +174,9 @@ def window_instance(
         t1 = int(max(end[keep].max(), submit[keep].max() + 1)) if keep.any() else t0 + 1
     if t1 <= t0:
         raise WindowError(f"the window is empty: to ({t1}) must be after from ({t0})")
-    inwin = keep & (submit < t1) & (end > t0)
-    n_before = int((keep & (submit < t1) & (end <= t0)).sum())
-    running = inwin & (start < t0)
-    waiting = inwin & (submit < t0) & ~running
-    idx = np.flatnonzero(inwin)
-    rel = np.where(submit[idx] < t0, 0, submit[idx] - t0)
-    pin = running[idx]
-    rec = np.where(pin, 0, start[idx] - t0)
-    rec = np.where(rec < t1 - t0, rec, -1)
-    size = np.where(pin, end[idx] - t0, end[idx] - start[idx])
-    order = np.lexsort((line[idx], submit[idx], rel, np.where(pin, start[idx], 0), ~pin))
-    idx, rel, pin, rec, size = idx[order], rel[order], pin[order], rec[order], size[order]
+    wj = window_jobs(submit, start, end - start, line, t0, t1, keep)
+    idx, rel, pin, rec, size = wj.idx, wj.release, wj.pinned, wj.start, wj.size
+    n_before = wj.ended
     # the recorded schedule must fit the platform
     peak, at = _peak(
         np.maximum(start[idx], t0)[rec >= 0],
@@ -263,7 +258,7 @@ def window_instance(
         int(t1),
         int(M),
         rule_text,
-        {"waiting": int(waiting.sum()), "running": int(running.sum())},
+        {"waiting": wj.waiting, "running": wj.running},
         excluded,
         jobs,
         work.tolist(),

@@ -116,10 +116,12 @@ def _load(
     trace: str | None = None,
     warmup: int = 0,
     owners: str = "user",
+    backlog: bool = False,
 ):
     """An instance from a JSON file, an SWF trace (path or archive name), or the built-in
-    synthetic default (:func:`coopsched.workloads.load.load_instance`). ``warmup`` and
-    ``owners`` apply to traces (:func:`coopsched.workloads.prepare.trace_to_instance`)."""
+    synthetic default (:func:`coopsched.workloads.load.load_instance`). ``warmup``,
+    ``owners`` and ``backlog`` apply to traces
+    (:func:`coopsched.workloads.prepare.trace_to_instance`)."""
     from ..workloads.load import load_instance
 
     if trace is not None and path is not None:
@@ -128,7 +130,7 @@ def _load(
     if source is None:
         from ..workloads.generators import synthetic_instance
 
-        given = _given("window_start", "window_length", "warmup", "owners")
+        given = _given("window_start", "window_length", "warmup", "owners", "backlog")
         _refuse(given, "the synthetic workload")
         extra: dict[str, Any] = {
             n: v for n, v in (("machines", machines), ("split", split)) if n in _given(n)
@@ -136,7 +138,14 @@ def _load(
         return synthetic_instance(k=orgs, seed=seed, **extra)
     if str(source).lower().endswith(".json"):
         given = _given(
-            "orgs", "window_start", "window_length", "machines", "split", "warmup", "owners"
+            "orgs",
+            "window_start",
+            "window_length",
+            "machines",
+            "split",
+            "warmup",
+            "owners",
+            "backlog",
         )
         _refuse(given, "a JSON instance (it fixes organizations, machines and times)")
     return load_instance(
@@ -149,6 +158,7 @@ def _load(
         seed=seed,
         warmup=warmup,
         owners=owners,
+        backlog=backlog,
     )
 
 
@@ -216,6 +226,13 @@ Warmup = Annotated[
         min=0,
         help="Traces: seconds simulated before the window; utilities and dpsi/p_tot then "
         "count only what accrues in the window.",
+    ),
+]
+Backlog = Annotated[
+    bool,
+    typer.Option(
+        help="Traces: start the window from the log's own state: jobs waiting at its start "
+        "kept, jobs running pinned with their remaining run time (not with --warmup).",
     ),
 ]
 Owners = Annotated[

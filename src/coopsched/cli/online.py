@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    Backlog,
     CLIError,
     Fmt,
     Machines,
@@ -61,6 +62,7 @@ def simulate(
     seed: Seed = 0,
     warmup: Warmup = 0,
     owners: Owners = "user",
+    backlog: Backlog = False,
     samples: Annotated[
         int | None,
         typer.Option(min=1, help="Shortcut for --param n_samples=N (RAND; paper: 15, 75)."),
@@ -91,7 +93,17 @@ def simulate(
         params.setdefault("seed", seed)
     pol = cls(**params)
     inst = _load(
-        input, orgs, window_start, window_length, machines, split, seed, trace, warmup, owners
+        input,
+        orgs,
+        window_start,
+        window_length,
+        machines,
+        split,
+        seed,
+        trace,
+        warmup,
+        owners,
+        backlog,
     )
     T = _horizon(inst, horizon)
     sched = pol.run(inst, T)
@@ -174,6 +186,7 @@ def compare(
     format: Fmt = "table",
     warmup: Warmup = 0,
     owners: Owners = "user",
+    backlog: Backlog = False,
 ) -> None:
     """How fair is each policy on this workload? (unfairness against REF, utilization)."""
     from ..experiments.compare import comparison_report
@@ -184,7 +197,17 @@ def compare(
     for p in names or []:
         policy_class(p)  # fail early on a typo, before loading the trace
     inst = _load(
-        input, orgs, window_start, window_length, machines, split, seed, trace, warmup, owners
+        input,
+        orgs,
+        window_start,
+        window_length,
+        machines,
+        split,
+        seed,
+        trace,
+        warmup,
+        owners,
+        backlog,
     )
     T = _horizon(inst, horizon)
     if T is None:

@@ -59,13 +59,22 @@ def reproduce(
         str | None,
         typer.Option(help="table1/2: jobs to organizations by 'user' (default) or 'random'."),
     ] = None,
+    backlog: Annotated[
+        bool,
+        typer.Option(
+            help="table1/2: start each window from the log's own state (waiting jobs kept, "
+            "running jobs pinned); sensitivity: use --states."
+        ),
+    ] = False,
     long_windows: Annotated[
         int | None,
         typer.Option(min=1, help="sensitivity: windows per trace for Table 2 (default --windows)."),
     ] = None,
     states: Annotated[
         str | None,
-        typer.Option(help="sensitivity: window start states, comma-separated (empty,warmup)."),
+        typer.Option(
+            help="sensitivity: window start states, comma-separated (empty,warmup,backlog)."
+        ),
     ] = None,
     policies: Annotated[
         str | None,
@@ -96,6 +105,7 @@ def reproduce(
         "sampling": window_sampling,
         "warmup": warmup,
         "owners": owners,
+        "backlog": backlog or None,
         "long_windows": long_windows,
         "states": states,
         "policies": policies,

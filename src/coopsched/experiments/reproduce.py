@@ -112,8 +112,9 @@ def evaluate_window(task: dict) -> dict:
     Optional task key ``window_options``: keyword arguments of
     ``workloads.prepare.trace_to_instance`` (``warmup``: seconds simulated before the
     measured window, the metric then counting the utilities accrued in the window, see
-    ``online.fairness``; ``owners``: ``user`` or ``random``). The horizon and the start of
-    the measured window come from the instance's ``meta``."""
+    ``online.fairness``; ``owners``: ``user`` or ``random``; ``backlog``: the log's own
+    state at the window start). The horizon and the start of the measured window come from
+    the instance's ``meta``."""
     trace = load_trace(task["path"])
     L = task["length"]
     inst = trace_to_instance(
@@ -132,6 +133,9 @@ def evaluate_window(task: dict) -> dict:
     if W:
         row["n_window_jobs"] = int((inst.release >= W).sum())
         row["n_warmup_jobs"] = inst.n - row["n_window_jobs"]
+    if "backlog" in inst.meta:  # trace jobs in the system at the window start
+        row["backlog_waiting"] = inst.meta["backlog"]["waiting"]
+        row["backlog_running"] = inst.meta["backlog"]["running"]
     t0 = time.perf_counter()
     ref = Ref().run(inst, T)
     row["seconds_ref"] = time.perf_counter() - t0
@@ -170,12 +174,15 @@ class TableSpec:
     sampling: str = "time"
     warmup: int = 0
     owners: str = "user"
+    backlog: bool = False
 
     def window_options(self) -> dict:
         """The non-default window options (``trace_to_instance`` keywords)."""
         opts: dict = {}
         if self.warmup:
             opts["warmup"] = self.warmup
+        if self.backlog:
+            opts["backlog"] = True
         if self.owners != "user":
             opts["owners"] = self.owners
         return opts
@@ -258,6 +265,8 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
             f"{spec.warmup:g} s of warm-up simulated before each window "
             "(utilities accrued in the window). "
             if spec.warmup
+            else "the log's own jobs waiting (kept) and running (pinned) at each window start. "
+            if spec.backlog
             else "empty system at each window start. "
         )
         + "Paper: Skowron & Rzadca, 'Non-monetary fair scheduling', "
@@ -438,6 +447,7 @@ class _TraceTable(Study):
         "warmup",
         "owners",
         "policies",
+        "backlog",
     )
     evaluate = staticmethod(evaluate_window)
     length: ClassVar[int] = 50_000
@@ -452,6 +462,7 @@ class _TraceTable(Study):
         warmup: int = 0,
         owners: str = "user",
         policies: str | tuple[str, ...] | None = None,
+        backlog: bool = False,
     ) -> None:
         if split not in ("uniform", "zipf"):
             raise ValueError("split must be 'uniform' or 'zipf'")
@@ -461,6 +472,11 @@ class _TraceTable(Study):
             raise ValueError("the warm-up period must be 0 or positive")
         if owners not in OWNERS:
             raise ValueError(f"owners must be one of {', '.join(OWNERS)}")
+        if warmup and backlog:
+            raise ValueError(
+                "--warmup and --backlog are two ways to fill the system at the window start: "
+                "choose one"
+            )
         self.spec = TableSpec(
             length=self.length,
             split=split,
@@ -470,6 +486,7 @@ class _TraceTable(Study):
             warmup=int(warmup),
             owners=owners,
             policies=resolve_policies(policies, POLICIES),
+            backlog=bool(backlog),
         )
         if self.quick:
             self.spec.windows = 4

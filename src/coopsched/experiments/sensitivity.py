@@ -9,8 +9,9 @@ options, on the same windows and seeds (paired):
 * ``state``: what the system holds at the window start. ``empty``: nothing (the reading
   of docs/conventions.md §1 used by ``reproduce table1``); ``warmup``: the jobs of the ``warmup``
   seconds before the window are simulated too, and the metric counts the utilities accrued
-  in the window (``online.fairness``). A third state, ``backlog`` (the log's own state at
-  the window start), plugs in through :data:`WINDOW_STATES` (see there);
+  in the window (``online.fairness``); ``backlog``: the log's own state at the window
+  start, by the recorded starts (jobs waiting kept, jobs running pinned with their
+  remaining run time; ``trace_to_instance(backlog=True)``);
 * ``sampling``: window starts uniform in ``time`` or at the submit time of a random ``job``
   (``workloads.prepare.random_windows``);
 * ``owners``: jobs dealt to organizations by ``user`` (the paper's main scenario) or each
@@ -32,6 +33,7 @@ from . import paper_values
 from .columns import label as column_label
 from .columns import resolve_policies
 from .reproduce import (
+    PAPER_TRACES,
     STANDS_FOR,
     TRACE_FILES,
     _fmt,
@@ -58,13 +60,14 @@ def _state_warmup(warmup: int) -> dict:
     return {"warmup": int(warmup)}
 
 
+def _state_backlog(warmup: int) -> dict:
+    return {"backlog": True}
+
+
 #: Window start states: name -> function(warmup seconds) -> keyword arguments of
 #: ``workloads.prepare.trace_to_instance`` (passed through the task's ``window_options``).
-#: To add the log's own state: implement it in ``trace_to_instance`` (say ``backlog=True``,
-#: with ``meta['horizon']``/``meta['measure_from']`` set as it needs), then register
-#: ``WINDOW_STATES["backlog"] = lambda warmup: {"backlog": True}``; the study, its
-#: ``--states`` option and its summary pick it up.
-WINDOW_STATES = {"empty": _state_empty, "warmup": _state_warmup}
+#: A new state registers here; the study, its ``--states`` option and its summary pick it up.
+WINDOW_STATES = {"empty": _state_empty, "warmup": _state_warmup, "backlog": _state_backlog}
 
 
 def variant_name(state: str, sampling: str, owners: str) -> str:
@@ -79,7 +82,7 @@ def sensitivity_tasks(
     states: tuple[str, ...],
     samplings: tuple[str, ...] = SAMPLINGS,
     owners: tuple[str, ...] = OWNERS,
-    traces: tuple[str, ...] = tuple(TRACE_FILES),
+    traces: tuple[str, ...] = PAPER_TRACES,
     warmup: int = 50_000,
     k: int = 5,
     split: str = "zipf",
@@ -162,7 +165,8 @@ def summarize_sensitivity(
         "metric, 5 organizations, machines split by Zipf. Variant = state/sampling/owners: "
         "`empty` = nothing in the system at the window start, `warmup` = the jobs of the "
         "preceding warm-up period simulated too and only the utilities accrued in the window "
-        "counted; `time` = window starts uniform in time, `job` = at the submit time of a "
+        "counted, `backlog` = the log's own jobs at the window start (those waiting kept, those "
+        "running pinned with their remaining run time); `time` = window starts uniform in time, `job` = at the submit time of a "
         "random job; `user` = users dealt to organizations in turn, `random` = each job to a "
         "uniformly random organization. `empty/time/user` is the reading of "
         "`reproduce table1/table2`. Quiet windows: windows in which no policy departs from "
@@ -329,6 +333,6 @@ class Sensitivity(Study):
         return df
 
     def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
-        stats, md = summarize_sensitivity(df, tuple(TRACE_FILES), out, self.policies)
+        stats, md = summarize_sensitivity(df, PAPER_TRACES, out, self.policies)
         stats.to_csv(out / "summary.csv", index=False)
         return md

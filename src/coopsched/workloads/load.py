@@ -19,6 +19,7 @@ def load_instance(
     seed: int = 0,
     warmup: int = 0,
     owners: str = "user",
+    backlog: bool = False,
 ) -> Instance:
     """An instance from ``source``:
 
@@ -29,7 +30,8 @@ def load_instance(
       on first use, :mod:`coopsched.workloads.archive`): the window ``[start, start +
       length)`` cut by :func:`~coopsched.workloads.prepare.trace_to_instance`, its users
       dealt to ``k`` organizations (``owners``: by user or at random) and ``machines`` split
-      by ``split``, with ``warmup`` seconds simulated before the window.
+      by ``split``, with ``warmup`` seconds simulated before the window or, with
+      ``backlog``, the jobs the log itself held at the window start.
 
     >>> load_instance(None, k=3).k
     3
@@ -68,5 +70,6 @@ def load_instance(
             seed=seed,
             warmup=warmup,
             owners=owners,
+            backlog=backlog,
         )
     raise InstanceError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")

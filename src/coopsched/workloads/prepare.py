@@ -14,6 +14,17 @@ Follows docs/conventions.md §1, "Traces to instances":
   empty system; times are shifted so that ``t0 - W`` becomes 0, the horizon is ``W + L``
   and ``meta["measure_from"] = W`` (see :func:`coopsched.online.fairness.fairness` for
   what is measured);
+* the log's own state (beyond the paper): with ``backlog=True`` the window starts with
+  the jobs the log itself still held at ``t0``, by their recorded start (submit + wait,
+  SWF fields 2 and 3; :mod:`coopsched.workloads.backlog`, the audit's rule): a job
+  submitted before ``t0`` and still waiting is released at 0 with its whole run time, in
+  submission order; a job running at ``t0`` is released at 0 with its remaining run time
+  ``start + run - t0`` and is *pinned* (every engine starts it first, as far as the
+  machines allow); a parallel job running on ``q`` processors becomes ``q`` pinned
+  sequential jobs, like any job on ``q`` processors. Jobs submitted before ``t0`` whose
+  wait is unknown (field 3 = -1) cannot be placed: they are left out and counted in
+  ``meta["backlog"]``. The horizon is ``L`` and everything is measured from 0 (the
+  backlog's execution in the window counts, as in the audit);
 * machines: the trace's machine count split uniformly or by Zipf (exponent 1.4267),
   each organization at least one machine, the order of the shares shuffled with the seed.
 
@@ -26,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .backlog import window_jobs
 from .instance import Instance, InstanceError, Organization
 from .limits import MAX_EXACT, MAX_JOBS, MAX_MACHINES
 from .swf import SWFTrace
@@ -140,6 +152,7 @@ def trace_to_instance(
     relative_start: bool = True,
     warmup: int = 0,
     owners: str = "user",
+    backlog: bool = False,
 ) -> Instance:
     """Cut a window from a trace and turn it into a ``k``-organization instance.
 
@@ -149,6 +162,9 @@ def trace_to_instance(
     measured window begins at ``meta['measure_from'] = warmup`` (0 without warm-up).
     ``owners``: ``"user"`` (users dealt in turn) or ``"random"`` (each trace job to a
     uniformly random organization; the copies of a parallel job share it).
+    ``backlog``: start from the log's own state at the window start (module docstring;
+    ``meta['backlog']`` counts the trace jobs waiting and running at ``t0`` and those left
+    out for an unknown wait); exclusive with ``warmup``.
     """
     if owners not in OWNERS:
         raise InstanceError(f"unknown job ownership {owners!r} (use 'user' or 'random')")
@@ -156,6 +172,11 @@ def trace_to_instance(
         raise InstanceError("the warm-up period must be 0 or positive")
     if warmup and length is None:
         raise InstanceError("a warm-up period needs a window length")
+    if warmup and backlog:
+        raise InstanceError(
+            "a warm-up period and the log's backlog are two ways to fill the system at the "
+            "window start: choose one"
+        )
     jobs = trace.jobs
     submit = jobs["submit"].to_numpy()
     if len(submit) == 0:
@@ -168,10 +189,19 @@ def trace_to_instance(
     t0 = first if start is None else (first + int(start) if relative_start else int(start))
     t1 = None if length is None else t0 + int(length)
     base = t0 - int(warmup)  # time 0 of the instance
-    mask = submit >= base
-    if t1 is not None:
-        mask &= submit < t1
-    sel = jobs.loc[mask]
+    run_time = jobs["run_time"].to_numpy()
+    pinned = None
+    backlog_meta = None
+    if backlog:
+        wj, backlog_meta = _backlog_jobs(trace, t0, t1)
+        idx, rel_job, size_job, pin_job = wj.idx, wj.release, wj.size, wj.pinned
+    else:
+        mask = submit >= base
+        if t1 is not None:
+            mask &= submit < t1
+        idx = np.flatnonzero(mask)
+        rel_job, size_job, pin_job = submit[idx] - base, run_time[idx], None
+    sel = jobs.iloc[idx]
     rng = np.random.default_rng(seed)
     total = trace_machines(trace, machines)
     shares = split_machines(total, k, split, exponent=exponent, rng=rng)
@@ -189,9 +219,11 @@ def trace_to_instance(
             f"{trace.path}: the window holds {n_seq:,} sequential jobs (a job on q processors "
             f"counts q), more than the limit of {MAX_JOBS:,}; choose a shorter window"
         )
-    rel = np.repeat(sel["submit"].to_numpy() - base, q)
-    size = np.repeat(sel["run_time"].to_numpy(), q)
+    rel = np.repeat(rel_job, q)
+    size = np.repeat(size_job, q)
     owner = np.repeat(owner_per_job, q)
+    if pin_job is not None:
+        pinned = np.repeat(pin_job, q)
     orgs = [Organization(f"O{u}", shares[u]) for u in range(k)]
     meta = {
         "source": trace.path,
@@ -203,9 +235,39 @@ def trace_to_instance(
         "owners": owners,
         "split": split,
         "seed": seed,
-        "trace_jobs": int(mask.sum()),
+        "trace_jobs": len(idx),
     }
-    return Instance(orgs, owner, rel, size, meta=meta)
+    if backlog_meta is not None:
+        meta["backlog"] = backlog_meta
+    return Instance(orgs, owner, rel, size, meta=meta, pinned=pinned)
+
+
+def _backlog_jobs(trace: SWFTrace, t0: int, t1: int | None):
+    """The window's jobs with the log's own state at ``t0`` (module docstring), and the
+    counts of ``meta['backlog']``. A wait below -1 is an error naming file, line and field."""
+    jobs = trace.jobs
+    submit = jobs["submit"].to_numpy(np.int64)
+    wait = jobs["wait"].to_numpy(np.int64)
+    line = jobs["line"].to_numpy(np.int64)
+    before = submit < t0
+    bad = np.flatnonzero(wait < -1)
+    if bad.size:
+        i = bad[0]
+        raise InstanceError(
+            f"{trace.path}:{line[i]}: field 3 (wait): {wait[i]} is negative (the job would "
+            "start before its submit time)"
+        )
+    known = wait >= 0
+    start = np.where(known, submit + np.maximum(wait, 0), -1)
+    keep = known | ~before
+    end_t1 = int(submit.max()) + 1 if t1 is None else t1
+    wj = window_jobs(submit, start, jobs["run_time"].to_numpy(np.int64), line, t0, end_t1, keep)
+    counts = {
+        "waiting": wj.waiting,
+        "running": wj.running,
+        "wait unknown": int((before & ~known).sum()),
+    }
+    return wj, counts
 
 
 def random_windows(

@@ -237,15 +237,15 @@ def _ref_kernel(
                             co[C, 0] += co[C, 1] * d + r * (d * (d + 1) // 2)
                             co[C, 1] += r * d
                         co[C, 3] = t
-                d = int(t) - int(mem[u, C, 2])
+                d = int(t) - int(mem[C, u, 2])
                 if d > 0:
-                    r = int(mem[u, C, 3])
-                    if r != 0 or mem[u, C, 1] != 0:
-                        mem[u, C, 0] += mem[u, C, 1] * d + r * (d * (d + 1) // 2)
-                        mem[u, C, 1] += r * d
-                    mem[u, C, 2] = t
+                    r = int(mem[C, u, 3])
+                    if r != 0 or mem[C, u, 1] != 0:
+                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
+                        mem[C, u, 1] += r * d
+                    mem[C, u, 2] = t
                 c = ent[e, 2]
-                mem[u, C, 3] -= c
+                mem[C, u, 3] -= c
                 co[C, 2] -= c
                 co[C, 4] += c
                 nx = ent[e, 1]
@@ -439,14 +439,14 @@ def _ref_kernel(
                         if s == 0:
                             break
                         s = (s - 1) & rest
-                d = int(t) - int(mem[u, C, 2])
+                d = int(t) - int(mem[C, u, 2])
                 if d > 0:
-                    r = int(mem[u, C, 3])
-                    if r != 0 or mem[u, C, 1] != 0:
-                        mem[u, C, 0] += mem[u, C, 1] * d + r * (d * (d + 1) // 2)
-                        mem[u, C, 1] += r * d
-                    mem[u, C, 2] = t
-                psi = mem[u, C, 0] if utility == 0 else mem[u, C, 1]
+                    r = int(mem[C, u, 3])
+                    if r != 0 or mem[C, u, 1] != 0:
+                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
+                        mem[C, u, 1] += r * d
+                    mem[C, u, 2] = t
+                psi = mem[C, u, 0] if utility == 0 else mem[C, u, 1]
                 if one_word:  # the whole key in xh: split it into the two words
                     xh -= L * psi
                     xl = xh & _MASK
@@ -481,7 +481,7 @@ def _ref_kernel(
                     for x in range(nw):
                         w = wl[x]
                         if (co[C, 6] >> w) & 1:
-                            q = org_jobs[org_ptr[w] + mem[w, C, 4]]
+                            q = org_jobs[org_ptr[w] + mem[C, w, 4]]
                             if pinned[q] and q < bpos:
                                 bpos = q
                                 u = w
@@ -502,12 +502,12 @@ def _ref_kernel(
                     continue
                 # the rest of a run of identical jobs (consecutive in FIFO order, same
                 # owner, release, size and pin) starts at once, as far as machines go
-                x0 = org_ptr[u] + mem[u, C, 4]
+                x0 = org_ptr[u] + mem[C, u, 4]
                 cnt = min(co[C, 4], run_end[x0] - x0)
                 pos = run_head[x0]
-                mem[u, C, 4] += cnt
+                mem[C, u, 4] += cnt
                 co[C, 5] -= cnt
-                if nrel[u] == mem[u, C, 4]:
+                if nrel[u] == mem[C, u, 4]:
                     co[C, 6] ^= 1 << u
                 p = size[pos]
                 # a job that cannot complete before the horizon ends "at T": never popped
@@ -532,14 +532,14 @@ def _ref_kernel(
                 ent[e, 1] = b_head[b]
                 ent[e, 2] = cnt
                 b_head[b] = e
-                d = int(t) - int(mem[u, C, 2])
+                d = int(t) - int(mem[C, u, 2])
                 if d > 0:
-                    r = int(mem[u, C, 3])
-                    if r != 0 or mem[u, C, 1] != 0:
-                        mem[u, C, 0] += mem[u, C, 1] * d + r * (d * (d + 1) // 2)
-                        mem[u, C, 1] += r * d
-                    mem[u, C, 2] = t
-                mem[u, C, 3] += cnt
+                    r = int(mem[C, u, 3])
+                    if r != 0 or mem[C, u, 1] != 0:
+                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
+                        mem[C, u, 1] += r * d
+                    mem[C, u, 2] = t
+                mem[C, u, 3] += cnt
                 co[C, 2] += cnt
                 co[C, 4] -= cnt
                 stats[7] += cnt

@@ -383,11 +383,10 @@ def ref_schedule(
     reruns = 0
     while True:
         # records, one per (coalition, member) and one per coalition:
-        # mem[u, C] = (psi_u, work_u, last update, running, started) in C's schedule
-        # (member-major: the coalitions that start or complete one job share a slab);
+        # mem[C, u] = (psi_u, work_u, last update, running, started) in C's schedule;
         # co[C] = (value, work, running, last update, free machines, waiting jobs,
         #          bitmask of the members with waiting jobs, last visit)
-        mem, co = z(k, NC, 5), z(NC, 8)
+        mem, co = z(NC, k, 5), z(NC, 8)
         mem[:, :, 2] = plan["t_start"]  # every clock starts at the first release
         co[:, 3] = plan["t_start"]
         vv, qh, ql, final_v = (z(NC) for _ in range(4))

@@ -64,11 +64,14 @@ def main() -> None:
     tiling, dense = window_starts(tr.jobs["submit"].to_numpy(), args.dense)
     if args.limit:
         tiling = tiling[: args.limit]
+    given: list[int] = []
     if args.starts:
-        tiling, dense = [int(x) for x in args.starts.split(",")], []
+        given, tiling, dense = [int(x) for x in args.starts.split(",")], [], []
     ref_schedule(make_instance([1, 1], [(0, 0, 2), (1, 0, 1), (0, 1, 1)]), 5)  # compile/load
     rows = []
-    for kind, starts in (("tiling", tiling), ("dense", dense)):
+    for kind, starts in (("tiling", tiling), ("dense", dense), ("given", given)):
+        if not starts:
+            continue
         for st in track(starts, description=f"k={args.k}, {kind} windows"):
             inst = trace_to_instance(tr, k=args.k, start=st, length=WINDOW, seed=1)
             t0 = time.process_time()
@@ -77,7 +80,8 @@ def main() -> None:
     secs = np.array([r[0] for r in rows])
     print(
         f"LPC-EGEE, REF at k={args.k}: {len(tiling)} tiling windows of {WINDOW} s (each with "
-        f"a job) + {len(dense)} densest job-anchored windows; CPU seconds per window, one core"
+        f"a job) + {len(dense)} densest job-anchored windows + {len(given)} given; "
+        "CPU seconds per window, one core"
     )
     print(
         f"mean {secs.mean():.2f}  median {np.median(secs):.2f}  p90 {np.quantile(secs, 0.9):.2f}  "

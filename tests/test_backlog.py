@@ -222,3 +222,49 @@ def test_same_rule_as_the_audit(tmp_path):
     assert mine.release.tolist() == audit.release.tolist()
     assert mine.size.tolist() == audit.size.tolist()
     assert mine.pinned.tolist() == audit.pinned.tolist()
+
+
+def _fake_lpc_egee(dirpath):
+    """A small SWF log under LPC-EGEE's file name: 120 serial jobs over 3e5 s, each
+    waiting a while, 4 users in 2 groups."""
+    import gzip
+
+    lines = ["; MaxProcs: 8"]
+    for j in range(120):
+        submit = j * 2500
+        wait, run = (j * 37) % 4000, 3000 + (j * 91) % 9000
+        f = [j + 1, submit, wait, run, 1, -1, -1, 1, -1, -1, 1, 1 + j % 4, 1 + j % 2]
+        f += [-1, 1, 1, -1, -1]
+        lines.append(" ".join(str(x) for x in f))
+    path = dirpath / "LPC-EGEE-2004-1.2-cln.swf.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return dirpath
+
+
+def test_fig10_and_production_take_the_window_options(tmp_path):
+    """The window options reach every task of Figure 10 and of the production study, and
+    Figure 10 runs end to end from the log's own state (pinned running jobs)."""
+    import json
+
+    from coopsched.cli import main
+    from coopsched.experiments.reproduce import WindowState
+    from coopsched.experiments.study import get_study
+
+    traces = _fake_lpc_egee(tmp_path)
+    out = tmp_path / "fig10"
+    args = ["reproduce", "fig10", "--traces", str(traces), "--windows", "2", "--orgs", "2,3"]
+    args += ["--backlog", "--window-sampling", "job", "--owners", "random", "--workers", "1"]
+    assert main([*args, "--out", str(out)]) == 0
+    rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
+    assert len(rows) == 4
+    for r in rows:
+        assert r["task"]["window_options"] == {"backlog": True, "owners": "random"}
+    assert any(r["backlog_running"] > 0 for r in rows)
+    assert "running (pinned)" in (out / "summary.md").read_text()
+    with pytest.raises(ValueError, match="choose one"):
+        WindowState(warmup=10, backlog=True)
+    prod = get_study("production")(traces=str(traces), windows=1, warmup=5000)
+    prod.traces = ("LPC-EGEE",)  # the fake folder holds only this log
+    tasks = prod.tasks()
+    assert tasks and all(t["window_options"] == {"warmup": 5000} for t in tasks)

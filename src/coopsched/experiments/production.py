@@ -25,6 +25,7 @@ from .columns import label as column_label
 from .columns import resolve_policies
 from .reproduce import (
     TRACE_FILES,
+    WindowState,
     _fmt,
     default_machines,
     evaluate_window,
@@ -70,7 +71,17 @@ class Production(Study):
     name = "production"
     title = "Beyond the papers: Slurm/Maui/HTCondor fair share against Shapley fairness"
     files = ("summary.csv", "unfairness.png", "halflife.png")
-    options = ("traces", "windows", "split", "machines", "sampling", "policies")
+    options = (
+        "traces",
+        "windows",
+        "split",
+        "machines",
+        "sampling",
+        "policies",
+        "warmup",
+        "owners",
+        "backlog",
+    )
 
     evaluate = staticmethod(evaluate_window)
 
@@ -82,12 +93,14 @@ class Production(Study):
         machines: dict[str, int] | None = None,
         sampling: str = "job",
         policies: str | tuple[str, ...] | None = None,
+        warmup: int = 0,
+        owners: str = "user",
+        backlog: bool = False,
     ) -> None:
         self.policies = resolve_policies(policies, POLICIES)
         if split is not None and split not in SPLITS:
             raise ValueError("split must be 'uniform' or 'zipf'")
-        if sampling not in ("time", "job"):
-            raise ValueError("window sampling must be 'time' or 'job'")
+        self.window = WindowState(sampling, warmup, owners, bool(backlog))
         self.splits = (split,) if split else SPLITS
         self.sampling = sampling
         self.machines = machines or {}
@@ -141,6 +154,8 @@ class Production(Study):
                                 "variants": sweep if i < sweeps else {},
                             }
                         )
+                        if self.window.options():
+                            tasks[-1]["window_options"] = self.window.options()
         # the expensive windows last, so that a run cut short has finished the rest
         tasks.sort(key=lambda t: t["length"] == 500_000 and t["trace"] in self.long_cap)
         return tasks
@@ -320,7 +335,8 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
         f"5e5 s{_caps(study)}, starts drawn by {study.sampling} (seed {study.seed}); the same windows for "
         "both splits. Production policies with their defaults: SLURM-CLASSIC and "
         "SLURM-FAIRTREE half-life 7 days, MAUI 8 windows of 12 h without decay, HTCONDOR "
-        "half-life 1 day. RAND with N=15.",
+        "half-life 1 day. RAND with N=15."
+        + (f" Windows: {study.window.describe()}" if study.window.options() else ""),
         "",
     ]
     for L in LENGTHS:

@@ -159,6 +159,60 @@ def evaluate_window(task: dict) -> dict:
 
 
 @dataclass
+class WindowState:
+    """How the windows of a trace study are cut and filled (docs/reproduction.md, the
+    sensitivity section): starts drawn uniformly in ``time`` or at a random ``job``'s
+    submit; the system at the start ``empty``, filled by ``warmup`` seconds of the log
+    simulated before it, or holding the log's own ``backlog`` (waiting jobs kept, running
+    ones pinned); jobs dealt to organizations by ``user`` or at ``random``."""
+
+    sampling: str = "time"
+    warmup: int = 0
+    owners: str = "user"
+    backlog: bool = False
+
+    def __post_init__(self) -> None:
+        if self.sampling not in ("time", "job"):
+            raise ValueError("window sampling must be 'time' or 'job'")
+        if self.warmup < 0:
+            raise ValueError("the warm-up period must be 0 or positive")
+        if self.owners not in OWNERS:
+            raise ValueError(f"owners must be one of {', '.join(OWNERS)}")
+        if self.warmup and self.backlog:
+            raise ValueError(
+                "--warmup and --backlog are two ways to fill the system at the window start: "
+                "choose one"
+            )
+        self.warmup, self.backlog = int(self.warmup), bool(self.backlog)
+
+    def options(self) -> dict:
+        """The non-default window options (``trace_to_instance`` keywords)."""
+        opts: dict = {}
+        if self.warmup:
+            opts["warmup"] = self.warmup
+        if self.backlog:
+            opts["backlog"] = True
+        if self.owners != "user":
+            opts["owners"] = self.owners
+        return opts
+
+    def describe(self) -> str:
+        """One sentence for a summary."""
+        return (
+            f"window starts drawn by {self.sampling}, jobs dealt to organizations by "
+            f"{self.owners}, "
+            + (
+                f"{self.warmup:g} s of warm-up simulated before each window "
+                "(utilities accrued in the window)."
+                if self.warmup
+                else "the log's own jobs waiting (kept) and running (pinned) at each window start."
+                if self.backlog
+                else "empty system at each window start."
+            )
+        )
+
+
+@dataclass
 class TableSpec:
     """Settings of a Table 1/2 run."""
 
@@ -178,14 +232,7 @@ class TableSpec:
 
     def window_options(self) -> dict:
         """The non-default window options (``trace_to_instance`` keywords)."""
-        opts: dict = {}
-        if self.warmup:
-            opts["warmup"] = self.warmup
-        if self.backlog:
-            opts["backlog"] = True
-        if self.owners != "user":
-            opts["owners"] = self.owners
-        return opts
+        return WindowState(self.sampling, self.warmup, self.owners, self.backlog).options()
 
 
 def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
@@ -259,17 +306,9 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         f"# {label}: dpsi/p_tot, {spec.k} organizations, windows of {spec.length:g} s",
         "",
         f"Ours: mean (standard deviation) over {spec.windows} random windows per trace, "
-        f"machines split by {spec.split}, RAND with N={spec.rand_samples}, window starts drawn by {spec.sampling}, "
-        f"jobs dealt to organizations by {spec.owners}, "
-        + (
-            f"{spec.warmup:g} s of warm-up simulated before each window "
-            "(utilities accrued in the window). "
-            if spec.warmup
-            else "the log's own jobs waiting (kept) and running (pinned) at each window start. "
-            if spec.backlog
-            else "empty system at each window start. "
-        )
-        + "Paper: Skowron & Rzadca, 'Non-monetary fair scheduling', "
+        f"machines split by {spec.split}, RAND with N={spec.rand_samples}, "
+        + WindowState(spec.sampling, spec.warmup, spec.owners, spec.backlog).describe()
+        + " Paper: Skowron & Rzadca, 'Non-monetary fair scheduling', "
         f"{label if paper else 'no published counterpart'}.",
         "",
     ]
@@ -341,12 +380,16 @@ class Fig10Spec:
     seed: int = 0
     rand_samples: int = 15
     policies: tuple[str, ...] = POLICIES
+    window: WindowState = field(default_factory=WindowState)
 
 
 def fig10_tasks(spec: Fig10Spec, traces_dir: Path) -> list[dict]:
     path = str(traces_dir / TRACE_FILES["LPC-EGEE"])
     trace = load_trace(path)
-    starts = random_windows(trace, spec.length, spec.windows, seed=spec.seed)
+    starts = random_windows(
+        trace, spec.length, spec.windows, seed=spec.seed, by=spec.window.sampling
+    )
+    opts = spec.window.options()
     return [
         {
             "trace": "LPC-EGEE",
@@ -360,6 +403,7 @@ def fig10_tasks(spec: Fig10Spec, traces_dir: Path) -> list[dict]:
             "policies": list(spec.policies),
             "rand_samples": spec.rand_samples,
             "window": i,
+            **({"window_options": opts} if opts else {}),
         }
         for k in spec.orgs
         for i, st in enumerate(starts)
@@ -416,7 +460,8 @@ def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.Da
         "# Figure 10: unfairness against the number of organizations (LPC-EGEE)",
         "",
         f"Ours: mean dpsi/p_tot over {spec.windows} windows of {spec.length:g} s per point, "
-        f"machines split by {spec.split}; plot in `{png.name}`. The paper gives Figure 10 "
+        f"machines split by {spec.split}, {spec.window.describe()} Plot in `{png.name}`. "
+        "The paper gives Figure 10 "
         "only as a plot (no numbers): unfairness grows with the number of organizations and "
         "DIRECTCONTR stays below FAIRSHARE.",
         "",
@@ -466,17 +511,7 @@ class _TraceTable(Study):
     ) -> None:
         if split not in ("uniform", "zipf"):
             raise ValueError("split must be 'uniform' or 'zipf'")
-        if sampling not in ("time", "job"):
-            raise ValueError("window sampling must be 'time' or 'job'")
-        if warmup < 0:
-            raise ValueError("the warm-up period must be 0 or positive")
-        if owners not in OWNERS:
-            raise ValueError(f"owners must be one of {', '.join(OWNERS)}")
-        if warmup and backlog:
-            raise ValueError(
-                "--warmup and --backlog are two ways to fill the system at the window start: "
-                "choose one"
-            )
+        WindowState(sampling, warmup, owners, backlog)  # checks them
         self.spec = TableSpec(
             length=self.length,
             split=split,
@@ -527,7 +562,17 @@ class Fig10(Study):
     name = "fig10"
     title = "Skowron & Rzadca, Figure 10: LPC-EGEE, 2..10 organizations"
     files = ("summary.csv", "fig10.png")
-    options = ("traces", "windows", "split", "orgs", "policies")
+    options = (
+        "traces",
+        "windows",
+        "split",
+        "orgs",
+        "policies",
+        "sampling",
+        "warmup",
+        "owners",
+        "backlog",
+    )
     evaluate = staticmethod(evaluate_window)
 
     def configure(
@@ -537,11 +582,18 @@ class Fig10(Study):
         split: str = "zipf",
         orgs: tuple[int, ...] | str | None = None,
         policies: str | tuple[str, ...] | None = None,
+        sampling: str = "time",
+        warmup: int = 0,
+        owners: str = "user",
+        backlog: bool = False,
     ) -> None:
         if split not in ("uniform", "zipf"):
             raise ValueError("split must be 'uniform' or 'zipf'")
         self.spec = Fig10Spec(
-            split=split, seed=self.seed, policies=resolve_policies(policies, POLICIES)
+            split=split,
+            seed=self.seed,
+            policies=resolve_policies(policies, POLICIES),
+            window=WindowState(sampling, warmup, owners, bool(backlog)),
         )
         if self.quick:
             self.spec.orgs, self.spec.windows = (2, 4, 6), 3

@@ -127,6 +127,7 @@ class Production(Study):
             for h in HALF_LIVES
         }
         tasks = []
+        opts = self.window.options()
         for name in self.traces:
             path = str(self.traces_dir / TRACE_FILES[name])
             trace = load_trace(path)
@@ -154,8 +155,8 @@ class Production(Study):
                                 "variants": sweep if i < sweeps else {},
                             }
                         )
-                        if self.window.options():
-                            tasks[-1]["window_options"] = self.window.options()
+                        if opts:
+                            tasks[-1]["window_options"] = opts
         # the expensive windows last, so that a run cut short has finished the rest
         tasks.sort(key=lambda t: t["length"] == 500_000 and t["trace"] in self.long_cap)
         return tasks

@@ -237,6 +237,7 @@ class TableSpec:
 
 def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
     tasks = []
+    opts = spec.window_options()
     for name in spec.traces:
         path = str(traces_dir / TRACE_FILES[name])
         trace = load_trace(path)
@@ -258,8 +259,8 @@ def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
                     "window": i,
                 }
             )
-            if spec.window_options():
-                tasks[-1]["window_options"] = spec.window_options()
+            if opts:
+                tasks[-1]["window_options"] = opts
     return tasks
 
 

@@ -13,7 +13,13 @@ from reference import brute_ref
 from coopsched.online.checker import check_schedule
 from coopsched.online.fairness import fairness
 from coopsched.online.policies import get_policy
-from coopsched.online.policies.ref import job_runs, plan_arithmetic, ref_schedule
+from coopsched.online.policies.ref import (
+    canonical_coalitions,
+    job_runs,
+    plan_arithmetic,
+    ref_schedule,
+    twin_classes,
+)
 from coopsched.online.shapley import shapley, shapley_weights
 from coopsched.workloads.instance import InstanceError, make_instance
 
@@ -367,3 +373,115 @@ def test_one_word_and_two_words_agree(inst, T, method):
     b, vb = ref_schedule(inst, T, shapley=method, force_words=True)
     assert a.info["one_word"] and not b.info["one_word"]
     assert a.start.tolist() == b.start.tolist() and va == vb
+
+
+@st.composite
+def twin_instances(draw, max_k=6, max_jobs=16, max_release=4, max_size=6):
+    """Instances where some organizations have no jobs, with machine counts drawn from a
+    small range so that such organizations often share one (twins); pins optional."""
+    k = draw(st.integers(3, max_k))
+    # two or three organizations with jobs (so that coalitions have choices to make), the
+    # others without, on 1 or 2 machines (so that they are often twins), in any order
+    n_active = draw(st.integers(2, min(3, k - 1)))
+    perm = draw(st.permutations(range(k)))
+    active = sorted(perm[:n_active])
+    machines = [
+        draw(st.integers(0, 1)) if u in active else draw(st.sampled_from([1, 1, 2]))
+        for u in range(k)
+    ]
+    if sum(machines[u] for u in active) == 0 and draw(st.booleans()):
+        machines[active[0]] = 1
+    jobs = [
+        (
+            draw(st.sampled_from(active)),
+            draw(st.integers(0, max_release)),
+            draw(st.integers(1, max_size)),
+        )
+        for _ in range(draw(st.integers(max_jobs // 2, max_jobs)))
+    ]
+    inst = make_instance(machines, jobs)
+    if draw(st.booleans()):
+        pinned = np.zeros(inst.n, dtype=bool)
+        first = {}
+        for j in inst.fifo_order():
+            first.setdefault(int(inst.org[j]), int(j))
+        for j in first.values():
+            pinned[j] = inst.release[j] == 0 and draw(st.booleans())
+        inst = dataclasses.replace(inst, pinned=pinned)
+    return inst
+
+
+@settings(max_examples=100, deadline=None)
+@given(inst=twin_instances(), T=st.integers(1, 16), utility=st.sampled_from(["psi_sp", "work"]))
+def test_twin_organizations_simulated_once_change_nothing(inst, T, utility):
+    """Simulating one coalition per group of coalitions that differ only in which
+    interchangeable organizations (no jobs, equal machines) they hold gives the schedule,
+    the values and the checkpoints of simulating every coalition, and of the definition,
+    whichever way the Shapley values are computed."""
+    cps = sorted({0, T // 2, T})
+    b, vb = ref_schedule(inst, T, utility=utility, symmetry=False, checkpoints=cps)
+    groups = twin_classes(inst)
+    expected = (1 << (inst.k - sum(map(len, groups)))) * math.prod(len(g) + 1 for g in groups)
+    for method in ("direct", "potential"):
+        for words in (False, True):
+            a, va = ref_schedule(
+                inst, T, utility=utility, shapley=method, force_words=words, checkpoints=cps
+            )
+            assert a.start.tolist() == b.start.tolist()
+            assert a.machine.tolist() == b.machine.tolist()
+            assert va == vb
+            assert a.info["checkpoint_values"] == b.info["checkpoint_values"]
+            assert a.info["twin_groups"] == groups
+            assert a.info["simulated_coalitions"] == expected - 1
+    assert b.info["twin_groups"] == [] and b.info["simulated_coalitions"] == (1 << inst.k) - 1
+    if inst.pinned is None:
+        bs, bm, bv = brute_ref(inst, T, utility)
+        assert b.start.tolist() == bs and b.machine.tolist() == bm
+        assert vb == [bv[C] for C in range(1 << inst.k)]
+
+
+def test_twin_organizations_on_python_integers():
+    inst = make_instance([1, 2, 2, 1, 2], [(0, 0, 3), (3, 0, 2), (0, 1, 2), (3, 1, 4), (0, 2, 1)])
+    assert twin_classes(inst) == [[1, 2, 4]]
+    a, va = ref_schedule(inst, 9, exact_python=True)
+    b, vb = ref_schedule(inst, 9, symmetry=False)
+    assert a.start.tolist() == b.start.tolist() and va == vb
+    assert a.info["simulated_coalitions"] == 4 * 4 - 1
+
+
+def test_twin_classes_need_no_jobs_and_equal_machines():
+    inst = make_instance([2, 2, 2, 3, 3, 1, 2], [(0, 0, 1), (5, 0, 1)])
+    assert twin_classes(inst) == [[1, 2, 6], [3, 4]]
+    assert twin_classes(make_instance([1, 1], [])) == [[0, 1]]
+    assert twin_classes(make_instance([1, 2], [])) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    k=st.integers(1, 7),
+    data=st.data(),
+)
+def test_canonical_coalitions_against_their_definition(k, data):
+    """canon[D] holds D's other members and, of each group, as many members as D, the
+    lowest-indexed ones; it is at most D, and coalitions share it exactly when they
+    differ only in which members of each group they hold."""
+    labels = data.draw(st.lists(st.integers(0, 2), min_size=k, max_size=k))
+    groups = [[u for u in range(k) if labels[u] == g] for g in (1, 2)]
+    groups = [g for g in groups if len(g) > 1]
+    canon = canonical_coalitions(k, groups)
+    grouped = {u for g in groups for u in g}
+
+    def signature(D):
+        rest = frozenset(u for u in range(k) if D >> u & 1 and u not in grouped)
+        return rest, tuple(sum(D >> u & 1 for u in g) for g in groups)
+
+    by_sig: dict = {}
+    for D in range(1 << k):
+        by_sig.setdefault(signature(D), []).append(D)
+    for members in by_sig.values():
+        c = min(members)
+        for D in members:
+            assert int(canon[D]) == c
+        for g in groups:  # the smallest holds each group's lowest-indexed members
+            held = [u for u in g if c >> u & 1]
+            assert held == sorted(g)[: len(held)]

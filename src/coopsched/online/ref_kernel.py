@@ -133,6 +133,11 @@ def _ref_kernel(
     anypin,
     cps,
     cp_vals,
+    canon,
+    canon_list,
+    rel_ptr,
+    rel_idx,
+    cost_pot,
 ):
     NC = 1 << k
     G = NC - 1
@@ -204,12 +209,13 @@ def _ref_kernel(
         # last update (all earlier events are processed; jobs starting at t add 0 at t)
         while has and cp < ncp and cps[cp] <= t:
             for S in range(NC):
-                d = max(int(cps[cp]) - int(co[S, 3]), 0)
-                r = int(co[S, 2])
+                X = canon[S]
+                d = max(int(cps[cp]) - int(co[X, 3]), 0)
+                r = int(co[X, 2])
                 if utility == 0:
-                    cp_vals[cp, S] = co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                    cp_vals[cp, S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
                 else:
-                    cp_vals[cp, S] = co[S, 1] + r * d
+                    cp_vals[cp, S] = co[X, 1] + r * d
             cp += 1
         if not has or (has_T and t >= T):
             break
@@ -269,22 +275,17 @@ def _ref_kernel(
                 ub = 1 << u
                 cnt = relcnt[u]
                 nrel[u] += cnt
-                rest = G ^ ub
-                s = rest
-                while True:  # every coalition containing u (and some machine)
-                    C = s | ub
-                    if mC[C] > 0:
-                        co[C, 6] |= ub  # u has waiting jobs in C now
-                        co[C, 5] += cnt
-                        # a release changes no value: only a coalition with a free
-                        # machine has something to decide
-                        if co[C, 7] != t and co[C, 4] > 0:
-                            co[C, 7] = t
-                            vis[nvis] = C
-                            nvis += 1
-                    if s == 0:
-                        break
-                    s = (s - 1) & rest
+                # every simulated coalition containing u (and some machine)
+                for y in range(rel_ptr[u], rel_ptr[u + 1]):
+                    C = rel_idx[y]
+                    co[C, 6] |= ub  # u has waiting jobs in C now
+                    co[C, 5] += cnt
+                    # a release changes no value: only a coalition with a free
+                    # machine has something to decide
+                    if co[C, 7] != t and co[C, 4] > 0:
+                        co[C, 7] = t
+                        vis[nvis] = C
+                        nvis += 1
         stats[5] += nvis
         # bring the visited coalitions' values to t (members are brought lazily, when
         # their running count changes or their utility is needed)
@@ -329,26 +330,32 @@ def _ref_kernel(
         pot = False
         if ndec > 0:
             stats[1] += ndec
-            costP = k * (NC >> 1) + 3 * NC
+            costP = cost_pot
             pot = mode == 2 or (mode == 0 and costP < costA)
-            for a in range(NC if pot else nready):
-                # every coalition's value for the potential; else those of the subsets
-                # of the deciding coalitions, each once
+            ncl = canon_list.shape[0]
+            for a in range(ncl if pot else nready):
+                # every simulated coalition's value for the potential; else those of the
+                # subsets of the deciding coalitions, each once (a subset that is not
+                # simulated takes its simulated twin's)
                 top = G if pot else ready[a]
                 if not pot and decide[a] == 0:
                     continue
-                S = a if pot else top
+                S = canon_list[a] if pot else top
                 while True:
                     if vstamp[S] != ev:
+                        X = canon[S]
+                        if vstamp[X] != ev:
+                            vstamp[X] = ev
+                            d = int(t) - int(co[X, 3])
+                            r = int(co[X, 2])
+                            v = (
+                                co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
+                                if utility == 0
+                                else co[X, 1] + r * d
+                            )
+                            vv[X] = v
                         vstamp[S] = ev
-                        d = int(t) - int(co[S, 3])
-                        r = int(co[S, 2])
-                        v = (
-                            co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
-                            if utility == 0
-                            else co[S, 1] + r * d
-                        )
-                        vv[S] = v
+                        vv[S] = vv[X]
                     if pot or S == 0:
                         break
                     S = (S - 1) & top
@@ -356,25 +363,29 @@ def _ref_kernel(
                 stats[3] += 1
                 qh[0] = zero
                 ql[0] = zero
-                for D in range(1, NC if one_word else 0):
+                for y in range(ncl if one_word else 0):
                     # one word suffices (plan_arithmetic): L P(D) = (L v(D) + sum_w
-                    # L P(D - w)) / |D|, divided exactly by the odd part's inverse
+                    # L P(D - w)) / |D|, divided exactly by the odd part's inverse; only
+                    # simulated coalitions (D - w's twin is simulated and smaller)
+                    D = canon_list[y]
                     h = L * vv[D]
                     rest = D
                     while rest != 0:
                         w = rest & -rest
-                        h += qh[D ^ w]
+                        h += qh[canon[D ^ w]]
                         rest ^= w
                     c = int(pc[D])
                     qh[D] = np.int64(np.uint64(h >> dtz[c]) * dinv64[c])
-                for D in range(NC if one_word else 1, NC):  # two words
+                for y in range(ncl if one_word else 0, ncl):  # two words
+                    D = canon_list[y]
                     h = L * (vv[D] >> 32)
                     lo = L * (vv[D] & _MASK)
                     rest = D
                     while rest != 0:
                         w = rest & -rest
-                        h += qh[D ^ w]
-                        lo += ql[D ^ w]
+                        X = canon[D ^ w]
+                        h += qh[X]
+                        lo += ql[X]
                         rest ^= w
                     h += lo >> 32
                     lo &= _MASK
@@ -416,6 +427,7 @@ def _ref_kernel(
                 xh = zero
                 xl = zero
                 if pot:
+                    # C - u is simulated too: u has jobs, so it is nobody's twin
                     xh = qh[C] - qh[C ^ ub]
                     xl = ql[C] - ql[C ^ ub]
                 elif one_word:
@@ -554,21 +566,23 @@ def _ref_kernel(
     # checkpoints after the last event
     while cp < ncp:
         for S in range(NC):
-            d = max(int(cps[cp]) - int(co[S, 3]), 0)
-            r = int(co[S, 2])
+            X = canon[S]
+            d = max(int(cps[cp]) - int(co[X, 3]), 0)
+            r = int(co[X, 2])
             if utility == 0:
-                cp_vals[cp, S] = co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                cp_vals[cp, S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
             else:
-                cp_vals[cp, S] = co[S, 1] + r * d
+                cp_vals[cp, S] = co[X, 1] + r * d
         cp += 1
     # values of every coalition at the horizon (or at the last event)
     t_end = T if has_T else t_last
     stats[4] = t_end
     if do_final:
         for S in range(NC):
-            d = int(t_end) - int(co[S, 3])
-            r = int(co[S, 2])
+            X = canon[S]
+            d = int(t_end) - int(co[X, 3])
+            r = int(co[X, 2])
             if utility == 0:
-                final_v[S] = co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                final_v[S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
             else:
-                final_v[S] = co[S, 1] + r * d
+                final_v[S] = co[X, 1] + r * d

@@ -25,6 +25,17 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   goes in one step and one completion entry, as many of its jobs as the coalition has
   free machines: on RICC, whose jobs are ~28 processors wide, this divides the starts
   and completions to handle by about that much;
+* interchangeable organizations (:func:`twin_classes`: no jobs, equal machines; common
+  when organizations outnumber the users active in a window) make coalitions that
+  differ only in which of them they hold identical: same jobs, same machine count, and
+  REF never has to pick between such organizations, so swapping them maps one
+  coalition's schedule onto the other's. The kernel simulates one coalition per group
+  (:func:`canonical_coalitions`: the group's lowest-indexed members), reads every other
+  coalition's value from it, and runs the potential over the simulated coalitions only
+  (``L P(D) = (L v(D) + sum_w L P(canon(D - w))) / |D|``); exact, tested against
+  simulating every coalition and against the definition (``symmetry=False`` turns it
+  off). With ``g`` groups of sizes ``n_1..n_g`` it simulates
+  ``2^(k - sum n_i) prod (n_i + 1) - 1`` coalitions (``info["simulated_coalitions"]``);
 * no Shapley value is computed when it cannot change a decision: when only one member
   has waiting jobs, or when the free machines suffice for every waiting job; with Eq. (1)
   only the values of the deciding coalitions' subsets are brought to ``t``;
@@ -280,6 +291,38 @@ def job_runs(
     return ends[run_id], org_jobs[first][run_id].astype(np.int64)
 
 
+def twin_classes(instance: Instance) -> list[list[int]]:
+    """Groups of two or more interchangeable organizations: no jobs and equal machines.
+
+    Swapping two such organizations maps every coalition's schedule onto another's (they
+    never have a waiting job, so REF never picks or tie-breaks between them, and they
+    contribute the same machines), so coalitions that differ only in which members of a
+    group they hold have identical schedules and values: the kernel simulates one of each
+    (:func:`canonical_coalitions`), which is exact, not an approximation.
+    """
+    counts = np.bincount(instance.org, minlength=instance.k) if instance.n else None
+    groups: dict[int, list[int]] = {}
+    for u in range(instance.k):
+        if counts is None or counts[u] == 0:
+            groups.setdefault(int(instance.machines[u]), []).append(u)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def canonical_coalitions(k: int, classes: list[list[int]]) -> np.ndarray:
+    """``canon[D]``: the coalition simulated for ``D`` (each twin group's members in ``D``
+    replaced by as many of the group's lowest-indexed members); ``canon[D] <= D``."""
+    ids = np.arange(1 << k, dtype=np.int64)
+    canon = ids.copy()
+    pc = popcounts(k)
+    for group in classes:
+        mask = sum(1 << u for u in group)
+        prefix = np.zeros(len(group) + 1, dtype=np.int64)
+        for j, u in enumerate(sorted(group)):
+            prefix[j + 1] = prefix[j] | (1 << u)
+        canon = (canon & ~mask) | prefix[pc[ids & mask]]
+    return canon
+
+
 def ref_schedule(
     instance: Instance,
     horizon: int | None = None,
@@ -290,6 +333,7 @@ def ref_schedule(
     shapley: str = "auto",
     checkpoints: Iterable[int] | None = None,
     force_words: bool = False,
+    symmetry: bool = True,
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition and the value of every coalition at the end.
 
@@ -300,7 +344,9 @@ def ref_schedule(
     docstring fail. ``shapley`` picks how Shapley values are computed at an event time:
     ``"direct"`` (Eq. 1), ``"potential"`` (Hart and Mas-Colell) or ``"auto"`` (the cheaper);
     all give the same integers. ``force_words`` keeps Shapley sums in two words even when
-    one provably suffices (for tests: both paths must agree).
+    one provably suffices (for tests: both paths must agree); ``symmetry=False`` simulates
+    every coalition even when organizations are interchangeable (:func:`twin_classes`;
+    for tests: both must agree).
     With ``checkpoints`` (times ``0 <= t <= horizon``; a horizon is required),
     ``schedule.info["checkpoints"]`` lists them in increasing order (duplicates dropped)
     and ``schedule.info["checkpoint_values"]`` holds, for each, the list of every
@@ -352,7 +398,6 @@ def ref_schedule(
     L, omega = shapley_weights(k)
     pc = popcounts(k)
     kT = plan["kernel_horizon"]
-    M = inst.total_machines
     # checkpoints the kernel evaluates: all of them on Python integers or when the values
     # at the horizon fit int64, else those up to the last possible event time (the state
     # bound holds there); the later ones are computed below from the final records
@@ -365,8 +410,28 @@ def ref_schedule(
         else np.ascontiguousarray(inst.pinned[order], dtype=np.bool_)
     )
     run_end, run_head = job_runs(org_jobs, rel, size, org, pinned)
+    # interchangeable organizations: one simulated coalition per group of coalitions with
+    # identical schedules; canonical coalitions listed in increasing order, and for each
+    # organization with jobs, those that hold it and some machine (its releases visit them)
+    twins = twin_classes(inst) if symmetry else []
+    canon = canonical_coalitions(k, twins)
+    ids = np.arange(NC, dtype=np.int64)
+    mC = np.zeros(NC, dtype=np.int64)
+    for b in range(k):
+        mC[1 << b : 2 << b] = mC[: 1 << b] + int(inst.machines[b])
+    is_canon = canon == ids
+    canon_list = ids[is_canon & (ids > 0)]
+    rel_ptr = np.zeros(k + 1, dtype=np.int64)
+    rel_lists = []
+    for u in range(k):
+        lst = ids[is_canon & (((ids >> u) & 1) == 1) & (mC > 0)] if counts[u] else ids[:0]
+        rel_lists.append(lst)
+        rel_ptr[u + 1] = rel_ptr[u] + len(lst)
+    rel_idx = np.concatenate(rel_lists) if rel_lists else ids[:0]
+    # the potential's cost in units of one addition: |D| additions and a value per D
+    cost_pot = int((pc[canon_list] + 3).sum())
     # live (coalition, running job) pairs: each coalition runs at most min(m_C, n) jobs
-    ecap = (NC >> 1) * min(M, inst.n) + 1
+    ecap = int(np.minimum(mC[canon_list], inst.n).sum()) + 1
     dtype = object if python else np.int64
 
     def z(*shape):
@@ -387,7 +452,7 @@ def ref_schedule(
         # co[C] = (value, work, running, last update, free machines, waiting jobs,
         #          bitmask of the members with waiting jobs, last visit)
         mem, co = z(NC, k, 5), z(NC, 8)
-        mem[:, :, 2] = plan["t_start"]  # every clock starts at the first release
+        mem[canon_list, :, 2] = plan["t_start"]  # every clock starts at the first release
         co[:, 3] = plan["t_start"]
         vv, qh, ql, final_v = (z(NC) for _ in range(4))
         # at a horizon beyond every event the values are computed below, in Python integers
@@ -436,6 +501,11 @@ def ref_schedule(
             bool(pinned.any()),
             cps,
             cp_vals,
+            canon,
+            canon_list,
+            rel_ptr,
+            rel_idx,
+            cost_pot,
         )
         if stats[4] != -1:
             break
@@ -447,7 +517,7 @@ def ref_schedule(
     else:  # exact Python integers at a horizon far beyond the last event
         values = []
         for S in range(NC):
-            V, WV, RV, tl = (int(x) for x in co[S, :4])
+            V, WV, RV, tl = (int(x) for x in co[canon[S], :4])
             d = t_end - tl
             if utility == "psi_sp":
                 values.append(V + WV * d + RV * (d * (d + 1) // 2))
@@ -457,7 +527,7 @@ def ref_schedule(
     for c in cps_all[len(cps_k) :]:  # after every event: exact Python integers
         row = []
         for S in range(NC):
-            V, WV, RV, tl = (int(x) for x in co[S, :4])
+            V, WV, RV, tl = (int(x) for x in co[canon[S], :4])
             d = max(c - tl, 0)
             row.append(V + WV * d + RV * (d * (d + 1) // 2) if utility == "psi_sp" else WV + RV * d)
         cp_rows.append(row)
@@ -484,6 +554,8 @@ def ref_schedule(
             "python_integers": python,
             "one_word": one_word,
             "bucket_reruns": reruns,
+            "twin_groups": twins,
+            "simulated_coalitions": len(canon_list),
         },
     )
     if cps_all:

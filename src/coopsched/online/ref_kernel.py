@@ -140,6 +140,7 @@ def _ref_kernel(
     cost_pot,
 ):
     NC = 1 << k
+    sym = canon_list.shape[0] < NC - 1  # some coalitions stand for others
     G = NC - 1
     n = rel.shape[0]
     M = 0
@@ -333,18 +334,31 @@ def _ref_kernel(
             costP = cost_pot
             pot = mode == 2 or (mode == 0 and costP < costA)
             ncl = canon_list.shape[0]
-            for a in range(ncl if pot else nready):
-                # every simulated coalition's value for the potential; else those of the
-                # subsets of the deciding coalitions, each once (a subset that is not
-                # simulated takes its simulated twin's)
-                top = G if pot else ready[a]
-                if not pot and decide[a] == 0:
+            if pot:  # every simulated coalition's value
+                for y in range(ncl):
+                    S = canon_list[y]
+                    d = int(t) - int(co[S, 3])
+                    r = int(co[S, 2])
+                    v = (
+                        co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                        if utility == 0
+                        else co[S, 1] + r * d
+                    )
+                    vv[S] = v
+            for a in range(0 if pot else nready):
+                # those of the subsets of the deciding coalitions, each once (a subset
+                # that is not simulated takes its simulated twin's)
+                if decide[a] == 0:
                     continue
-                S = canon_list[a] if pot else top
+                top = ready[a]
+                S = top
                 while True:
                     if vstamp[S] != ev:
-                        X = canon[S]
-                        if vstamp[X] != ev:
+                        vstamp[S] = ev
+                        X = canon[S] if sym else S
+                        if X != S and vstamp[X] == ev:
+                            vv[S] = vv[X]
+                        else:
                             vstamp[X] = ev
                             d = int(t) - int(co[X, 3])
                             r = int(co[X, 2])
@@ -354,16 +368,15 @@ def _ref_kernel(
                                 else co[X, 1] + r * d
                             )
                             vv[X] = v
-                        vstamp[S] = ev
-                        vv[S] = vv[X]
-                    if pot or S == 0:
+                            vv[S] = v
+                    if S == 0:
                         break
                     S = (S - 1) & top
             if pot:
                 stats[3] += 1
                 qh[0] = zero
                 ql[0] = zero
-                for y in range(ncl if one_word else 0):
+                for y in range(ncl if one_word and sym else 0):
                     # one word suffices (plan_arithmetic): L P(D) = (L v(D) + sum_w
                     # L P(D - w)) / |D|, divided exactly by the odd part's inverse; only
                     # simulated coalitions (D - w's twin is simulated and smaller)
@@ -376,17 +389,34 @@ def _ref_kernel(
                         rest ^= w
                     c = int(pc[D])
                     qh[D] = np.int64(np.uint64(h >> dtz[c]) * dinv64[c])
+                for D in range(1, NC if one_word and not sym else 0):
+                    # the same when every coalition is simulated (no lookups)
+                    h = L * vv[D]
+                    rest = D
+                    while rest != 0:
+                        w = rest & -rest
+                        h += qh[D ^ w]
+                        rest ^= w
+                    c = int(pc[D])
+                    qh[D] = np.int64(np.uint64(h >> dtz[c]) * dinv64[c])
                 for y in range(ncl if one_word else 0, ncl):  # two words
                     D = canon_list[y]
                     h = L * (vv[D] >> 32)
                     lo = L * (vv[D] & _MASK)
                     rest = D
-                    while rest != 0:
-                        w = rest & -rest
-                        X = canon[D ^ w]
-                        h += qh[X]
-                        lo += ql[X]
-                        rest ^= w
+                    if sym:
+                        while rest != 0:
+                            w = rest & -rest
+                            X = canon[D ^ w]
+                            h += qh[X]
+                            lo += ql[X]
+                            rest ^= w
+                    else:  # every coalition is simulated: no lookups
+                        while rest != 0:
+                            w = rest & -rest
+                            h += qh[D ^ w]
+                            lo += ql[D ^ w]
+                            rest ^= w
                     h += lo >> 32
                     lo &= _MASK
                     c = int(pc[D])

@@ -206,6 +206,15 @@ def test_no_silent_int64_wrap_falls_back_to_python(policy, size):
     same(s, simulate(inst, get_policy(policy), compiled=False))
 
 
+def test_fallback_message_names_the_job_that_causes_it():
+    """The reason given for the fallback names the largest job, which is what pushes the
+    completion times beyond int64's reach, not only the event times."""
+    inst = make_instance([2, 1], [(0, 0, 2**60), (1, 3, 5)])
+    with pytest.warns(CompiledFallback, match=f"largest job {2**60} s"):
+        s = simulate(inst, get_policy("fifo"), compiled=True)
+    assert "last release 3 s" in s.info["fallback"]
+
+
 def test_small_sizes_stay_compiled():
     inst = make_instance([2, 1], [(0, 0, 5), (1, 0, 7)])
     with warnings.catch_warnings():

@@ -419,7 +419,10 @@ def int64_bounds(
     if M >= 2**31:
         return f"{M} machines"
     if (t_end + p_max + 1) * 2 * M >= _LIMIT:  # keys (end << bits(M)) | machine
-        return f"event times up to {t_end} with {M} machines"
+        return (
+            f"completion times up to {t_end + p_max} s (last release {int(release.max())} s, "
+            f"largest job {p_max} s) with {M} machines"
+        )
     vmax = Mc * t_end * (t_end + 1) // 2
     need = {
         "fifo": 0,

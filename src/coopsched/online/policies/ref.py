@@ -416,9 +416,11 @@ def ref_schedule(
     twins = twin_classes(inst) if symmetry else []
     canon = canonical_coalitions(k, twins)
     ids = np.arange(NC, dtype=np.int64)
-    mC = np.zeros(NC, dtype=np.int64)
+    mC = np.zeros(NC, dtype=np.int64)  # machines and jobs of every coalition
+    nC = np.zeros(NC, dtype=np.int64)
     for b in range(k):
         mC[1 << b : 2 << b] = mC[: 1 << b] + int(inst.machines[b])
+        nC[1 << b : 2 << b] = nC[: 1 << b] + int(counts[b])
     is_canon = canon == ids
     canon_list = ids[is_canon & (ids > 0)]
     rel_ptr = np.zeros(k + 1, dtype=np.int64)
@@ -430,8 +432,8 @@ def ref_schedule(
     rel_idx = np.concatenate(rel_lists) if rel_lists else ids[:0]
     # the potential's cost in units of one addition: |D| additions and a value per D
     cost_pot = int((pc[canon_list] + 3).sum())
-    # live (coalition, running job) pairs: each coalition runs at most min(m_C, n) jobs
-    ecap = int(np.minimum(mC[canon_list], inst.n).sum()) + 1
+    # live (coalition, running job) pairs: a coalition runs at most min(m_C, n_C) jobs
+    ecap = int(np.minimum(mC[canon_list], nC[canon_list]).sum()) + 1
     dtype = object if python else np.int64
 
     def z(*shape):

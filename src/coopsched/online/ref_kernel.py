@@ -138,6 +138,7 @@ def _ref_kernel(
     rel_ptr,
     rel_idx,
     cost_pot,
+    mC,
 ):
     NC = 1 << k
     sym = canon_list.shape[0] < NC - 1  # some coalitions stand for others
@@ -146,13 +147,6 @@ def _ref_kernel(
     M = 0
     for u in range(k):
         M += machines[u]
-    mC = np.zeros(NC, np.int64)
-    for C in range(NC):
-        s = 0
-        for u in range(k):
-            if (C >> u) & 1:
-                s += machines[u]
-        mC[C] = s
     for C in range(NC):
         co[C, 4] = mC[C]  # free machines
         co[C, 7] = -1  # last visit

@@ -508,6 +508,7 @@ def ref_schedule(
             rel_ptr,
             rel_idx,
             cost_pot,
+            mC,
         )
         if stats[4] != -1:
             break

@@ -86,7 +86,7 @@ def test_a_pinned_job_behind_an_unpinned_one_is_rejected():
     inst=pinned_instances(max_k=3, max_jobs=8, max_release=5, max_size=5),
     T=st.integers(1, 10),
     utility=st.sampled_from(["psi_sp", "work"]),
-    method=st.sampled_from(["direct", "potential"]),
+    method=st.sampled_from(["direct", "potential", "float"]),
 )
 def test_ref_pinned_jobs_in_every_kernel_path(inst, T, utility, method):
     """Pinned starts are the same whichever way the Shapley values are computed, and on

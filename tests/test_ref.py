@@ -23,7 +23,7 @@ from coopsched.online.policies.ref import (
 from coopsched.online.shapley import shapley, shapley_weights
 from coopsched.workloads.instance import InstanceError, make_instance
 
-SHAPLEY = st.sampled_from(["auto", "direct", "potential"])
+SHAPLEY = st.sampled_from(["auto", "direct", "potential", "float"])
 
 
 @settings(max_examples=150, deadline=None)
@@ -142,7 +142,7 @@ def test_two_word_sums_match_python_integers(k, data):
     ref_py, v_py = ref_schedule(inst, T, exact_python=True)
     L = shapley_weights(k)[0]
     assert L * max(v_py) >= 2**63  # one int64 word would not hold the sums
-    for method in ("direct", "potential"):
+    for method in ("direct", "potential", "float"):
         s, v = ref_schedule(inst, T, shapley=method)
         assert not s.info["python_integers"] and s.info["decisions"] > 0
         assert s.start.tolist() == ref_py.start.tolist()
@@ -422,7 +422,7 @@ def test_twin_organizations_simulated_once_change_nothing(inst, T, utility):
     b, vb = ref_schedule(inst, T, utility=utility, symmetry=False, checkpoints=cps)
     groups = twin_classes(inst)
     expected = (1 << (inst.k - sum(map(len, groups)))) * math.prod(len(g) + 1 for g in groups)
-    for method in ("direct", "potential"):
+    for method in ("direct", "potential", "float"):
         for words in (False, True):
             a, va = ref_schedule(
                 inst, T, utility=utility, shapley=method, force_words=words, checkpoints=cps

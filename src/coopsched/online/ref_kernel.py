@@ -92,6 +92,172 @@ def _pop2(ht, hp, n):
     return n
 
 
+_U = 2.0**-53  # unit roundoff of float64
+
+
+@numba.njit(**JIT_OPTIONS)
+def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
+    """The potential ``P(D)`` of every simulated coalition at ``t`` in float64, in ``pf``.
+
+    Values come from the coalitions' records in closed form (as in the kernel) and are
+    converted to float once; ``P(D) = (v(D) + sum_w P(D - w)) / |D|`` (Hart and
+    Mas-Colell). Either over the simulated coalitions only (each ``P(D - w)`` read from
+    ``D - w``'s stand-in), or, with ``blocks`` (``k >= 4``), over every coalition, in
+    blocks of 16 that share their high bits (a coalition that is not simulated takes its
+    stand-in's value, so its ``P`` is its stand-in's): the terms ``P(D - w)`` for high bits
+    ``w`` are added to the whole block at once (contiguous, vectorised) and the block's
+    own four bits are written out, so that no loop has a data-dependent trip count (a
+    mispredicted loop exit per coalition cost more than its additions). Every
+    value is a sum of non-negative terms, so the relative error is bounded by
+    :func:`coopsched.online.policies.ref.float_potential_error`, whatever the order.
+    """
+    NC = 1 << k
+    pf[0] = 0.0
+    if not blocks:
+        for y in range(canon_list.shape[0]):
+            D = canon_list[y]
+            d = t - co[D, 3]
+            r = co[D, 2]
+            v = (
+                co[D, 0] + co[D, 1] * d + r * (d * (d + 1) // 2)
+                if utility == 0
+                else co[D, 1] + r * d
+            )
+            a = float(v)
+            rest = D
+            while rest != 0:
+                w = rest & -rest
+                a += pf[canon[D ^ w]]
+                rest ^= w
+            pf[D] = a / pcf[D]
+        return
+    acc = np.empty(16)
+    for B in range(NC >> 4):
+        base = B << 4
+        for j in range(16):
+            S = canon[base + j]
+            d = t - co[S, 3]
+            r = co[S, 2]
+            v = (
+                co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                if utility == 0
+                else co[S, 1] + r * d
+            )
+            acc[j] = float(v)
+        rest = B
+        while rest != 0:
+            w = rest & -rest
+            ob = (B ^ w) << 4
+            for j in range(16):
+                acc[j] += pf[ob + j]
+            rest ^= w
+        p0 = acc[0] / pcf[base] if base else 0.0
+        p1 = (acc[1] + p0) / pcf[base + 1]
+        p2 = (acc[2] + p0) / pcf[base + 2]
+        p4 = (acc[4] + p0) / pcf[base + 4]
+        p8 = (acc[8] + p0) / pcf[base + 8]
+        p3 = (acc[3] + p1 + p2) / pcf[base + 3]
+        p5 = (acc[5] + p1 + p4) / pcf[base + 5]
+        p6 = (acc[6] + p2 + p4) / pcf[base + 6]
+        p9 = (acc[9] + p1 + p8) / pcf[base + 9]
+        p10 = (acc[10] + p2 + p8) / pcf[base + 10]
+        p12 = (acc[12] + p4 + p8) / pcf[base + 12]
+        p7 = (acc[7] + p3 + p5 + p6) / pcf[base + 7]
+        p11 = (acc[11] + p3 + p9 + p10) / pcf[base + 11]
+        p13 = (acc[13] + p5 + p9 + p12) / pcf[base + 13]
+        p14 = (acc[14] + p6 + p10 + p12) / pcf[base + 14]
+        p15 = (acc[15] + p7 + p11 + p13 + p14) / pcf[base + 15]
+        pf[base] = p0
+        pf[base + 1] = p1
+        pf[base + 2] = p2
+        pf[base + 3] = p3
+        pf[base + 4] = p4
+        pf[base + 5] = p5
+        pf[base + 6] = p6
+        pf[base + 7] = p7
+        pf[base + 8] = p8
+        pf[base + 9] = p9
+        pf[base + 10] = p10
+        pf[base + 11] = p11
+        pf[base + 12] = p12
+        pf[base + 13] = p13
+        pf[base + 14] = p14
+        pf[base + 15] = p15
+
+
+@numba.njit(**JIT_OPTIONS)
+def _certified_ranks(pf, C, c, wl, nw, psi_f, eta, rule, lo, hi, cls, ordx, rk, off):
+    """Rank ``C``'s waiting members by ``phi_u - psi_u`` from the float potential, or
+    return False when the float keys cannot prove the exact order.
+
+    For member ``x`` the key is ``K = P(C) - P(C - u) - psi_u`` (``rule == 0``) or its
+    image under the clamp ``min(max(K + 1/c, 0), 1)``, which orders as Fig. 1's
+    ``Distance`` does (``rule == 1``). Each key gets an interval ``[lo, hi]`` that holds
+    its exact value: the float key plus or minus ``eta (P(C) + P(C - u) + psi_u)`` and
+    the rounding of the last operations. ``cls`` marks keys whose exact value is known
+    and shared by every member of the class: 1, every value in ``C`` and ``psi_u`` are 0
+    (``K = 0``); 2 and 3, the clamp's lower and upper ends. Members are sorted by the
+    intervals' midpoints (stable); every adjacent pair must be proven strictly ordered
+    (``lo`` of the upper one above ``hi`` of the lower one) or proven equal (same
+    non-zero class). Then the order is the exact one and ``rk[x]`` holds ranks (larger
+    first, equal for exact ties, which the caller breaks by index as the exact keys do),
+    at ``rk[off + x]``.
+    """
+    inv_c = 1.0 / c
+    for x in range(nw):
+        pC = pf[C]
+        pU = pf[C ^ (1 << wl[x])]
+        ps = psi_f[x]
+        kf = (pC - pU) - ps
+        tot = pC + pU + ps
+        e = eta * tot + 8.0 * _U * (abs(kf) + 2.0)
+        cl = 0
+        if rule == 0:
+            lo[x] = kf - e
+            hi[x] = kf + e
+            if tot == 0.0:
+                cl = 1
+                lo[x] = 0.0
+                hi[x] = 0.0
+        elif tot == 0.0:  # K = 0: the key is 1/c, the same for every member
+            cl = 1
+            lo[x] = inv_c * (1.0 - 4.0 * _U)
+            hi[x] = inv_c * (1.0 + 4.0 * _U)
+        else:
+            yl = kf + inv_c - e
+            yh = kf + inv_c + e
+            if yh <= 0.0:
+                cl = 2
+                lo[x] = 0.0
+                hi[x] = 0.0
+            elif yl >= 1.0:
+                cl = 3
+                lo[x] = 1.0
+                hi[x] = 1.0
+            else:
+                lo[x] = max(yl, 0.0)
+                hi[x] = min(yh, 1.0)
+        cls[x] = cl
+    for x in range(nw):  # insertion sort by midpoint, largest first, stable
+        m = lo[x] + hi[x]
+        y = x
+        while y > 0 and lo[ordx[y - 1]] + hi[ordx[y - 1]] < m:
+            ordx[y] = ordx[y - 1]
+            y -= 1
+        ordx[y] = x
+    rk[off + ordx[0]] = nw
+    for y in range(1, nw):
+        a = ordx[y - 1]
+        b = ordx[y]
+        if cls[a] != 0 and cls[a] == cls[b]:
+            rk[off + b] = rk[off + a]
+        elif lo[a] > hi[b]:
+            rk[off + b] = rk[off + a] - 1
+        else:
+            return False
+    return True
+
+
 @numba.njit(**JIT_OPTIONS)
 def _ref_kernel(
     k,
@@ -139,6 +305,12 @@ def _ref_kernel(
     rel_idx,
     cost_pot,
     mC,
+    filt,
+    pf,
+    pcf,
+    eta,
+    cost_fpot,
+    fblocks,
 ):
     NC = 1 << k
     sym = canon_list.shape[0] < NC - 1  # some coalitions stand for others
@@ -186,6 +358,18 @@ def _ref_kernel(
     zero = qh[0] * 0
     done = np.zeros(k, np.int64)
     wl = np.zeros(k, np.int64)
+    bitpos = np.zeros(37, np.int64)  # bitpos[2^u mod 37] = u (distinct residues for u < 36)
+    for u in range(k):
+        bitpos[(1 << u) % 37] = u
+    # the float route's keys (see _certified_ranks)
+    psi_f = np.zeros(k)
+    f_lo = np.zeros(k)
+    f_hi = np.zeros(k)
+    f_cls = np.zeros(k, np.int64)
+    f_ord = np.zeros(k, np.int64)
+    # ranks proven in pass 2, per deciding coalition from f_off[a], for pass 3
+    f_rk = np.zeros((canon_list.shape[0] + 1) * k if filt else 1, np.int8)
+    f_off = np.zeros(NC if filt else 1, np.int64)
     i = 0
     ev = 0
     t_last = 0
@@ -325,10 +509,44 @@ def _ref_kernel(
         pot = False
         if ndec > 0:
             stats[1] += ndec
-            costP = cost_pot
-            pot = mode == 2 or (mode == 0 and costP < costA)
+            costP = cost_fpot if filt else cost_pot
+            pot = mode >= 2 or (mode == 0 and costP < costA)
             ncl = canon_list.shape[0]
-            if pot:  # every simulated coalition's value
+            if pot and filt:
+                # the float potential, then every decision it proves; the others are
+                # marked (decide 2) and take Eq. (1) on exact values below
+                stats[3] += 1
+                _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, fblocks)
+                off = 0
+                for a in range(nready):
+                    if decide[a] == 0:
+                        continue
+                    C = ready[a]
+                    nw = 0
+                    rest = co[C, 6]
+                    while rest != 0:  # the waiting members, lowest index first
+                        w = rest & -rest
+                        rest ^= w
+                        u = bitpos[w % 37]
+                        d = int(t) - int(mem[C, u, 2])
+                        if d > 0:
+                            r = int(mem[C, u, 3])
+                            if r != 0 or mem[C, u, 1] != 0:
+                                mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
+                                mem[C, u, 1] += r * d
+                            mem[C, u, 2] = t
+                        psi_f[nw] = float(mem[C, u, 0] if utility == 0 else mem[C, u, 1])
+                        wl[nw] = u
+                        nw += 1
+                    f_off[a] = off
+                    if _certified_ranks(
+                        pf, C, pc[C], wl, nw, psi_f, eta, rule, f_lo, f_hi, f_cls, f_ord, f_rk, off
+                    ):
+                        off += nw
+                    else:
+                        decide[a] = 2
+                        stats[8] += 1
+            if pot and not filt:  # every simulated coalition's value
                 for y in range(ncl):
                     S = canon_list[y]
                     d = int(t) - int(co[S, 3])
@@ -339,10 +557,11 @@ def _ref_kernel(
                         else co[S, 1] + r * d
                     )
                     vv[S] = v
-            for a in range(0 if pot else nready):
+            for a in range(0 if pot and not filt else nready):
                 # those of the subsets of the deciding coalitions, each once (a subset
-                # that is not simulated takes its simulated twin's)
-                if decide[a] == 0:
+                # that is not simulated takes its simulated twin's); on the float route,
+                # only of those whose order it did not prove
+                if decide[a] == 0 or (pot and decide[a] == 1):
                     continue
                 top = ready[a]
                 S = top
@@ -366,7 +585,7 @@ def _ref_kernel(
                     if S == 0:
                         break
                     S = (S - 1) & top
-            if pot:
+            if pot and not filt:
                 stats[3] += 1
                 qh[0] = zero
                 ql[0] = zero
@@ -428,29 +647,34 @@ def _ref_kernel(
                         h += (lo - dodd[c] * qlo) >> 32
                         qh[D] = np.int64(np.uint64(h) * dinv64[c])
                         ql[D] = qlo
-            else:
+            elif not pot:
                 stats[2] += 1
         # pass 3: rank the waiting members and start jobs
         for a in range(nready):
             C = ready[a]
             nw = 0
-            wm = co[C, 6]
-            for u in range(k):
-                if (wm >> u) & 1:
-                    wl[nw] = u
-                    nw += 1
+            rest = co[C, 6]
+            while rest != 0:  # the waiting members, lowest index first
+                w = rest & -rest
+                rest ^= w
+                wl[nw] = bitpos[w % 37]
+                nw += 1
             c = int(pc[C])
+            proven = pot and filt and decide[a] == 1  # ranks proven in pass 2
             for x in range(nw):
                 done[x] = 0
                 kh[x] = zero
                 kl[x] = zero
                 if decide[a] == 0:
                     continue
+                if proven:
+                    kh[x] = zero + f_rk[f_off[a] + x]
+                    continue
                 u = wl[x]
                 ub = 1 << u
                 xh = zero
                 xl = zero
-                if pot:
+                if pot and not filt:
                     # C - u is simulated too: u has jobs, so it is nobody's twin
                     xh = qh[C] - qh[C ^ ub]
                     xl = ql[C] - ql[C ^ ub]

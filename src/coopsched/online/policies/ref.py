@@ -47,6 +47,19 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   ``D`` in ``k 2^(k-1)`` additions, after which ``L phi_u(C) = L P(C) - L P(C - u)``
   for every deciding ``(C, u)`` costs O(1). An event time thus costs at most
   ``O(k 2^k)``, never ``3^k``;
+* the potential is computed in float64 by default (``shapley="auto"`` or ``"float"``;
+  on Python integers it stays exact): about three times cheaper than two exact words,
+  since one float holds what needs two words and the lattice is walked in blocks of 16
+  coalitions without data-dependent loops. Floats only *rank*; a decision is taken from
+  them only when it is proven: every key ``P(C) - P(C - u) - psi_u`` gets an interval
+  from a proven error bound (:func:`float_potential_error`: every term of the potential
+  is non-negative, so its relative error is at most about ``k^2/2`` unit roundoffs), and
+  the order of the waiting members must follow from the intervals (or from keys known
+  exactly: all values zero, or the Distance rule's clamp). Any other decision (an exact
+  tie between non-zero keys, or keys closer than the bound) is taken from Eq. (1) on the
+  exact values of ``C``'s subsets, as on the direct route, and counted in
+  ``info["float_unproven"]``. The schedule is thus exactly the exact-integer one
+  (tested against the exact potential, and the ranking against exact rationals);
 * pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5: running when an audited window
   opened) start in every coalition that has a free machine and contains their owner,
   ahead of every other job, oldest FIFO position first (a pinned job is always at the
@@ -125,7 +138,7 @@ _BUCKETS = (16, 1 << 22)
 
 _UTILITIES = {"psi_sp": 0, "work": 1}
 _RULES = {"fig3": 0, "distance": 1}
-_MODES = {"auto": 0, "direct": 1, "potential": 2}
+_MODES = {"auto": 0, "direct": 1, "potential": 2, "float": 3}
 
 
 def _exact_division(k: int) -> tuple[np.ndarray, ...]:
@@ -147,6 +160,27 @@ def _exact_division(k: int) -> tuple[np.ndarray, ...]:
         inv32[c] = pow(b, -1, 2**32)
         inv64[c] = pow(b, -1, 2**64)
     return tz, odd, inv32, inv64
+
+
+def float_potential_error(k: int) -> float:
+    """``eta``: a float64 potential key ``P(C) - P(C - u) - psi_u`` is within
+    ``eta (P(C) + P(C - u) + psi_u)`` of the exact one, for ``|C| <= k``.
+
+    With unit roundoff ``u = 2^-53``: a value (an integer below ``2^62``) converts with
+    relative error at most ``u``; ``P(D)`` sums ``|D| + 1`` non-negative terms (relative
+    error at most ``gamma_|D| = |D| u / (1 - |D| u)`` in any order) and divides once, so
+    by induction ``1 + e_d <= (1 + e_(d-1)) (1 + u)^2 (1 + gamma_d)``, ``e_0 = 0``
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, ch. 4). Relative to the
+    computed ``P``, the error is at most ``e_k / (1 - e_k)``; the key's two subtractions
+    and the conversion of ``psi`` add ``3u`` of the same sum. The bound is computed in
+    exact rationals and doubled, so that rounding the product ``eta * sum`` cannot undo it.
+    """
+    u = Fraction(1, 2**53)
+    e = Fraction(0)
+    for d in range(1, max(k, 1) + 1):
+        gamma = d * u / (1 - d * u)
+        e = (1 + e) * (1 + u) ** 2 * (1 + gamma) - 1
+    return float(2 * (e / (1 - e) + 3 * u))
 
 
 def _value_bound(utility: str, M: int, P: int, t: int) -> int:
@@ -342,8 +376,10 @@ def ref_schedule(
     ``exact_python`` forces (True) or forbids (False: :class:`ValueError` instead) the
     Python-integer path; by default it is used only when the proven bounds of the module
     docstring fail. ``shapley`` picks how Shapley values are computed at an event time:
-    ``"direct"`` (Eq. 1), ``"potential"`` (Hart and Mas-Colell) or ``"auto"`` (the cheaper);
-    all give the same integers. ``force_words`` keeps Shapley sums in two words even when
+    ``"direct"`` (Eq. 1), ``"potential"`` (Hart and Mas-Colell, exact integers),
+    ``"float"`` (the potential in float64, each decision proven from error bounds or
+    else taken from Eq. (1); module docstring) or ``"auto"`` (the cheaper of Eq. (1) and
+    the float potential at each event time); all give the same schedule and values. ``force_words`` keeps Shapley sums in two words even when
     one provably suffices (for tests: both paths must agree); ``symmetry=False`` simulates
     every coalition even when organizations are interchangeable (:func:`twin_classes`;
     for tests: both must agree).
@@ -430,8 +466,15 @@ def ref_schedule(
         rel_lists.append(lst)
         rel_ptr[u + 1] = rel_ptr[u] + len(lst)
     rel_idx = np.concatenate(rel_lists) if rel_lists else ids[:0]
-    # the potential's cost in units of one addition: |D| additions and a value per D
+    # the potential's cost in units of one addition: |D| additions and a value per D;
+    # in float64, 4 per coalition of the lattice in blocks (2, 3, 4 and 6 tried on the
+    # costliest k = 16 windows, 3 and 4 within noise of each other), or half an addition
+    # per member plus a value and a mispredicted loop exit per simulated coalition
     cost_pot = int((pc[canon_list] + 3).sum())
+    cost_fpot = int((pc[canon_list] // 2 + 8).sum())
+    fblocks = k >= 4 and cost_fpot > 4 * NC
+    cost_fpot = min(cost_fpot, 4 * NC) if k >= 4 else cost_fpot
+    filt = _MODES[shapley] in (0, 3) and not python
     # live (coalition, running job) pairs: a coalition runs at most min(m_C, n_C) jobs
     ecap = int(np.minimum(mC[canon_list], nC[canon_list]).sum()) + 1
     dtype = object if python else np.int64
@@ -461,7 +504,7 @@ def ref_schedule(
         do_final = (python or plan["final_in_kernel"]) and (horizon is None or kT is not None)
         out_start = np.full(inst.n, -1, dtype=np.int64)
         out_machine = np.full(inst.n, -1, dtype=np.int64)
-        stats = np.zeros(8, dtype=np.int64)
+        stats = np.zeros(10, dtype=np.int64)
         cp_vals = z(len(cps_k), NC)
         from ..ref_kernel import _ref_kernel
 
@@ -509,6 +552,12 @@ def ref_schedule(
             rel_idx,
             cost_pot,
             mC,
+            filt,
+            np.zeros(NC if filt else 1),
+            np.maximum(pc, 1).astype(np.float64),
+            float_potential_error(k),
+            cost_fpot,
+            fblocks,
         )
         if stats[4] != -1:
             break
@@ -554,6 +603,7 @@ def ref_schedule(
             "coalition_visits": int(stats[5]),
             "coalition_starts": int(stats[7]),
             "coalition_ready": int(stats[6]),
+            "float_unproven": int(stats[8]),
             "python_integers": python,
             "one_word": one_word,
             "bucket_reruns": reruns,

@@ -334,12 +334,15 @@ def _ref_kernel(
     bn = 0
     bstamp = np.full(max(n, 1), -1, np.int64)
     bid = np.zeros(max(n, 1), np.int64)
-    # (coalition, next entry of the bucket or free list, jobs started together)
-    ent = np.zeros((ecap, 3), np.int32)
-    for e in range(ecap - 1):
-        ent[e, 1] = e + 1
-    ent[ecap - 1, 1] = -1
-    efree = 0
+    # (coalition, next entry of the bucket, jobs started together; 0 marks a free slot),
+    # taken in address order by a cursor that skips live slots: the entries one event
+    # adds lie close together, so walking a bucket reads neighbouring memory (a free
+    # list scattered them over the pool and made every step a cache miss); at most
+    # ecap - 1 are live, so with half as many slots again the cursor skips at most two
+    # live slots per entry taken, on average over a turn of the pool
+    ecap2 = ecap + ecap // 2 + 1
+    ent = np.zeros((ecap2, 3), np.int32)
+    ecur = 0
     # the grand coalition's machines: free ones (min-heap of ids), busy ones (end, id)
     MM = max(M, 1)
     fheap = np.arange(MM).astype(np.int64)
@@ -433,10 +436,8 @@ def _ref_kernel(
                 mem[C, u, 3] -= c
                 co[C, 2] -= c
                 co[C, 4] += c
-                nx = ent[e, 1]
-                ent[e, 1] = efree
-                efree = e
-                e = nx
+                ent[e, 2] = 0
+                e = ent[e, 1]
             b_next[b] = bfree
             bfree = b
         relmask = 0
@@ -786,8 +787,10 @@ def _ref_kernel(
                     bn = _push2(bh_t, bh_b, bn, end, b)
                 else:
                     b = bid[pos]
-                e = efree
-                efree = ent[e, 1]
+                while ent[ecur, 2] != 0:
+                    ecur = ecur + 1 if ecur + 1 < ecap2 else 0
+                e = ecur
+                ecur = ecur + 1 if ecur + 1 < ecap2 else 0
                 ent[e, 0] = C
                 ent[e, 1] = b_head[b]
                 ent[e, 2] = cnt

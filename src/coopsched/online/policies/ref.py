@@ -15,7 +15,9 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   the coalition's last event, so the cost grows with the events, not the horizon;
 * completions are kept in buckets, one per (job, start time): a job that starts at ``t``
   in many coalitions ends at the same time in all of them, so one heap entry serves
-  all of them and every start or completion in a coalition costs O(1); members'
+  all of them and every start or completion in a coalition costs O(1); the entries of
+  a bucket are taken from the pool in address order (a cursor skipping live slots), so
+  they lie close together and emptying a bucket reads neighbouring memory; members'
   utilities are brought to ``t`` lazily (when their running count changes or their
   ``psi`` is needed) and waiting counts are kept per coalition, so a visit is O(1);
   state is held in records (one cache line per coalition and per member), and no array
@@ -48,7 +50,7 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   for every deciding ``(C, u)`` costs O(1). An event time thus costs at most
   ``O(k 2^k)``, never ``3^k``;
 * the potential is computed in float64 by default (``shapley="auto"`` or ``"float"``;
-  on Python integers it stays exact): about three times cheaper than two exact words,
+  on Python integers it stays exact): two to three times cheaper than two exact words,
   since one float holds what needs two words and the lattice is walked in blocks of 16
   coalitions without data-dependent loops. Floats only *rank*; a decision is taken from
   them only when it is proven: every key ``P(C) - P(C - u) - psi_u`` gets an interval
@@ -138,6 +140,10 @@ _BUCKETS = (16, 1 << 22)
 
 _UTILITIES = {"psi_sp": 0, "work": 1}
 _RULES = {"fig3": 0, "distance": 1}
+# the float potential's cost per coalition of the lattice when walked in blocks, in units of
+# one addition (2, 3, 4 and 6 tried on the costliest k = 16 windows, 3 and 4 within noise;
+# 4, 8, 10 and 12 on the costliest k = 20 window, 4 as good as any)
+_FPOT_BLOCK_COST = 4
 _MODES = {"auto": 0, "direct": 1, "potential": 2, "float": 3}
 
 
@@ -467,13 +473,12 @@ def ref_schedule(
         rel_ptr[u + 1] = rel_ptr[u] + len(lst)
     rel_idx = np.concatenate(rel_lists) if rel_lists else ids[:0]
     # the potential's cost in units of one addition: |D| additions and a value per D;
-    # in float64, 4 per coalition of the lattice in blocks (2, 3, 4 and 6 tried on the
-    # costliest k = 16 windows, 3 and 4 within noise of each other), or half an addition
+    # in float64, _FPOT_BLOCK_COST per coalition of the lattice in blocks, or half an addition
     # per member plus a value and a mispredicted loop exit per simulated coalition
     cost_pot = int((pc[canon_list] + 3).sum())
     cost_fpot = int((pc[canon_list] // 2 + 8).sum())
-    fblocks = k >= 4 and cost_fpot > 4 * NC
-    cost_fpot = min(cost_fpot, 4 * NC) if k >= 4 else cost_fpot
+    fblocks = k >= 4 and cost_fpot > _FPOT_BLOCK_COST * NC
+    cost_fpot = min(cost_fpot, _FPOT_BLOCK_COST * NC) if k >= 4 else cost_fpot
     filt = _MODES[shapley] in (0, 3) and not python
     # live (coalition, running job) pairs: a coalition runs at most min(m_C, n_C) jobs
     ecap = int(np.minimum(mC[canon_list], nC[canon_list]).sum()) + 1

@@ -20,12 +20,32 @@
 # 2-core VM (Debian 12, Slurm 22.05). The committed sacct_X_utc_run2.txt is sacct_X_utc.txt
 # of a second run, kept because Slurm recorded the job cancelled while pending differently.
 #
-# Usage: sudo scripts/slurm/capture.sh [OUTPUT_DIR]   (default: tests/fixtures/slurm)
+# With --tree it runs the consortium workload instead (default output tests/fixtures/slurm-tree):
+# an account tree (parents, Fairshare shares set with sacctmgr), priority/multifactor, jobs with
+# time limits (one outliving its limit under OverTimeLimit), and it captures besides the files
+# above: the Timelimit column, `sacct --json`, epoch-second times (SLURM_TIME_FORMAT=%s),
+# `sacctmgr show assoc -P` (the tree and the shares) and `sshare -a -l -P`.
+#
+# Usage: sudo scripts/slurm/capture.sh [--tree] [OUTPUT_DIR]
+#        (default: tests/fixtures/slurm, or tests/fixtures/slurm-tree with --tree)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-OUT="${1:-$ROOT/tests/fixtures/slurm}"
+WORKLOAD=basic
+if [ "${1:-}" = "--tree" ]; then
+    WORKLOAD=tree
+    shift
+fi
+if [ "$WORKLOAD" = tree ]; then
+    OUT="${1:-$ROOT/tests/fixtures/slurm-tree}"
+    PRIORITY="PriorityType=priority/multifactor
+PriorityWeightFairshare=10000
+OverTimeLimit=1"
+else
+    OUT="${1:-$ROOT/tests/fixtures/slurm}"
+    PRIORITY=""
+fi
 STATE=/var/tmp/coopsched-slurm
 CPUS=4
 HOST=localhost
@@ -136,14 +156,39 @@ for f in slurm.conf slurmdbd.conf; do
     sed -e "s|@HOST@|$HOST|g" -e "s|@CPUS@|$CPUS|g" -e "s|@STATE@|$STATE|g" \
         -e "s|@DBPASS@|$DBPASS|g" "$HERE/$f.in" >"/etc/slurm/$f"
 done
+[ -z "$PRIORITY" ] || echo "$PRIORITY" >>/etc/slurm/slurm.conf
 chmod 600 /etc/slurm/slurmdbd.conf
 chmod 644 /etc/slurm/slurm.conf
 
 log "slurmdbd"
 slurmdbd -D >"$STATE/slurmdbd.out" 2>&1 &
 PIDS+=($!)
-wait_for 60 slurmdbd timeout 5 sacctmgr -n show cluster
+wait_for 300 slurmdbd timeout 5 sacctmgr -n show cluster
 
+if [ "$WORKLOAD" = tree ]; then
+log "cluster, account tree with shares, and users"
+timeout 20 sacctmgr -i add cluster coopsched
+# the tree: root -> sciences(60) -> physics(40), chemistry(20); root -> life(30) -> biology(30),
+# genomics(10); root -> astro(10); Fairshare is each association's raw share among its siblings
+timeout 20 sacctmgr -i add account sciences,life Cluster=coopsched Fairshare=60
+timeout 20 sacctmgr -i modify account life set Fairshare=30
+timeout 20 sacctmgr -i add account astro Cluster=coopsched Fairshare=10
+timeout 20 sacctmgr -i add account physics Parent=sciences Cluster=coopsched Fairshare=40
+timeout 20 sacctmgr -i add account chemistry Parent=sciences Cluster=coopsched Fairshare=20
+timeout 20 sacctmgr -i add account biology Parent=life Cluster=coopsched Fairshare=30
+timeout 20 sacctmgr -i add account genomics Parent=life Cluster=coopsched Fairshare=10
+# user:account:share triples (cs_erin is in two accounts)
+for triple in cs_alice:physics:2 cs_bob:physics:1 cs_carol:chemistry:1 cs_dave:biology:1 \
+    cs_erin:astro:1 cs_erin:biology:1 cs_frank:genomics:1; do
+    u=${triple%%:*}
+    rest=${triple#*:}
+    a=${rest%%:*}
+    sh=${rest##*:}
+    id "$u" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin --user-group "$u"
+    timeout 20 sacctmgr -i add user "$u" Account="$a" Cluster=coopsched Fairshare="$sh"
+done
+
+else
 log "cluster, accounts and users"
 timeout 20 sacctmgr -i add cluster coopsched
 timeout 20 sacctmgr -i add account physics,chemistry,biology,astro Cluster=coopsched
@@ -154,6 +199,8 @@ for pair in cs_alice:physics cs_bob:physics cs_carol:chemistry cs_dave:biology c
     id "$u" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin --user-group "$u"
     timeout 20 sacctmgr -i add user "$u" Account="$a" Cluster=coopsched
 done
+
+fi
 
 log "slurmctld and slurmd"
 slurmctld -D -c -i >"$STATE/slurmctld.out" 2>&1 &
@@ -171,6 +218,39 @@ sub() {
     runuser -u "$u" -- timeout 20 sbatch --parsable -A "$a" --chdir=/tmp -o /dev/null -e /dev/null "$@"
 }
 
+if [ "$WORKLOAD" = tree ]; then
+log "workload (consortium: time limits on every job)"
+sub cs_alice physics -n 2 -t 2 --wrap 'srun sleep 20' >/dev/null
+sub cs_carol chemistry -n 1 -t 1 --wrap 'sleep 15' >/dev/null
+sub cs_frank genomics -n 1 -t 3 --wrap 'sleep 10' >/dev/null
+sub cs_dave biology -n 1 -t 1 -p short --wrap 'srun sleep 10; srun sleep 5' >/dev/null
+sub cs_bob physics -n 1 -t 1 --array=0-3 --wrap 'sleep 8' >/dev/null
+sub cs_erin astro -n 2 -t 5 --wrap 'sleep 12' >/dev/null
+# outlives its 1-minute limit (OverTimeLimit=1 lets it run up to 2 minutes)
+sub cs_frank genomics -n 1 -t 1 -J overtime --wrap 'sleep 75' >/dev/null
+sub cs_carol chemistry -n 1 -t 1 --wrap 'sleep 3; exit 3' >/dev/null
+sleep 2
+sub cs_dave biology -n 4 -t 2 --wrap 'sleep 10' >/dev/null
+sub cs_erin biology -n 1 -t 1 -p short --wrap 'sleep 6' >/dev/null
+sub cs_alice physics -n 3 -t 1 --wrap 'sleep 5' >/dev/null
+sub cs_frank genomics -n 1 -t 1 --array=0-2 --wrap 'sleep 4' >/dev/null
+sleep 5
+run_cancel=$(sub cs_carol chemistry -n 1 -t 10 --wrap 'sleep 120')
+sub cs_bob physics -n 2 -t 1 --wrap 'srun -n 2 sleep 7' >/dev/null
+running() { [ "$(timeout 5 squeue -h -j "$1" -o '%T')" = RUNNING ]; }
+wait_for 150 "job $run_cancel to start" running "$run_cancel"
+sleep 3
+log "cancelling running job $run_cancel"
+timeout 20 scancel "$run_cancel"
+overtime_done() { [ -z "$(timeout 5 squeue -h -n overtime -o '%A')" ]; }
+wait_for 200 "the overtime job" overtime_done
+long=$(sub cs_alice physics -n 1 -t 30 -J long --wrap 'sleep 600')
+wait_for 120 "job $long to start" running "$long"
+# these cannot start while the long job holds a CPU: pending at capture
+sub cs_erin astro -n "$CPUS" -t 1 -J later --wrap 'sleep 5' >/dev/null
+sub cs_frank genomics -n "$CPUS" -t 1 -J later --wrap 'sleep 5' >/dev/null
+
+else
 log "workload"
 sub cs_alice physics -n 2 --wrap 'srun sleep 20' >/dev/null
 sub cs_carol chemistry -n 1 --wrap 'sleep 15' >/dev/null
@@ -200,6 +280,8 @@ wait_for 120 "job $long to start" running "$long"
 sub cs_erin astro -n "$CPUS" -J later --wrap 'sleep 5' >/dev/null
 sub cs_carol chemistry -n "$CPUS" -J later --array=0-2 --wrap 'sleep 5' >/dev/null
 
+fi
+
 log "waiting for the short jobs (at most 180 s)"
 only_long_left() {
     # done when the only jobs left are the two meant to be pending and running at capture
@@ -210,6 +292,44 @@ only_long_left() {
 wait_for 180 "short jobs" only_long_left
 sleep 5
 
+mkdir -p "$OUT"
+if [ "$WORKLOAD" = tree ]; then
+log "capturing sacct, sacctmgr and sshare into $OUT"
+TFORMAT=$FORMAT,Timelimit
+TZ=UTC timeout 30 sacct -a -X -P --format="$TFORMAT" >"$OUT/sacct_X_utc.txt"
+TZ=Europe/Warsaw timeout 30 sacct -a -X -P --format="$TFORMAT" >"$OUT/sacct_X_warsaw.txt"
+SLURM_TIME_FORMAT=%s timeout 30 sacct -a -X -P --format="$TFORMAT" >"$OUT/sacct_X_epoch.txt"
+TZ=UTC timeout 30 sacct -a -P --format="$TFORMAT" >"$OUT/sacct_steps_utc.txt"
+if TZ=UTC timeout 30 sacct -a -X --json >"$OUT/sacct_json.json" 2>"$OUT/sacct_json.err"; then
+    rm -f "$OUT/sacct_json.err"
+fi
+timeout 30 sacctmgr -n -P show assoc format=Cluster,Account,ParentName,User,Share >"$OUT/sacctmgr_assoc.txt"
+timeout 30 sacctmgr -P show assoc format=Cluster,Account,ParentName,User,Share,Fairshare >"$OUT/sacctmgr_assoc_header.txt"
+timeout 30 sshare -a -l -P >"$OUT/sshare.txt"
+{
+    echo "# How these fixtures were made (scripts/slurm/capture.sh --tree)"
+    echo "captured_utc: $(date -u +%Y-%m-%dT%H:%M:%S)"
+    echo "slurm: $(sinfo -V)"
+    echo "node: $HOST CPUs=$CPUS (partitions batch, short); priority/multifactor, OverTimeLimit=1"
+    echo "tree: root -> sciences(60) -> physics(40: cs_alice 2, cs_bob 1), chemistry(20: cs_carol 1);"
+    echo "      root -> life(30) -> biology(30: cs_dave 1, cs_erin 1), genomics(10: cs_frank 1);"
+    echo "      root -> astro(10: cs_erin 1)"
+    echo "format: $TFORMAT"
+    echo "sacct_X_utc.txt: TZ=UTC sacct -a -X -P --format=\$format"
+    echo "sacct_X_warsaw.txt: TZ=Europe/Warsaw sacct -a -X -P --format=\$format"
+    echo "sacct_X_epoch.txt: SLURM_TIME_FORMAT=%s sacct -a -X -P --format=\$format"
+    echo "sacct_steps_utc.txt: TZ=UTC sacct -a -P --format=\$format"
+    if [ -f "$OUT/sacct_json.err" ]; then
+        echo "sacct_json.json: TZ=UTC sacct -a -X --json FAILED here (sacct_json.err holds its message)"
+    else
+        echo "sacct_json.json: TZ=UTC sacct -a -X --json"
+    fi
+    echo "sacctmgr_assoc.txt: sacctmgr -n -P show assoc format=Cluster,Account,ParentName,User,Share"
+    echo "sacctmgr_assoc_header.txt: sacctmgr -P show assoc format=Cluster,Account,ParentName,User,Share,Fairshare"
+    echo "sshare.txt: sshare -a -l -P"
+} >"$OUT/CAPTURE.txt"
+log "done: $(wc -l <"$OUT/sacct_X_utc.txt") lines in sacct_X_utc.txt"
+else
 log "capturing sacct into $OUT"
 TZ=UTC timeout 30 sacct -a -X -P --format="$FORMAT" >"$OUT/sacct_X_utc.txt"
 TZ=Europe/Warsaw timeout 30 sacct -a -X -P --format="$FORMAT" >"$OUT/sacct_X_warsaw.txt"
@@ -228,3 +348,4 @@ TZ=UTC timeout 30 sacct -a -X -P --format="$EXTRA" >"$OUT/sacct_X_extra_utc.txt"
     echo "sacct_X_extra_utc.txt: TZ=UTC sacct -a -X -P --format=$EXTRA"
 } >"$OUT/CAPTURE.txt"
 log "done: $(wc -l <"$OUT/sacct_X_utc.txt") lines in sacct_X_utc.txt"
+fi

@@ -63,6 +63,7 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
     NC = 1 << k
     n = inst.n
     order = sorted(range(n), key=lambda j: (int(inst.release[j]), j))
+    rank = {j: i for i, j in enumerate(order)}  # ties: the older queue head
     starts = {C: {} for C in range(1, NC)}
     owner = inst.machine_owner().tolist()
     gmach: dict[int, int] = {}
@@ -100,7 +101,6 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
                 if C >> u & 1
             }
             if inst.pinned is not None:  # pinned jobs first, oldest first (CONVENTIONS 5)
-                rank = {j: i for i, j in enumerate(order)}
                 pins = sorted(
                     (j for u in waiting for j in waiting[u] if inst.pinned[j]), key=rank.get
                 )
@@ -110,7 +110,8 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
                 free -= min(free, len(pins))
                 if free == 0:
                     continue
-            cand = [u for u in sorted(waiting) if waiting[u]]
+            # oldest queue head first: every tie goes to the older head (docs/conventions.md)
+            cand = sorted((u for u in waiting if waiting[u]), key=lambda u: rank[waiting[u][0]])
             if not cand:
                 continue
             key = {u: shapley_eq1(v, C, u) - psi_u(C, u, t) for u in cand}
@@ -119,9 +120,9 @@ def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
                 key = {
                     u: abs(key[u] + Fraction(1, c)) - abs(key[u] + Fraction(1, c) - 1) for u in cand
                 }
-            ranked = sorted(cand, key=lambda u: (-key[u], u))
+            ranked = sorted(cand, key=lambda u: -key[u])  # stable: ties keep the older head
             if free >= sum(len(waiting[u]) for u in cand):
-                # every waiting job starts; the order only numbers machines: index order
+                # every waiting job starts; the order only numbers machines: oldest head first
                 ranked = cand
             for u in ranked:
                 for j in waiting[u]:
@@ -175,6 +176,7 @@ def brute_ref_distance(inst: Instance, T: int, job_value):
     NC = 1 << k
     n = inst.n
     order = sorted(range(n), key=lambda j: (int(inst.release[j]), j))
+    rank = {j: i for i, j in enumerate(order)}  # ties: the older queue head
     starts = {C: {} for C in range(1, NC)}
     mC = {C: sum(int(inst.machines[u]) for u in range(k) if C >> u & 1) for C in range(NC)}
     r = [int(x) for x in inst.release]
@@ -195,7 +197,7 @@ def brute_ref_distance(inst: Instance, T: int, job_value):
                 u: [j for j in order if inst.org[j] == u and r[j] <= t and j not in starts[C]]
                 for u in members
             }
-            cand = [u for u in members if waiting[u]]
+            cand = sorted((u for u in members if waiting[u]), key=lambda u: rank[waiting[u][0]])
             if free <= 0 or not cand:
                 continue
             if free >= sum(len(waiting[u]) for u in cand):
@@ -212,7 +214,7 @@ def brute_ref_distance(inst: Instance, T: int, job_value):
                     dist[u] = own + sum(
                         abs(phi[w] + Fraction(d, c) - psi[w]) for w in members if w != u
                     )
-                ranked = sorted(cand, key=lambda u: (dist[u], u))
+                ranked = sorted(cand, key=lambda u: dist[u])  # stable: ties keep the older head
             for u in ranked:
                 for j in waiting[u]:
                     if free == 0:

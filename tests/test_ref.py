@@ -207,7 +207,8 @@ def n_less(xs: list[int], x: int) -> int:
 
 PROOF_GAP = (
     "Thm 5.1's proof assumes b is prioritized after t=2 in every coalition; with |S|=3, "
-    "REF's lowest-index tie at t=0 delays one S-organization's unit jobs, and in O_S+b that "
+    "REF's tie at t=0 (equal keys go to the older queue head, here the unit job listed "
+    "first) delays one S-organization's unit jobs, and in O_S+b that "
     "organization wins the machine freed at 2x+4 (phi-psi 1.08 vs b's 0.75), so a's marginal "
     "there is 5L, not ~0 (docs/online.md, 'Theorem 5.1')"
 )

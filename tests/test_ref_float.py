@@ -153,9 +153,10 @@ def test_exact_ties_fall_back_to_exact_keys():
     """Organization 1 has no machine, so at t = 4, when the only machine frees, both
     waiting organizations have phi - psi = 0 exactly (phi_0 = v(G) = psi_0, phi_1 = 0 =
     psi_1) while values are non-zero: float keys cannot prove that tie, so Eq. (1) on
-    exact values decides it, and the lowest index goes first, as with exact keys."""
+    exact values decides it, and the older queue head goes first, as with exact keys:
+    organization 1's job (released at 1) before organization 0's (released at 3)."""
     inst = make_instance([1, 0], [(1, 1, 4), (0, 3, 2), (0, 0, 4)])
     a, va = ref_schedule(inst, 15, shapley="potential")
     b, vb = ref_schedule(inst, 15, shapley="float")
     assert b.info["float_unproven"] == 1 and b.info["decisions"] == 1
-    assert b.start.tolist() == a.start.tolist() == [6, 4, 0] and vb == va
+    assert b.start.tolist() == a.start.tolist() == [4, 8, 0] and vb == va

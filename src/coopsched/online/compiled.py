@@ -4,9 +4,9 @@
 Python that asks a :class:`~coopsched.online.engine.Policy` for every pick. For the
 built-in policies (FIFO, ROUNDROBIN, the fair-share family, DIRECTCONTR and RAND's
 grand coalition) this module runs the *same* event loop compiled, with each policy's
-pick rule written out in the loop; ``simulate`` dispatches here when a policy's
-private ``_compiled`` hook names a rule (only the exact built-in classes do, never a
-user subclass). The schedules are identical, start by start and machine by machine
+pick rule written out in the loop; ``simulate`` dispatches here for the policies that the
+declared table :data:`coopsched.online.backends.COMPILED` lists (only those exact classes,
+never a user subclass). The schedules are identical, start by start and machine by machine
 (tests compare both paths with hypothesis):
 
 * events, queues and machine choice as in the Python engine (docs/conventions.md §1): at ``t``
@@ -17,7 +17,8 @@ user subclass). The schedules are identical, start by start and machine by machi
 * pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5) first: while one waits and a
   machine is free, the oldest waiting pinned job starts without consulting the rule (pinned
   jobs head their organizations' queues, so they start in submission order);
-* the pick rules, their exact integer comparisons and their ties (lowest index).
+* the pick rules, their exact integer comparisons and their ties (the organization whose
+  oldest waiting job was submitted first; ROUNDROBIN cycles in the canonical order).
 
 Integers are int64 here, so the inputs are checked first (:func:`int64_bounds`): event
 times, heap keys, ``psi_sp`` and every product a rule compares must provably fit. When
@@ -33,21 +34,20 @@ import numba
 import numpy as np
 
 from ..workloads.instance import Instance
+from .backends import (
+    CURRFAIRSHARE,
+    DIRECTCONTR,
+    FAIRSHARE,
+    FIFO,
+    RAND,
+    ROUNDROBIN,
+    UTFAIRSHARE,
+    rule_named,
+)
 from .kernels import JIT_OPTIONS
 from .kernels import _heap_pop as _pop
 from .kernels import _heap_push as _push
 
-#: Pick rules of the compiled loop, by the name each built-in policy's hook returns.
-RULES = {
-    "fifo": 0,
-    "roundrobin": 1,
-    "fairshare": 2,
-    "utfairshare": 3,
-    "currfairshare": 4,
-    "directcontr": 5,
-    "rand": 6,
-}
-_TRACKS_PSI = {"fairshare", "utfairshare", "directcontr", "rand"}
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
 _BIG = np.int64(2**62)
 
@@ -122,6 +122,13 @@ def _mul_lt(a, b, c, d):
 
 
 @numba.njit(**JIT_OPTIONS)
+def _older(x, u, org_jobs, org_ptr, head):
+    """Is ``x``'s oldest waiting job earlier in submission order than ``u``'s? (Jobs are
+    numbered in that order here.) The tie rule of every pick (docs/conventions.md)."""
+    return org_jobs[org_ptr[x] + head[x]] < org_jobs[org_ptr[u] + head[u]]
+
+
+@numba.njit(**JIT_OPTIONS)
 def _engine(
     rule,
     k,
@@ -133,6 +140,7 @@ def _engine(
     machine_owner,
     free_init,
     pinned,
+    order,
     T,
     randm,
     mt,
@@ -163,7 +171,7 @@ def _engine(
     for j in range(n):
         org_jobs[fill[owner[j]]] = j
         fill[owner[j]] += 1
-    track = rule == 2 or rule == 3 or rule == 5 or rule == 6
+    track = rule in (FAIRSHARE, UTFAIRSHARE, DIRECTCONTR, RAND)
     free = np.zeros(MM, np.int64)
     nfree = free_init.shape[0]
     free[:nfree] = free_init  # sorted: a valid heap
@@ -183,7 +191,8 @@ def _engine(
     wc = state[1]
     rc = state[2]
     tv = state[3]
-    last = state[4, 0]  # ROUNDROBIN's last served organization
+    last = state[4, 0]  # ROUNDROBIN's last served position in ``order`` (canonical order)
+    no = order.shape[0]
     # RAND: kept coalitions' values, advanced along their running counts' events
     nc = c_ptr.shape[0] - 1
     cV = np.zeros(max(nc, 1), np.int64)
@@ -226,7 +235,7 @@ def _engine(
                 nfree += 1
             else:
                 nfree = _push(free, nfree, m)
-            if rule == 5:
+            if rule == DIRECTCONTR:
                 v = machine_owner[m]
                 d = t - tv[v]
                 if d:
@@ -249,29 +258,30 @@ def _engine(
                 u = owner[pin_pos[pp]]
                 pp += 1
                 pin_waiting -= 1
-            elif rule == 0:  # FIFO: the oldest unstarted job (pinned ones may have gone ahead)
+            elif rule == FIFO:  # FIFO: the oldest unstarted job (pinned ones may have gone ahead)
                 while out_start[nxt] >= 0:
                     nxt += 1
                 u = owner[nxt]
                 nxt += 1
-            elif rule == 1:  # ROUNDROBIN
-                u = last
-                for _ in range(k):
-                    u = (u + 1) % k
-                    if waiting[u] > 0:
+            elif rule == ROUNDROBIN:  # ROUNDROBIN, cyclically in the canonical order
+                y = last
+                for _ in range(no):
+                    y = (y + 1) % no
+                    if waiting[order[y]] > 0:
                         break
-                last = u
-            elif rule == 2 or rule == 3 or rule == 4:  # the fair-share family
+                last = y
+                u = order[y]
+            elif rule in (FAIRSHARE, UTFAIRSHARE, CURRFAIRSHARE):  # fair shares
                 bn = np.int64(0)
                 bd = np.int64(0)
                 for x in range(k):
                     if waiting[x] == 0:
                         continue
-                    if rule == 4:
+                    if rule == CURRFAIRSHARE:
                         num = running[x]
                     else:
                         d = t - tl[x]
-                        if rule == 2:
+                        if rule == FAIRSHARE:
                             num = work[x] + running[x] * d
                         else:
                             num = psi[x] + work[x] * d + running[x] * (d * (d + 1) // 2)
@@ -279,11 +289,19 @@ def _engine(
                     if u < 0:
                         u, bn, bd = x, num, dx
                         continue
+                    # num / dx against bn / bd (a zero share is an infinite ratio); equal
+                    # ratios go to the older queue head (docs/conventions.md, ties)
                     if dx == 0:
-                        continue
-                    if bd == 0 or _mul_lt(num, bd, bn, dx):
+                        better = bd == 0 and _older(x, u, org_jobs, org_ptr, head)
+                    elif bd == 0 or _mul_lt(num, bd, bn, dx):
+                        better = True
+                    else:
+                        better = not _mul_lt(bn, dx, num, bd) and _older(
+                            x, u, org_jobs, org_ptr, head
+                        )
+                    if better:
                         u, bn, bd = x, num, dx
-            elif rule == 5:  # DIRECTCONTR: phi - psi, fixed during one event
+            elif rule == DIRECTCONTR:  # DIRECTCONTR: phi - psi, fixed during one event
                 if key_t != t:
                     key_t = t
                     for x in range(k):
@@ -294,7 +312,11 @@ def _engine(
                                 psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2)
                             )
                 for x in range(k):
-                    if waiting[x] > 0 and (u < 0 or key[x] > key[u]):
+                    if waiting[x] > 0 and (
+                        u < 0
+                        or key[x] > key[u]
+                        or (key[x] == key[u] and _older(x, u, org_jobs, org_ptr, head))
+                    ):
                         u = x
             else:  # RAND: sampled phi - psi, fixed during one event
                 ncand = 0
@@ -302,7 +324,7 @@ def _engine(
                 for x in range(k):
                     if waiting[x] > 0:
                         ncand += 1
-                        if first < 0:
+                        if first < 0 or _older(x, first, org_jobs, org_ptr, head):
                             first = x
                 if ncand == 1 or nfree >= total_waiting:
                     u = first  # the pick cannot change any start time
@@ -335,7 +357,11 @@ def _engine(
                             )
                             key[x] = acc
                     for x in range(k):
-                        if waiting[x] > 0 and (u < 0 or key[x] > key[u]):
+                        if waiting[x] > 0 and (
+                            u < 0
+                            or key[x] > key[u]
+                            or (key[x] == key[u] and _older(x, u, org_jobs, org_ptr, head))
+                        ):
                             u = x
             pos = org_jobs[org_ptr[u] + head[u]]
             head[u] += 1
@@ -361,7 +387,7 @@ def _engine(
             out_machine[pos] = m
             on_machine[m] = pos
             ncomp = _push(comp, ncomp, ((t + size[pos]) << sh) | m)
-            if rule == 5:
+            if rule == DIRECTCONTR:
                 v = machine_owner[m]
                 d = t - tv[v]
                 if d:
@@ -433,7 +459,7 @@ def int64_bounds(
         "directcontr": 2 * vmax,
         "rand": (3 * int(n_samples) + 1) * vmax,
     }[rule]
-    if rule in _TRACKS_PSI:
+    if rule_named(rule).tracks_psi:
         need = max(need, vmax)
     if need >= _LIMIT:
         return f"psi_sp up to {vmax} (horizon {t_end}, {M} machines) needs more than int64"
@@ -482,7 +508,8 @@ def run_compiled(
     )
     if why is not None:
         return why
-    machine_owner = inst.machine_owner()
+    canon = inst.canonical_order()
+    machine_owner = np.repeat(canon, machines[canon])  # inst.machine_owner()
     free_init = np.flatnonzero(is_member[machine_owner]).astype(np.int64)
     if inst.pinned is None:
         pinned = np.zeros(len(order), dtype=np.bool_)
@@ -503,7 +530,7 @@ def run_compiled(
     out_start = np.full(len(order), -1, dtype=np.int64)
     out_machine = np.full(len(order), -1, dtype=np.int64)
     _engine(
-        RULES[rule],
+        rule_named(rule).rule,
         k,
         rel,
         owner,
@@ -513,6 +540,7 @@ def run_compiled(
         machine_owner,
         free_init,
         pinned,
+        np.ascontiguousarray(canon[is_member[canon]]),
         # int64_bounds keeps every event below 2^62: a larger horizon is never reached
         np.int64(_BIG if horizon is None else min(int(horizon), int(_BIG))),
         bool(random_machines),

@@ -18,7 +18,7 @@ half-life keeps undecayed usage ``D_u`` = processed work, in exact integers.
 
 Every organization is updated with the same operations at every event, so organizations
 with identical histories have bit-identical values and tie exactly (ties then go to the
-lowest index). Only start and completion times are used, never a job's size: the usage
+oldest waiting job). Only start and completion times are used, never a job's size: the usage
 is non-clairvoyant (docs/conventions.md §1).
 """
 
@@ -135,7 +135,8 @@ def argmin_usage_per_share(
 ) -> int:
     """Candidate minimizing ``usage[u] / share[u]``, compared cross-multiplied; a zero
     share is an infinite ratio (or, with ``zero_usage_ties``, zero usage is ratio 0
-    whatever the share); ties go to the first candidate (lowest index).
+    whatever the share); ties go to the first candidate (:meth:`SimView.candidates` lists
+    the oldest waiting job's organization first).
 
     The same order as :func:`argbest` with :func:`_ratio_less`, written out in one loop
     (it runs at every pick of a long simulation).

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..workloads.instance import Instance, InstanceError
+from ..workloads.limits import check_horizon, check_members
 from .schedule import Schedule
 
 
@@ -44,7 +45,8 @@ class SimView:
 
     Attributes are read-only by contract: ``t``, ``k``, ``members`` (organization
     indices taking part), ``machines[u]``, ``total_machines``, ``waiting[u]`` (jobs
-    released and not started), ``running[u]``. Methods give ``psi_sp`` and processed
+    released and not started), ``running[u]``, ``order`` (the members in the instance's
+    canonical order, :meth:`Instance.canonical_order`). Methods give ``psi_sp`` and processed
     work at ``t`` from elapsed times only (Skowron & Rzadca, Sec. 2), and the release
     order and release time of queue heads. Nothing here reveals the size of a job that
     has not completed (non-clairvoyance, Sec. 2; ``docs/policies.md``).
@@ -65,6 +67,7 @@ class SimView:
         "_rel",
         "_machine_owner",
         "_free",
+        "order",
     )
 
     def __init__(
@@ -84,6 +87,7 @@ class SimView:
         self._rel: list[int] = []
         self._machine_owner = machine_owner
         self._free: list[int] = []
+        self.order: tuple[int, ...] = tuple(members)
 
     @property
     def free(self) -> int:
@@ -112,9 +116,15 @@ class SimView:
         return self._machine_owner[m]
 
     def candidates(self) -> list[int]:
-        """Organizations with a waiting job, in index order."""
-        w = self.waiting
-        return [u for u in self.members if w[u]]
+        """Organizations with a waiting job, oldest waiting job first (global submission
+        order of the queue heads). A policy that keeps the first of equally good
+        candidates thus breaks ties by that order, never by organization names or
+        indices (docs/conventions.md, "Ties and anonymity")."""
+        w, hp = self.waiting, self._head_pos
+        c = [u for u in self.members if w[u]]
+        if len(c) > 1:
+            c.sort(key=hp.__getitem__)
+        return c
 
 
 class Policy:
@@ -215,6 +225,14 @@ class Policy:
         return f"{type(self).__name__}({args})"
 
 
+def _as_index(policy: Policy, u: object, t: int) -> int:
+    """A pick that is not a plain int: a numpy integer is accepted, anything else (a bool,
+    a float, ``None``) is a :class:`PolicyError` naming the policy, the value and ``t``."""
+    if isinstance(u, np.integer):
+        return int(u)
+    raise PolicyError(f"{policy!r}.select returned {u!r} at t={t}: not an organization index")
+
+
 def _wants_events(policy: Policy) -> bool:
     cls = type(policy)
     return bool(policy.wants_events) or any(
@@ -223,12 +241,16 @@ def _wants_events(policy: Policy) -> bool:
     )
 
 
+ENGINES = ("auto", "python", "compiled")
+
+
 def simulate(
     instance: Instance,
     policy: Policy,
     horizon: int | None = None,
     members: Iterable[int] | None = None,
     *,
+    engine: str = "auto",
     compiled: bool | None = None,
 ) -> Schedule:
     """Run ``policy`` on ``instance`` until ``horizon`` (no job starts at ``t >= horizon``).
@@ -247,16 +269,27 @@ def simulate(
     >>> simulate(inst, Ref()).start.tolist() == Ref().run(inst).start.tolist()
     True
 
-    The built-in policies run in the compiled engine (:mod:`coopsched.online.compiled`,
-    identical schedules) unless ``compiled=False``; ``compiled=True`` uses it at any size; by
-    default small instances (under :data:`COMPILE_MIN_JOBS` jobs) stay in Python until a
-    numba kernel has run in the process, so a short command never pays numba's start-up.
-    ``Schedule.info["engine"]`` says which ran; when int64 cannot be proven exact the
-    Python path runs instead, with a :class:`~coopsched.online.compiled.CompiledFallback`
-    warning and the reason in ``info["fallback"]``.
+    ``engine``: the policies of the declared table
+    :data:`coopsched.online.backends.COMPILED` also run in the compiled engine
+    (:mod:`coopsched.online.compiled`, identical schedules). ``"compiled"`` uses it at any
+    size (a :class:`ValueError` for a policy without a compiled rule), ``"python"`` never;
+    ``"auto"`` (the default) uses it for those policies except on small instances (under
+    :data:`COMPILE_MIN_JOBS` jobs) while no numba kernel has run in the process, so a short
+    command never pays numba's start-up. ``compiled=True/False`` is the older spelling of
+    ``engine="compiled"/"python"``. ``Schedule.info["engine"]`` says which ran; when int64
+    cannot be proven exact the Python path runs instead, with a
+    :class:`~coopsched.online.compiled.CompiledFallback` warning and the reason in
+    ``info["fallback"]``.
     """
+    if compiled is not None:
+        engine = "compiled" if compiled else "python"
+    if engine not in ENGINES:
+        raise ValueError(f"engine: {engine!r}; choose from {', '.join(ENGINES)}")
+    check_horizon(horizon)
     cls = type(policy)
     if cls.drives_simulation() and not getattr(policy, "_engine_pass", False):
+        if members is not None:
+            members = check_members(members, instance.k)
         return policy.run(instance, horizon, members)
     if cls.select is Policy.select:
         raise TypeError(
@@ -265,15 +298,18 @@ def simulate(
         )
     inst = instance
     k = inst.k
-    mem = tuple(range(k)) if members is None else tuple(sorted({int(u) for u in members}))
+    mem = tuple(range(k)) if members is None else check_members(members, k)
     fallback = None
-    if compiled or (compiled is None and _worth_compiling(instance)):
-        spec = getattr(policy, "_compiled", lambda: None)()
-        if spec is None:
-            if compiled:
-                raise ValueError(f"{policy!r} has no compiled kernel")
+    if engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
+        from .backends import compiled_rule
+
+        entry = compiled_rule(policy)
+        inputs = None if entry is None else entry.inputs(policy)
+        if entry is None or inputs is None:
+            if engine == "compiled":
+                raise ValueError(f"{policy!r} has no compiled rule (engine='compiled')")
         else:
-            fast = _run_compiled(inst, policy, spec, horizon, members, mem)
+            fast = _run_compiled(inst, policy, entry, inputs, horizon, members, mem)
             if not isinstance(fast, str):
                 return fast
             fallback = fast
@@ -294,6 +330,7 @@ def simulate(
     machine_owner = inst.machine_owner().tolist()
     machines = inst.machines.tolist()
     view = SimView(k, mem, machines, machine_owner)
+    view.order = tuple(u for u in inst.canonical_order().tolist() if is_member[u])
     M = len(machine_owner)
     free = [m for m in range(M) if is_member[machine_owner[m]]]  # sorted: a valid heap
     view._free = free
@@ -361,9 +398,16 @@ def simulate(
                 pin_waiting -= 1
             else:
                 u = select(view)
-            if not waiting[u]:
+            if u.__class__ is not int:
+                u = _as_index(policy, u, t)
+            if not 0 <= u < k or not waiting[u]:
                 raise PolicyError(
-                    f"{policy!r} chose organization {u}, which has no waiting job at t={t}"
+                    f"{policy!r}.select returned {u!r} at t={t}: "
+                    + (
+                        f"not an organization index (0..{k - 1})"
+                        if not 0 <= u < k
+                        else f"organization {u} has no waiting job"
+                    )
                 )
             pos = queues[u][head[u]]
             head[u] += 1
@@ -415,43 +459,51 @@ def simulate(
 #: second) costs more than simulating that many jobs in Python.
 COMPILE_MIN_JOBS = 50_000
 
-_KERNELS = (
-    ("coopsched.online.compiled", "_engine"),
-    ("coopsched.online.kernels", "_fifo_kernel"),
-    ("coopsched.online.kernels", "_fifo_events_kernel"),
-    ("coopsched.online.policies.ref", "_ref_kernel"),
-)
+_warm = [False]
+
+
+def numba_warm() -> bool:
+    """Whether a numba kernel of coopsched has been compiled or loaded in this process.
+
+    Found by looking at the loaded ``coopsched`` modules for numba dispatchers that hold a
+    signature, so no list of kernels needs keeping (a kernel moved to another module is
+    still found); once true it stays true. Imports nothing.
+    """
+    import sys
+
+    if _warm[0]:
+        return True
+    if "numba" not in sys.modules:
+        return False
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("coopsched.") or mod is None:
+            continue
+        for obj in vars(mod).values():
+            if getattr(obj, "signatures", None) and hasattr(obj, "py_func"):
+                _warm[0] = True
+                return True
+    return False
 
 
 def _worth_compiling(inst: Instance) -> bool:
     """Large instances, or numba already warm (one of our kernels has been loaded)."""
-    import sys
-
-    if inst.n >= COMPILE_MIN_JOBS:
-        return True
-    for module, name in _KERNELS:
-        kernel = getattr(sys.modules.get(module), name, None)
-        if kernel is not None and getattr(kernel, "signatures", None):
-            return True
-    return False
+    return inst.n >= COMPILE_MIN_JOBS or numba_warm()
 
 
-def _run_compiled(inst, policy, spec, horizon, members, mem) -> Schedule | str:
+def _run_compiled(inst, policy, entry, inputs, horizon, members, mem) -> Schedule | str:
     """The compiled path of :func:`simulate`: a schedule, or why it could not run."""
     import warnings
 
     from .compiled import CompiledFallback, run_compiled
 
-    spec = dict(spec)
-    rule = spec.pop("rule")
     out = run_compiled(
         inst,
-        rule,
+        entry.name,
         horizon=horizon,
         members=mem,
         seed=getattr(policy, "seed", 0),
         random_machines=policy.random_machines,
-        **spec,
+        **inputs,
     )
     if isinstance(out, str):
         warnings.warn(
@@ -461,9 +513,8 @@ def _run_compiled(inst, policy, spec, horizon, members, mem) -> Schedule | str:
         )
         return out
     start, machine, state = out
-    done = getattr(policy, "_compiled_done", None)
-    if done is not None:
-        done(state)
+    if entry.done is not None:
+        entry.done(policy, state)
     return Schedule(
         instance=inst,
         start=start,

@@ -9,7 +9,7 @@ value ``value(r, s, p, t)`` (release, start, size, time; 0 for a job not started
 Pick rule (Fig. 1, ``SelectAndSchedule`` and ``Distance``): in coalition ``C`` of ``c``
 members with a free machine at ``t``, start the first waiting job of the member ``u``
 minimising ``|phi_u + D/c - psi_u - D| + sum_{u' != u} |phi_u' + D/c - psi_u'|``, ties to
-the lowest index, where ``D`` (Fig. 1's ``Delta psi``) is the utility gained by starting
+the member whose oldest waiting job was submitted first (docs/conventions.md), where ``D`` (Fig. 1's ``Delta psi``) is the utility gained by starting
 ``u``'s first waiting job at ``t``. Fig. 1 measures ``D`` at ``t`` itself, where it is 0
 for every non-clairvoyant utility (a job started at ``t`` has no part done by ``t``). We
 take, as the kernel does for ``work``, the value of the job's first unit part: ``D =
@@ -107,7 +107,9 @@ def generic_ref(
     rel = inst.release.tolist()
     size = inst.size.tolist()
     org = inst.org.tolist()
-    queue = {u: [j for j in inst.fifo_order().tolist() if org[j] == u] for u in range(k)}
+    fifo = inst.fifo_order().tolist()
+    queue = {u: [j for j in fifo if org[j] == u] for u in range(k)}
+    rank = {j: i for i, j in enumerate(fifo)}  # ties: the older queue head
     members = {C: [u for u in range(k) if C >> u & 1] for C in range(NC)}
     mC = {C: sum(int(inst.machines[u]) for u in members[C]) for C in range(NC)}
     start: dict[int, dict[int, int]] = {C: {} for C in range(NC)}
@@ -147,7 +149,7 @@ def generic_ref(
             if not waiting:
                 continue
             if free >= sum(len(w) for w in waiting.values()):
-                ranked = sorted(waiting)
+                ranked = sorted(waiting, key=lambda u: rank[waiting[u][0]])
             else:
                 phi = shapley_restricted(v, C, k)
                 psi = {u: psi_of(C, u, t) for u in members[C]}
@@ -156,7 +158,7 @@ def generic_ref(
                     u: distance(phi, psi, u, value(rel[w[0]], t, 1, t + 1), c)
                     for u, w in waiting.items()
                 }
-                ranked = sorted(waiting, key=lambda u: (key[u], u))
+                ranked = sorted(waiting, key=lambda u: (key[u], rank[waiting[u][0]]))
             for u in ranked:
                 for j in waiting[u]:
                     if free == 0:

@@ -732,7 +732,7 @@ def _ref_kernel(
                     else:
                         kl[x] = abs(yl) - abs(yl - L)
             # pinned queue heads first (docs/conventions.md §5), oldest FIFO position first, then
-            # the largest key first; wl is in index order, so ties go to the lowest index
+            # the largest key first; ties go to the member whose oldest waiting job is older
             pin = anypin
             u = -1
             while co[C, 4] > 0:
@@ -751,11 +751,25 @@ def _ref_kernel(
                         continue
                 elif u < 0 or (co[C, 6] >> u) & 1 == 0:
                     best = -1
+                    hb = n
                     for x in range(nw):
-                        if done[x] == 0 and (
-                            best < 0 or kh[x] > kh[best] or (kh[x] == kh[best] and kl[x] > kl[best])
+                        if done[x] != 0:
+                            continue
+                        w = wl[x]
+                        # ties go to the older queue head (docs/conventions.md)
+                        hx = n
+                        if (co[C, 6] >> w) & 1:
+                            hx = org_jobs[org_ptr[w] + mem[C, w, 4]]
+                        if (
+                            best < 0
+                            or kh[x] > kh[best]
+                            or (
+                                kh[x] == kh[best]
+                                and (kl[x] > kl[best] or (kl[x] == kl[best] and hx < hb))
+                            )
                         ):
                             best = x
+                            hb = hx
                     if best < 0:
                         break
                     done[best] = 1

@@ -94,9 +94,36 @@ class Instance:
     def total_machines(self) -> int:
         return int(self.machines.sum())
 
+    def canonical_order(self) -> np.ndarray:
+        """The organizations in an order that does not depend on their names or on the
+        order the instance lists them (docs/conventions.md, "Ties and anonymity").
+
+        Organizations with jobs come first, by their first job in global submission order
+        (:meth:`fifo_order`: release, then the jobs' input order); then those without
+        jobs, by machines (fewest first). Organizations left tied (no jobs, equal
+        machines) are interchangeable in every schedule, and keep their listed order.
+        """
+        k, n = self.k, self.n
+        first = np.full(k, n, dtype=np.int64)  # input index of each org's first FIFO job
+        if n:
+            big = np.iinfo(np.int64).max
+            rel = np.full(k, big, dtype=np.int64)
+            np.minimum.at(rel, self.org, self.release)
+            at_first = self.release == rel[self.org]
+            np.minimum.at(first, self.org[at_first], np.flatnonzero(at_first))
+            # rank the (release, index) pairs of the first jobs
+            has = first < n
+            key_rel = np.where(has, rel, big)
+        else:
+            key_rel = np.zeros(k, dtype=np.int64)
+        return np.lexsort((np.arange(k), self.machines, first, key_rel)).astype(np.int64)
+
     def machine_owner(self) -> np.ndarray:
-        """Owner of every machine: machines are numbered organization by organization."""
-        return np.repeat(np.arange(self.k, dtype=np.int64), self.machines)
+        """Owner of every machine: machines are numbered organization by organization, in
+        :meth:`canonical_order` (so machine numbers, like every decision, do not depend on
+        organization names or listing order)."""
+        order = self.canonical_order()
+        return np.repeat(order, self.machines[order])
 
     def fifo_order(self) -> np.ndarray:
         """Job indices sorted by (release, input position): the global submission order."""

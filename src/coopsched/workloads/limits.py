@@ -11,7 +11,9 @@ used here, has 8192 processors and about 450,000 jobs).
 from __future__ import annotations
 
 import math
+import numbers
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 #: Input numbers must be smaller than 2^53 in magnitude: below it every integer is exact in
@@ -61,3 +63,32 @@ def regular_file(path: str | Path, error: type[Exception] = LimitError) -> Path:
     if not stat.S_ISREG(mode):
         raise error(f"{p}: not an ordinary file (a FIFO, socket or device is not read)")
     return p
+
+
+def check_horizon(horizon: object, name: str = "horizon") -> int | None:
+    """``horizon`` as an int (``None`` stays ``None``): a positive integer, never a bool,
+    a float or a string; the error names the parameter (``name``)."""
+    if horizon is None:
+        return None
+    if isinstance(horizon, bool) or not isinstance(horizon, numbers.Integral):
+        raise TypeError(f"{name}: expected a positive integer (seconds), got {horizon!r}")
+    value = int(horizon)
+    if value < 1:
+        raise ValueError(f"{name}: {value} is not a positive number of seconds")
+    return value
+
+
+def check_members(members: Iterable[object], k: int, name: str = "members") -> tuple[int, ...]:
+    """A coalition as sorted distinct organization indices in ``0 .. k-1``; anything else
+    (a bool, a float, a negative or out-of-range index, a string) is an error naming the
+    parameter."""
+    if isinstance(members, str | bytes):
+        raise TypeError(f"{name}: expected organization indices, got the string {members!r}")
+    out = set()
+    for u in members:
+        if isinstance(u, bool) or not isinstance(u, numbers.Integral):
+            raise TypeError(f"{name}: {u!r} is not an organization index (an integer)")
+        if not 0 <= int(u) < k:
+            raise ValueError(f"{name}: organization index {int(u)} is out of range 0..{k - 1}")
+        out.add(int(u))
+    return tuple(sorted(out))

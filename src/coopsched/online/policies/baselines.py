@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..engine import Policy, SimView
 from ._registry import register
 
@@ -25,17 +23,15 @@ class Fifo(Policy):
                     best, best_pos = u, p
         return best
 
-    def _compiled(self) -> dict | None:
-        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
-        return {"rule": "fifo"} if type(self) is Fifo else None
-
 
 @register
 class RoundRobin(Policy):
     """ROUNDROBIN (Sec. 7.1): cycle through the organizations, one job per turn.
 
-    The turn passes to the next organization (in index order, cyclically) after the one
-    served last that has a waiting job.
+    The turn passes to the next organization after the one served last that has a
+    waiting job, cyclically in the instance's canonical order (its organizations by first
+    job, :meth:`~coopsched.workloads.instance.Instance.canonical_order`), so that names and
+    listing order do not matter.
     """
 
     name = "roundrobin"
@@ -46,22 +42,12 @@ class RoundRobin(Policy):
 
     def select(self, view: SimView) -> int:
         w = view.waiting
-        k = view.k
-        u = self._last
+        order = view.order
+        k = len(order)
+        i = self._last  # position in the canonical order of the last one served
         for _ in range(k):
-            u = (u + 1) % k
-            if w[u]:
-                self._last = u
-                return u
+            i = (i + 1) % k
+            if w[order[i]]:
+                self._last = i
+                return order[i]
         raise AssertionError("select called with no waiting job")
-
-    def _compiled(self) -> dict | None:
-        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
-        if type(self) is not RoundRobin:
-            return None
-        state = np.zeros((5, 2), dtype=np.int64)
-        state[4, 0] = -1  # as reset(): no organization served yet
-        return {"rule": "roundrobin", "state": state}
-
-    def _compiled_done(self, state: np.ndarray) -> None:
-        self._last = int(state[4, 0])

@@ -5,7 +5,7 @@ organization ``v`` credits its ``psi_sp`` to ``v`` as contribution, and to the j
 owner as utility. At each event, free machines are visited in a random (seeded) order
 and the waiting job of the organization with the largest ``phi - psi`` starts;
 ``phi`` and ``psi`` are evaluated at ``t`` and do not change between the picks at one
-``t`` (docs/conventions.md §1; ties to the lowest index).
+``t`` (docs/conventions.md §1; ties to the oldest waiting job, as in every policy).
 
 Departures from the printed pseudo-code, as docs/conventions.md §1 asks:
 
@@ -20,8 +20,6 @@ Departures from the printed pseudo-code, as docs/conventions.md §1 asks:
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from ..engine import Policy, SimView
 from ._registry import register
@@ -73,24 +71,11 @@ class DirectContr(Policy):
             self._cache_t = t
             self._cache = {}
         best, best_key = -1, 0
-        w = view.waiting
         cache = self._cache
-        for u in view.members:
-            if not w[u]:
-                continue
+        for u in view.candidates():  # oldest queue head first: ties keep the older
             key = cache.get(u)
             if key is None:
                 key = cache[u] = self.phi(u, t) - view.psi(u)
             if best < 0 or key > best_key:
                 best, best_key = u, key
         return best
-
-    def _compiled(self) -> dict | None:
-        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule
-        (same machine draws: the kernel continues ``random.Random(seed)``'s stream)."""
-        return {"rule": "directcontr"} if type(self) is DirectContr else None
-
-    def _compiled_done(self, state: np.ndarray) -> None:
-        """Keep the final contribution accumulators, as the Python path leaves them."""
-        self._phi, self._wc, self._rc, self._tl = (state[r].tolist() for r in range(4))
-        self._cache_t, self._cache = -1, {}

@@ -7,7 +7,8 @@ starts a job of the organization with the smallest ratio of some measure to its 
 * UTFAIRSHARE -- its ``psi_sp`` utility;
 * CURRFAIRSHARE -- its number of currently running jobs (no history).
 
-Ratios are compared exactly (cross-multiplied integers); ties go to the lowest index. An
+Ratios are compared exactly (cross-multiplied integers); ties go to the organization whose
+oldest waiting job was submitted first (:meth:`SimView.candidates` order). An
 organization with no machine has an infinite ratio.
 """
 
@@ -23,10 +24,8 @@ def argmin_ratio(view: SimView, measure: Callable[[int], int]) -> int:
     """Waiting organization minimizing ``measure(u) / machines[u]``, exactly."""
     best = -1
     bn = bd = 0
-    w, mach = view.waiting, view.machines
-    for u in view.members:
-        if not w[u]:
-            continue
+    mach = view.machines
+    for u in view.candidates():  # oldest queue head first: ties keep the older
         d = mach[u]
         if best < 0:
             best, bn, bd = u, measure(u), d
@@ -49,10 +48,6 @@ class FairShare(Policy):
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.work)
 
-    def _compiled(self) -> dict | None:
-        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
-        return {"rule": "fairshare"} if type(self) is FairShare else None
-
 
 @register
 class UtFairShare(Policy):
@@ -64,10 +59,6 @@ class UtFairShare(Policy):
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.psi)
 
-    def _compiled(self) -> dict | None:
-        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
-        return {"rule": "utfairshare"} if type(self) is UtFairShare else None
-
 
 @register
 class CurrFairShare(Policy):
@@ -78,7 +69,3 @@ class CurrFairShare(Policy):
 
     def select(self, view: SimView) -> int:
         return argmin_ratio(view, view.running.__getitem__)
-
-    def _compiled(self) -> dict | None:
-        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule."""
-        return {"rule": "currfairshare"} if type(self) is CurrFairShare else None

@@ -36,7 +36,8 @@ class HTCondor(DecayedUsagePolicyMixin, Policy):
     this monotone relaxation equals applying it continuously). Priority factors are
     inversely proportional to the machines contributed (``factor_u = M / m_u``, so
     equal shares mean equal factors; ``factors`` overrides them, and an organization
-    with no machine has an infinite factor). Ties go to the lowest index.
+    with no machine has an infinite factor). Ties go to the organization whose oldest
+    waiting job was submitted first (:meth:`SimView.candidates` order).
 
     Because RUP is a moving average of resources held (not accumulated usage) and
     starts at 0.5, the limits differ from Slurm's: with ``half_life -> 0`` it ranks by

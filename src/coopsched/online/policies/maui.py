@@ -39,7 +39,7 @@ class Maui(Policy):
     to 1). Usage per window is work processed inside the window (non-clairvoyant,
     exact integers). The priority is a difference, not a ratio as in Slurm: with no
     usage at all, or equal usage percentages, the larger target wins. Ties go to the
-    lowest organization index.
+    organization whose oldest waiting job was submitted first.
 
     Left out: the other priority components (service, queue time, credentials) and the
     ``FS*WEIGHT`` combination of user/group/account/class/QOS fair share; floor and

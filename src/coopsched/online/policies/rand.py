@@ -104,7 +104,7 @@ class Rand(Policy):
 
         k = instance.k
         N = self.samples(k)
-        masks, coeff = self._orderings(k)
+        masks, coeff = self._orderings(instance.canonical_order())
         self._masks = masks
         # each kept coalition's running count as merged events (step_events), all its value
         # needs (ValueCurve): one int64 time and one small delta per event, in one buffer
@@ -176,9 +176,14 @@ class Rand(Policy):
         self._N = N
         self._t = -1
 
-    def _orderings(self, k: int) -> tuple[list[int], list[dict[int, int]]]:
+    def _orderings(self, order: np.ndarray) -> tuple[list[int], list[dict[int, int]]]:
         """The kept coalitions (bit masks, the empty one first) of the ``N`` seeded orderings,
-        and for each organization ``u`` the signed count of each coalition in ``N phi_u``."""
+        and for each organization ``u`` the signed count of each coalition in ``N phi_u``.
+
+        A drawn permutation ranks positions of ``order`` (the instance's canonical order of
+        organizations), not organization indices, so that the sample, like every decision,
+        does not depend on names or listing order."""
+        k = len(order)
         N = self.samples(k)
         rng = np.random.default_rng(self.seed)
         coalitions: dict[int, int] = {0: 0}
@@ -186,8 +191,8 @@ class Rand(Policy):
         for _ in range(N):
             perm = rng.permutation(k)
             mask = 0
-            for u in perm:
-                u = int(u)
+            for i in perm:
+                u = int(order[i])
                 with_u = mask | (1 << u)
                 for c in (mask, with_u):
                     coalitions.setdefault(c, len(coalitions))
@@ -209,7 +214,7 @@ class Rand(Policy):
         of the largest), and the per-job arrays of the grand coalition's run (about 100
         bytes per job). An upper bound, used by the audit's memory guard."""
         k = instance.k
-        masks, _ = self._orderings(k)
+        masks, _ = self._orderings(instance.canonical_order())
         jobs = np.bincount(instance.org, minlength=k)
         per = [int(jobs[[u for u in range(k) if m >> u & 1]].sum()) for m in masks]
         width = 8 + np.dtype(self._delta_type(instance.n)).itemsize
@@ -244,25 +249,6 @@ class Rand(Policy):
     def _values(self, t: int) -> list[int]:
         return [0 if c is None else c.psi(t) for c in self._curves]
 
-    def _compiled(self) -> dict | None:
-        """Private hook for :func:`~coopsched.online.engine.simulate`: the compiled rule,
-        with every kept coalition's merged running-count events (their values are advanced
-        along them exactly as :class:`ValueCurve` evaluates them). Event times at or past
-        ``2^62`` are never reached by the kernel (its times stay below that): they are
-        clipped there."""
-        if type(self) is not Rand or not hasattr(self, "_c_time"):
-            return None
-        keep = [c for c, mask in enumerate(self._masks) if mask != 0]
-        ptr = self._c_ptr
-        rand = {
-            "c_ptr": np.array([ptr[c] for c in keep] + [ptr[-1]], dtype=np.int64),
-            "c_time": self._c_time,
-            "c_delta": self._c_delta,
-            "coeff": np.ascontiguousarray(self._coeff[:, keep]).reshape(self._coeff.shape[0], -1),
-            "n_samples": self._N,
-        }
-        return {"rule": "rand", "rand": rand}
-
     def phi_times_n(self, t: int) -> list[int]:
         """``N * phi_u`` at ``t`` for every organization (exact integers)."""
         vals = self._values(t)
@@ -274,7 +260,7 @@ class Rand(Policy):
     def select(self, view: SimView) -> int:
         t = view.t
         w = view.waiting
-        cands = [u for u in view.members if w[u]]
+        cands = view.candidates()  # oldest queue head first: ties keep the older
         if len(cands) == 1 or view.free >= sum(w[u] for u in cands):
             # the pick cannot change any start time: no estimate needed
             return cands[0]

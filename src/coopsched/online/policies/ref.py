@@ -4,7 +4,8 @@ Every coalition ``C`` keeps its own greedy schedule of its members' jobs on its
 members' machines. When ``C`` has a free machine and waiting jobs at ``t``, it starts
 the oldest job of the member ``u`` with the largest ``phi_u - psi_u``, where ``phi_u`` is
 ``u``'s Shapley value in the game restricted to ``C`` (values of all subcoalitions at
-``t``) and ``psi_u`` its utility in ``C``'s schedule; ties go to the lowest index.
+``t``) and ``psi_u`` its utility in ``C``'s schedule; ties go to the member whose oldest
+waiting job was submitted first (docs/conventions.md, "Ties and anonymity").
 ``phi`` and ``psi`` do not change between the picks at one ``t``, so the winner keeps
 receiving machines until its queue is empty (the "literal reading" of docs/conventions.md §1).
 

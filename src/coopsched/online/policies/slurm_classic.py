@@ -39,8 +39,8 @@ class SlurmClassic(DecayedUsagePolicyMixin, Policy):
     overrides them); usage is work already processed (running jobs accrue continuously,
     integrated exactly between events: :mod:`coopsched.online.decay`), never a job's
     size. The ranking is the same as ``U_u / S_u`` ascending; it is compared
-    cross-multiplied, so ties are exact; they go to the lowest organization index
-    (Slurm would order equal priorities by submit time). When nobody has usage yet,
+    cross-multiplied, so ties are exact; they go to the organization whose oldest
+    waiting job was submitted first (as Slurm orders equal priorities by submit time). When nobody has usage yet,
     ``F = 1`` for all. An organization with zero shares has ``F = 0``.
 
     Left out: the other multifactor terms (age, job size, partition, QOS, nice, TRES)

@@ -54,8 +54,9 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
     (organizations not listed form one-member accounts). Shares are the machines
     contributed (``shares`` overrides them); usage is processed work decayed exactly
     between events (:mod:`coopsched.online.decay`). The waiting organization reached
-    first starts a job. Equal ``LevelFS`` (Fair Tree allows ties) is broken by the
-    lowest organization index, at both levels.
+    first starts a job. Equal ``LevelFS`` (Fair Tree allows ties) is broken, at both
+    levels, by the oldest waiting job (of the account, then of the organization), so that
+    no decision depends on names or indices.
 
     On flat organizations this ranking is the classic factor's (``U/S`` ascending), so
     SLURM-FAIRTREE and SLURM-CLASSIC build the same schedules except when an
@@ -121,7 +122,7 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
         groups += [(u,) for u in range(view.k) if u not in seen]
         members = set(view.members)
         groups = [tuple(u for u in g if u in members) for g in groups]
-        self._groups = sorted((g for g in groups if g), key=lambda g: g[0])
+        self._groups = [g for g in groups if g]
 
     @staticmethod
     def _less(u_use: float, u_sh: float, v_use: float, v_sh: float) -> bool:
@@ -150,15 +151,18 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
         less = self._less
         if self._tree:  # two levels: the best account with a waiting member first
             best_g, gu, gs = None, 0.0, 0.0
-            for g in self._groups:
-                if not any(waiting[u] for u in g):
-                    continue
+            hp = view.head_position
+            # accounts with a waiting member, the one with the oldest waiting job first, so
+            # that ties (at both levels) go to the oldest waiting job, never to an index
+            live = [g for g in self._groups if any(waiting[u] for u in g)]
+            live.sort(key=lambda g: min(hp(u) for u in g if waiting[u]))
+            for g in live:
                 use, sh = sum(lvl[u] for u in g), sum(share[u] for u in g)
                 if best_g is None or less(use, sh, gu, gs):
                     best_g, gu, gs = g, use, sh
             # the engine selects only while a member waits, and the groups cover every member
             assert best_g is not None
-            cands = [u for u in best_g if waiting[u]]
+            cands = sorted((u for u in best_g if waiting[u]), key=hp)
         else:
             cands = view.candidates()
         best = cands[0]

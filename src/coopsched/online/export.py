@@ -191,8 +191,12 @@ def plot_gantt(
                 )
             )
         handles.append(Patch(color=colour, label=inst.names[u]))
-    # machines grouped by the organization contributing them
-    bounds = np.cumsum(inst.machines)
+    # machines grouped by the organization contributing them, in the order that numbers them
+    # (Instance.canonical_order)
+    blocks = inst.canonical_order()
+    blocks = blocks[inst.machines[blocks] > 0]
+    sizes = inst.machines[blocks]
+    bounds = np.cumsum(sizes)
     for b in bounds[:-1]:
         ax.axhline(b - 0.5, color="grey", linewidth=0.5)
     t_max = float(end.max()) if len(idx) else 1.0
@@ -209,10 +213,9 @@ def plot_gantt(
     # the organization contributing each block of machines, on the right-hand axis
     owners = ax.twinx()
     owners.set_ylim(ax.get_ylim())
-    lows = bounds - inst.machines
-    centres = [(lo + hi - 1) / 2 for lo, hi in zip(lows, bounds, strict=True) if hi > lo]
-    owners.set_yticks(centres)
-    owners.set_yticklabels([n for n, m in zip(inst.names, inst.machines, strict=True) if m > 0])
+    lows = bounds - sizes
+    owners.set_yticks([(lo + hi - 1) / 2 for lo, hi in zip(lows, bounds, strict=True)])
+    owners.set_yticklabels([inst.names[u] for u in blocks])
     owners.tick_params(length=0)
     if M <= 40:
         ax.set_yticks(range(M))

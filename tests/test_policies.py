@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from coopsched.online.engine import Policy, simulate
+from coopsched.online.engine import Policy, PolicyError, simulate
 from coopsched.online.policies import (
     POLICIES,
     Rand,
@@ -195,7 +195,7 @@ class _Lookahead(Policy):
 
 
 def test_check_policy_catches_a_clairvoyant_policy():
-    with pytest.raises(PolicyCheckError, match="clairvoyant"):
+    with pytest.raises(PolicyCheckError, match="check .non_clairvoyant. failed: clairvoyant"):
         check_policy(_Lookahead, instances=30)
 
 
@@ -214,7 +214,7 @@ class _EarlyBird(Policy):
 
 
 def test_check_policy_catches_an_invalid_schedule():
-    with pytest.raises(PolicyCheckError, match="invalid schedule"):
+    with pytest.raises(PolicyCheckError, match="check .valid_schedule. failed"):
         check_policy(_EarlyBird, instances=5)
 
 
@@ -329,3 +329,72 @@ def test_cli_help_lists_the_registered_policies(capsys, monkeypatch):
         assert "Registered policies:" in out
         for name in names():
             assert name in out, (command, name)
+
+
+class _Sticky(Policy):
+    """State kept across runs (created in __init__, not in reset): not idempotent."""
+
+    name = "sticky"
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self._served = 0
+
+    def select(self, view):
+        self._served += 1
+        cands = view.candidates()
+        return cands[self._served % len(cands)]
+
+
+def test_check_policy_catches_state_left_over_from_an_earlier_run():
+    with pytest.raises(PolicyCheckError, match="check 'idempotent' failed"):
+        check_policy(_Sticky, instances=30, checks=["idempotent"])
+
+
+@pytest.mark.parametrize(
+    "pick, why",
+    [
+        (lambda view: -1, "not an organization index"),
+        (lambda view: view.k, "not an organization index"),
+        (lambda view: True, "not an organization index"),
+        (lambda view: 0.0, "not an organization index"),
+        (lambda view: max(range(view.k), key=lambda u: -view.waiting[u]), "no waiting job"),
+    ],
+)
+def test_check_policy_catches_invalid_picks(pick, why):
+    class Bad(Policy):
+        name = "bad-pick"
+
+        def select(self, view):
+            return pick(view)
+
+    with pytest.raises(PolicyCheckError, match=f"check 'valid_picks' failed: .*{why}"):
+        check_policy(Bad, instances=20)
+
+
+def test_a_negative_pick_never_wraps_around_to_the_last_organization():
+    class Last(Policy):
+        name = "minus-one"
+
+        def select(self, view):
+            return -1
+
+    inst = make_instance([1, 1], [(1, 0, 2)])
+    with pytest.raises(PolicyError, match="returned -1 at t=0: not an organization index"):
+        simulate(inst, Last())
+
+
+def test_check_policy_refuses_unknown_check_names():
+    with pytest.raises(ValueError, match="unknown"):
+        check_policy(policy_class("fifo"), instances=1, checks=["nope"])
+
+
+def test_fairtree_reads_its_tree_in_prepare_and_gets_the_full_clairvoyance_check():
+    from coopsched.online.policies.slurm_fairtree import SlurmFairTree
+
+    assert not SlurmFairTree.drives_simulation()
+    inst = make_instance([1, 1, 1], [(0, 0, 2), (1, 0, 2), (2, 0, 2), (2, 0, 2)])
+    inst.meta["accounts"] = [[0, 2], [1]]
+    pol = SlurmFairTree()
+    simulate(inst, pol)
+    assert pol._tree == ((0, 2), (1,))

@@ -2,16 +2,22 @@
 
 :func:`check_policy` is coopsched's counterpart of scikit-learn's ``check_estimator``:
 it runs a policy on seeded random instances and checks the contract of
-``docs/policies.md``:
+``docs/policies.md``. Each check has a name (:data:`CHECKS`), and a failure names the
+check, the policy and the instance:
 
-* every schedule satisfies the invariants of :mod:`coopsched.online.checker` (release,
-  one job per machine, FIFO within an organization, greedy, nothing lost), with and
-  without a horizon, for the grand coalition and for a sub-coalition;
-* the parameters of ``__init__`` are stored under their own names (``params()`` reads
-  them back);
-* ``simulate(inst, p)`` and ``p.run(inst)`` give the same schedule, and so does a
-  fresh ``type(p)(**p.params())`` (parameters round-trip, runs are reproducible);
-* non-clairvoyance (Skowron & Rzadca, Sec. 2): changing the size of a job that has not
+* ``params``: the parameters of ``__init__`` are stored under their own names
+  (``params()`` reads them back) and ``type(p)(**p.params())`` is the same policy;
+* ``valid_schedule``: every schedule satisfies the invariants of
+  :mod:`coopsched.online.checker` (release, one job per machine, FIFO within an
+  organization, greedy, nothing lost), with and without a horizon, for the grand
+  coalition and for a sub-coalition;
+* ``valid_picks``: ``select`` returns an organization with a waiting job (an int in
+  range; the engine raises :class:`~coopsched.online.engine.PolicyError` otherwise);
+* ``simulate_is_run``: ``simulate(inst, p)`` and ``p.run(inst)`` agree;
+* ``reproducible``: a fresh ``type(p)(**p.params())`` gives the same schedule;
+* ``idempotent``: the same policy object run twice gives the same schedule (state is
+  created in ``reset``/``prepare``, never left over from an earlier run);
+* ``non_clairvoyant`` (Skowron & Rzadca, Sec. 2): changing the size of a job that has not
   completed by ``T`` changes nothing before ``T``. For a policy that drives its own
   simulation (REF, RAND), whose coalition schedules may legitimately complete a job
   earlier than the grand coalition does, only jobs released at or after ``T`` are
@@ -23,13 +29,15 @@ it runs a policy on seeded random instances and checks the contract of
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 
 from .online.checker import check_schedule
-from .online.engine import Policy, simulate
+from .online.engine import Policy, PolicyError, simulate
 from .workloads.instance import Instance, Organization
 
-__all__ = ["PolicyCheckError", "check_policy", "random_instance"]
+__all__ = ["CHECKS", "PolicyCheckError", "check_policy", "random_instance"]
 
 
 class PolicyCheckError(AssertionError):
@@ -54,7 +62,7 @@ def random_instance(rng: np.random.Generator, max_k: int = 4, max_n: int = 24) -
 def _fail(cls: type[Policy], what: str, inst: Instance, detail: str) -> PolicyCheckError:
     jobs = list(zip(inst.org.tolist(), inst.release.tolist(), inst.size.tolist(), strict=True))
     return PolicyCheckError(
-        f"{cls.__name__} ({cls.name}): {what}: {detail}\n"
+        f"{cls.__name__} ({cls.name}): check {what!r} failed: {detail}\n"
         f"  instance: machines {inst.machines.tolist()}, jobs (org, release, size) {jobs}"
     )
 
@@ -63,72 +71,151 @@ def _same(a, b) -> bool:
     return np.array_equal(a.start, b.start) and np.array_equal(a.machine, b.machine)
 
 
-def check_policy(
-    cls: type[Policy], params: dict | None = None, *, instances: int = 25, seed: int = 0
-) -> None:
-    """Raise :class:`PolicyCheckError` if ``cls(**params)`` breaks the policy contract.
+def _run(cls, params, what, inst, horizon=None, members=None, policy=None):
+    """``simulate`` under a check's name: an invalid pick is that check's failure too."""
+    try:
+        return simulate(inst, policy if policy is not None else cls(**params), horizon, members)
+    except PolicyError as exc:
+        raise _fail(cls, "valid_picks", inst, f"{exc} (during {what!r})") from None
 
-    ``instances`` seeded random instances are tried (see the module docstring).
-    """
-    if not (isinstance(cls, type) and issubclass(cls, Policy)):
-        raise PolicyCheckError(f"{cls!r} is not a subclass of coopsched Policy")
-    params = dict(params or {})
+
+def _check_params(cls, params, rng, inst) -> None:
     pol = cls(**params)
     missing = [n for n in cls.param_names() if not hasattr(pol, n)]
     if missing:
         raise PolicyCheckError(
-            f"{cls.__name__}: __init__ parameter(s) {', '.join(missing)} not stored as "
-            "attributes of the same names, so params() cannot read them back"
+            f"{cls.__name__}: check 'params' failed: __init__ parameter(s) "
+            f"{', '.join(missing)} not stored as attributes of the same names, so params() "
+            "cannot read them back"
         )
     again = cls(**pol.params())
     if repr(again) != repr(pol):
         raise PolicyCheckError(
-            f"{cls.__name__}: parameters do not round-trip: {pol!r} became {again!r}"
+            f"{cls.__name__}: check 'params' failed: parameters do not round-trip: "
+            f"{pol!r} became {again!r}"
         )
+
+
+def _horizons(rng, inst) -> tuple[None, int]:
+    ends = inst.release.max() + inst.size.sum() + 1
+    return None, int(rng.integers(1, ends))
+
+
+def _check_valid_schedule(cls, params, rng, inst) -> None:
+    for horizon in _horizons(rng, inst):
+        s = _run(cls, params, "valid_schedule", inst, horizon)
+        bad = check_schedule(s)
+        if bad:
+            raise _fail(cls, "valid_schedule", inst, f"horizon {horizon}: {bad[0]}")
+    if inst.k > 1:
+        members = sorted(
+            rng.choice(inst.k, size=int(rng.integers(1, inst.k)), replace=False).tolist()
+        )
+        T = _horizons(rng, inst)[1]
+        s = _run(cls, params, "valid_schedule", inst, T, members)
+        bad = check_schedule(s)
+        if bad:
+            raise _fail(cls, "valid_schedule", inst, f"coalition {members}: {bad[0]}")
+
+
+def _check_simulate_is_run(cls, params, rng, inst) -> None:
+    for horizon in _horizons(rng, inst):
+        s = _run(cls, params, "simulate_is_run", inst, horizon)
+        if not _same(s, cls(**params).run(inst, horizon)):
+            raise _fail(cls, "simulate_is_run", inst, f"horizon {horizon}")
+
+
+def _check_reproducible(cls, params, rng, inst) -> None:
+    pol = cls(**params)
+    for horizon in _horizons(rng, inst):
+        s = _run(cls, params, "reproducible", inst, horizon)
+        if not _same(
+            s, _run(cls, params, "reproducible", inst, horizon, None, cls(**pol.params()))
+        ):
+            raise _fail(cls, "reproducible", inst, f"horizon {horizon}")
+
+
+def _check_idempotent(cls, params, rng, inst) -> None:
+    pol = cls(**params)
+    horizon = _horizons(rng, inst)[1]
+    first = _run(cls, params, "idempotent", inst, horizon, None, pol)
+    other = random_instance(rng)  # a run in between must not leak into the next one
+    _run(cls, params, "idempotent", other, None, None, pol)
+    second = _run(cls, params, "idempotent", inst, horizon, None, pol)
+    if not _same(first, second):
+        j = int(
+            np.flatnonzero((first.start != second.start) | (first.machine != second.machine))[0]
+        )
+        raise _fail(
+            cls,
+            "idempotent",
+            inst,
+            f"the same policy object, run again (horizon {horizon}), starts job {j} at "
+            f"{second.start[j]} instead of {first.start[j]}: state must be created in reset()",
+        )
+
+
+def _check_non_clairvoyant(cls, params, rng, inst) -> None:
+    T = int(rng.integers(1, inst.release.max() + 2))  # some jobs may come later
+    s = _run(cls, params, "non_clairvoyant", inst, T)
+    done = (s.start >= 0) & (s.start + inst.size <= T)
+    change = inst.release >= T if cls.drives_simulation() else ~done
+    if not change.any():
+        return
+    size2 = inst.size.copy()
+    size2[change] += rng.integers(1, 5, size=int(change.sum()))
+    other = Instance(inst.organizations, inst.org, inst.release, size2)
+    s2 = _run(cls, params, "non_clairvoyant", other, T)
+    before = (s.start >= 0) | (s2.start >= 0)
+    if not (
+        np.array_equal(s.start[before], s2.start[before])
+        and np.array_equal(s.machine[before], s2.machine[before])
+    ):
+        j = int(np.flatnonzero(before & ((s.start != s2.start) | (s.machine != s2.machine)))[0])
+        raise _fail(
+            cls,
+            "non_clairvoyant",
+            inst,
+            f"clairvoyant: the size of an unfinished job changed a decision: horizon {T}; job "
+            f"{j} starts at {s.start[j]} or {s2.start[j]} when sizes "
+            f"{size2[change].tolist()} replace {inst.size[change].tolist()}",
+        )
+
+
+#: The named checks, in the order :func:`check_policy` runs them on each instance.
+CHECKS: dict[str, Callable[..., None]] = {
+    "valid_schedule": _check_valid_schedule,
+    "simulate_is_run": _check_simulate_is_run,
+    "reproducible": _check_reproducible,
+    "idempotent": _check_idempotent,
+    "non_clairvoyant": _check_non_clairvoyant,
+}
+
+
+def check_policy(
+    cls: type[Policy],
+    params: dict | None = None,
+    *,
+    instances: int = 25,
+    seed: int = 0,
+    checks: Iterable[str] | None = None,
+) -> None:
+    """Raise :class:`PolicyCheckError` if ``cls(**params)`` breaks the policy contract.
+
+    ``instances`` seeded random instances are tried (see the module docstring);
+    ``checks`` restricts the run to some of :data:`CHECKS` (``params`` always runs). An
+    invalid pick (``valid_picks``) is caught by whichever check meets it first.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Policy)):
+        raise PolicyCheckError(f"{cls!r} is not a subclass of coopsched Policy")
+    params = dict(params or {})
+    names = list(CHECKS) if checks is None else list(checks)
+    unknown = [c for c in names if c not in CHECKS]
+    if unknown:
+        raise ValueError(f"checks: unknown {unknown}; choose from {', '.join(CHECKS)}")
     rng = np.random.default_rng(seed)
-    drives = cls.drives_simulation()
+    _check_params(cls, params, rng, None)
     for _ in range(instances):
         inst = random_instance(rng)
-        ends = inst.release.max() + inst.size.sum() + 1
-        T = int(rng.integers(1, ends))
-        for horizon in (None, T):
-            s = simulate(inst, cls(**params), horizon)
-            bad = check_schedule(s)
-            if bad:
-                raise _fail(cls, f"invalid schedule (horizon {horizon})", inst, str(bad[0]))
-            if not _same(s, cls(**params).run(inst, horizon)):
-                raise _fail(cls, "simulate() and run() disagree", inst, f"horizon {horizon}")
-            if not _same(s, simulate(inst, cls(**pol.params()), horizon)):
-                raise _fail(cls, "two runs with the same parameters differ", inst, "")
-        if inst.k > 1:
-            members = sorted(
-                rng.choice(inst.k, size=int(rng.integers(1, inst.k)), replace=False).tolist()
-            )
-            s = simulate(inst, cls(**params), T, members)
-            bad = check_schedule(s)
-            if bad:
-                raise _fail(cls, f"invalid coalition schedule {members}", inst, str(bad[0]))
-        # non-clairvoyance: sizes of jobs unfinished at T must not matter before T
-        T = int(rng.integers(1, inst.release.max() + 2))  # some jobs may come later
-        s = simulate(inst, cls(**params), T)
-        done = (s.start >= 0) & (s.start + inst.size <= T)
-        change = inst.release >= T if drives else ~done
-        if not change.any():
-            continue
-        size2 = inst.size.copy()
-        size2[change] += rng.integers(1, 5, size=int(change.sum()))
-        other = Instance(inst.organizations, inst.org, inst.release, size2)
-        s2 = simulate(other, cls(**params), T)
-        before = (s.start >= 0) | (s2.start >= 0)
-        if not (
-            np.array_equal(s.start[before], s2.start[before])
-            and np.array_equal(s.machine[before], s2.machine[before])
-        ):
-            j = int(np.flatnonzero(before & ((s.start != s2.start) | (s.machine != s2.machine)))[0])
-            raise _fail(
-                cls,
-                "clairvoyant: the size of an unfinished job changed a decision",
-                inst,
-                f"horizon {T}; job {j} starts at {s.start[j]} or {s2.start[j]} "
-                f"when sizes {size2[change].tolist()} replace {inst.size[change].tolist()}",
-            )
+        for name in names:
+            CHECKS[name](cls, params, rng, inst)

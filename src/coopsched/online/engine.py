@@ -136,7 +136,10 @@ class Policy:
     :meth:`reset`. The override points (SimPy style, the base class names them):
 
     * :meth:`select` (required): the organization whose oldest waiting job starts now;
-    * :meth:`reset`: called once before the simulation;
+    * :meth:`prepare`: called with the instance before the simulation (static information:
+      ``meta``, machines; reading job sizes there would break non-clairvoyance, and
+      :func:`coopsched.testing.check_policy` would catch it);
+    * :meth:`reset`: called once before the simulation, after :meth:`prepare`;
     * :meth:`on_release`, :meth:`on_start`, :meth:`on_complete`: event hooks, called only
       when a subclass overrides them (or sets ``wants_events``);
     * :meth:`run`: for a policy that builds its schedule itself (REF and RAND simulate
@@ -183,6 +186,9 @@ class Policy:
     def params(self) -> dict:
         """The parameters, read back from the attributes of the same names."""
         return {n: getattr(self, n) for n in self.param_names() if hasattr(self, n)}
+
+    def prepare(self, instance: Instance, horizon: int | None = None) -> None:
+        """Called by :func:`simulate` with the whole instance before :meth:`reset`."""
 
     def reset(self, view: SimView) -> None:
         """Called once before the simulation starts."""
@@ -299,6 +305,7 @@ def simulate(
     inst = instance
     k = inst.k
     mem = tuple(range(k)) if members is None else check_members(members, k)
+    policy.prepare(inst, horizon)
     fallback = None
     if engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
         from .backends import compiled_rule

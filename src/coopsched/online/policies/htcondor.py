@@ -65,9 +65,6 @@ class HTCondor(DecayedUsagePolicyMixin, Policy):
         self.half_life = check_half_life(half_life, "half_life (PRIORITY_HALFLIFE)")
         self.factors = None if factors is None else tuple(factors)
 
-    def params(self) -> dict:
-        return {"half_life": self.half_life, "factors": self.factors, "seed": self.seed}
-
     def reset(self, view: SimView) -> None:
         self._reset_usage(view)
         self._frozen = math.isinf(self.half_life)  # b = 1: RUP keeps its initial 0.5

@@ -74,15 +74,6 @@ class Maui(Policy):
         self.decay = decay
         self.targets = None if targets is None else tuple(targets)
 
-    def params(self) -> dict:
-        return {
-            "interval": self.interval,
-            "depth": self.depth,
-            "decay": self.decay,
-            "targets": self.targets,
-            "seed": self.seed,
-        }
-
     def reset(self, view: SimView) -> None:
         targets = check_weights(self.targets, view.k, "targets")
         self._target = targets if targets is not None else [float(m) for m in view.machines]

@@ -97,7 +97,7 @@ class Rand(Policy):
             return n
         return self.n_samples
 
-    def prepare(self, instance: Instance, horizon: int | None) -> None:
+    def prepare(self, instance: Instance, horizon: int | None = None) -> None:
         """Draw the orderings and schedule every kept coalition alone."""
         from ..kernels import fifo_events, fifo_starts
         from ._registry import get_policy
@@ -281,8 +281,7 @@ class Rand(Policy):
         if members is not None and sorted(set(members)) != list(range(instance.k)):
             sub = instance.restrict(members)
             return expand_coalition(instance, members, self.run(sub, horizon), self.name)
-        self.prepare(instance, horizon)
-        with self.engine_pass():
+        with self.engine_pass():  # the engine calls prepare() first
             sched = simulate(instance, self, horizon)
         sched.info["samples"] = self._N
         if self.python_integers:

@@ -635,9 +635,6 @@ class Ref(Policy):
         self.utility = utility
         self.rule = rule
 
-    def params(self) -> dict:
-        return {"utility": self.utility, "rule": self.rule}
-
     def run(
         self, instance: Instance, horizon: int | None = None, members: Iterable[int] | None = None
     ) -> Schedule:

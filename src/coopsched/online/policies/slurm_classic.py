@@ -64,9 +64,6 @@ class SlurmClassic(DecayedUsagePolicyMixin, Policy):
         self.half_life = check_half_life(half_life)
         self.shares = None if shares is None else tuple(shares)
 
-    def params(self) -> dict:
-        return {"half_life": self.half_life, "shares": self.shares, "seed": self.seed}
-
     def reset(self, view: SimView) -> None:
         self._reset_usage(view)
         shares = check_weights(self.shares, view.k, "shares")

@@ -6,12 +6,11 @@ Fairshare Calculation, Ties) and "Multifactor Priority Plugin" (``PriorityDecayH
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ...workloads.instance import Instance
 from ..decay import DecayedUsagePolicyMixin, check_half_life, check_weights
-from ..engine import Policy, SimView, simulate
-from ..schedule import Schedule
+from ..engine import Policy, SimView
 from .slurm_classic import SLURM_DEFAULT_HALF_LIFE
 
 
@@ -84,25 +83,10 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
         self.accounts = parse_accounts(accounts)
         self._tree: tuple[tuple[int, ...], ...] = self.accounts
 
-    def params(self) -> dict:
-        return {
-            "half_life": self.half_life,
-            "shares": self.shares,
-            "accounts": self.accounts or None,
-            "seed": self.seed,
-        }
-
-    def run(
-        self, instance: Instance, horizon: int | None = None, members: Iterable[int] | None = None
-    ) -> Schedule:
-        """Simulate; without ``accounts``, the instance's ``meta["accounts"]`` is the tree."""
+    def prepare(self, instance: Instance, horizon: int | None = None) -> None:
+        """Without ``accounts``, the instance's ``meta["accounts"]`` is the tree."""
         given = instance.meta.get("accounts")
         self._tree = self.accounts or (parse_accounts(given) if given else ())
-        try:
-            with self.engine_pass():
-                return simulate(instance, self, horizon=horizon, members=members)
-        finally:
-            self._tree = self.accounts
 
     def reset(self, view: SimView) -> None:
         self._reset_usage(view)

@@ -10,6 +10,8 @@ their owners relabelled) gets the very same starts and machines, every organizat
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import small_instances
@@ -104,3 +106,62 @@ def test_renaming_one_organization_keeps_refs_ties():
     sa, _ = ref_schedule(a, 10)
     sb, _ = ref_schedule(b, 10)
     assert sa.start.tolist() == sb.start.tolist() == [0, 0, 3]
+
+
+# ------------------------------------------------------------------------------ the audit
+
+
+def _by_name(report: dict) -> dict[str, tuple]:
+    return {
+        o["name"]: (o["psi"], o["phi_exact"] if o.get("phi_exact") else o["phi"], o["machines"])
+        for o in report["organizations"]
+    }
+
+
+def _cf(report: dict) -> list:
+    return [(c["policy"], c["unfairness"], c["utilization"]) for c in report["counterfactuals"]]
+
+
+@pytest.mark.parametrize("method", ["exact", "sampled"])
+@settings(max_examples=25, deadline=None)
+@given(case=relabelled(max_k=4, max_jobs=10), recorded=st.sampled_from(["fifo", "roundrobin"]))
+def test_relabelling_changes_no_number_of_an_audit(method, case, recorded):
+    import coopsched
+
+    inst, perm, names, horizon = case
+    T = horizon or 30
+    inst.start = simulate(inst, get_policy(recorded)).start
+    inst.organizations = [
+        Organization(f"org{u}", o.machines) for u, o in enumerate(inst.organizations)
+    ]
+    other, new_index = relabel(inst, perm, names)
+    other.start = inst.start
+    kw = {"horizon": T, "method": method, "samples": 20, "points": 3}
+    a = coopsched.audit(inst, **kw)
+    b = coopsched.audit(other, **kw)
+    rename = {f"org{u}": names[new_index[u]] for u in range(inst.k)}
+    assert {rename[n]: v for n, v in _by_name(a).items()} == _by_name(b)
+    assert _cf(a) == _cf(b)
+
+
+def test_renaming_an_account_in_a_real_slurm_capture_changes_nothing(tmp_path):
+    """The issue's case: account astro renamed zastro (so it sorts last, not first)."""
+    import coopsched
+
+    src = Path(__file__).parent / "fixtures" / "slurm" / "sacct_X_utc.txt"
+    renamed = tmp_path / "sacct.txt"
+    renamed.write_text(src.read_text().replace("|astro|", "|zastro|"))
+    kw = {"org_by": "account", "timezone": "UTC", "machines": 4}
+    a = coopsched.audit(src, **kw)
+    b = coopsched.audit(renamed, **kw)
+    pa = {("zastro" if n == "astro" else n): v for n, v in _by_name(a).items()}
+    assert pa == _by_name(b)
+    assert _cf(a) == _cf(b)
+
+
+def test_machine_split_remainder_ties_follow_the_first_job_not_the_index():
+    from coopsched.audit.organizations import contribution
+
+    # equal work: one machine is left over; it goes to the earlier first job
+    assert contribution([5, 5], 3, "work", tie_rank=[7, 2]) == [1, 2]
+    assert contribution([5, 5], 3, "work", tie_rank=[2, 7]) == [2, 1]

@@ -178,11 +178,15 @@ def assign_unmatched(orgs: Organizations, jobs: pd.DataFrame, other: str | None)
         orgs.described_by += "+other"
 
 
-def contribution(shares: list[int], machines: int, rule: str) -> list[int]:
+def contribution(
+    shares: list[int], machines: int, rule: str, tie_rank: list[int] | None = None
+) -> list[int]:
     """Split ``machines`` by ``rule`` (:data:`CONTRIBUTION_RULES`), largest remainder.
 
     ``shares`` are the organizations' work in the window (used by ``"work"``). Ties in the
-    remainders go to the lowest index. If no organization has work, the split is equal.
+    remainders go to the smaller ``tie_rank`` (the audit passes each organization's first job
+    in submission order, so that names and listing order do not matter; default: the
+    index). If no organization has work, the split is equal.
     """
     if rule not in CONTRIBUTION_RULES:
         raise MappingError(
@@ -192,7 +196,8 @@ def contribution(shares: list[int], machines: int, rule: str) -> list[int]:
     w = [1] * k if rule == "equal" or sum(shares) == 0 else [int(x) for x in shares]
     tot = sum(w)
     base = [machines * x // tot for x in w]
-    rem = sorted(range(k), key=lambda u: (-(machines * w[u] % tot), u))
+    rank = list(range(k)) if tie_rank is None else tie_rank
+    rem = sorted(range(k), key=lambda u: (-(machines * w[u] % tot), rank[u], u))
     for u in rem[: machines - sum(base)]:
         base[u] += 1
     return base

@@ -60,6 +60,7 @@ def sampled_game(
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
     at = {t: i for i, t in enumerate(grid)}
     recorded = recorded_starts(inst)
+    order = inst.canonical_order().tolist()  # orders drawn over it: names do not matter
     psi_grid = [psi_sp(inst.org, recorded, inst.size, t, k) for t in grid]
     grand = np.array([sum(p) for p in psi_grid], dtype=object)
     cache: dict[int, np.ndarray] = {0: np.zeros(len(grid), dtype=object), G: grand}
@@ -80,7 +81,9 @@ def sampled_game(
         return x
 
     est = [
-        shapley_monte_carlo(lambda m, g=g: vec(m)[g], k, samples, seed=seed, confidence=confidence)
+        shapley_monte_carlo(
+            lambda m, g=g: vec(m)[g], k, samples, seed=seed, confidence=confidence, order=order
+        )
         for g in range(len(grid))
     ]
     final = est[at[int(horizon)]]

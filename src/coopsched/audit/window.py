@@ -228,7 +228,11 @@ def window_instance(
         M = sum(mach)
         rule_text = f"machines from {orgs.described_by.removesuffix('+other')}"
     else:
-        mach = contribution(work.tolist(), M, rule)
+        # remainder ties: the organization whose first job in the window was submitted first
+        fifo = np.lexsort((np.arange(len(owner)), rel))
+        first = np.full(k, len(owner), dtype=np.int64)
+        np.minimum.at(first, owner[fifo], np.arange(len(owner)))
+        mach = contribution(work.tolist(), M, rule, first.tolist())
         from .organizations import CONTRIBUTION_RULES
 
         rule_text = f"{rule}: {CONTRIBUTION_RULES[rule]}"

@@ -19,6 +19,7 @@ A table ``v`` has ``2**k`` entries, ``v[0] = 0``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -146,13 +147,17 @@ def shapley_monte_carlo(
     seed: int = 0,
     confidence: float = 0.95,
     value_range: float | None = None,
+    order: Sequence[int] | None = None,
 ) -> ShapleyEstimate:
     """Estimate Shapley values by sampling ``samples`` permutations (Eq. 2).
 
     ``value`` is a table (indexable by bitmask) or a function of a bitmask. The
     half-width is Hoeffding's: with probability ``confidence`` each estimate is within
     ``range * sqrt(ln(2/(1-confidence)) / (2 samples))`` of the true value, where
-    ``range`` bounds the marginal contributions (default: the observed spread).
+    ``range`` bounds the marginal contributions (default: the observed spread). A drawn
+    permutation orders positions of ``order`` (default ``0..k-1``): with a canonical order
+    of the players (as the audit passes), the sample does not depend on how they are
+    numbered.
     """
     if samples < 1:
         raise ValueError("samples must be at least 1")
@@ -167,12 +172,14 @@ def shapley_monte_carlo(
             x = cache[mask] = float(f(mask))
         return x
 
+    players = list(range(k)) if order is None else [int(u) for u in order]
     for i in range(samples):
         perm = rng.permutation(k)
         mask = 0
         prev = val(0)
-        for u in perm:
-            mask |= 1 << int(u)
+        for x in perm:
+            u = players[x]
+            mask |= 1 << u
             cur = val(mask)
             marg[i, u] = cur - prev
             prev = cur

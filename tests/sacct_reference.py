@@ -39,26 +39,52 @@ def reference_read_sacct(
     """
     path_s, zone_name, zone, text = _open(path, timezone, machines)
 
-    cache: dict[str, int] = {}
+    cache: dict[str, tuple[int, int]] = {}
 
-    def seconds(value: str, lineno: int, column: str, allow_none: bool) -> int:
+    def seconds(value: str, lineno: int, column: str, allow_none: bool) -> tuple[int, int]:
+        """Both readings (fold 0 and 1) of a local time; Unix seconds as they are."""
         if value in _NO_TIME:
             if allow_none:
-                return -1
+                return -1, -1
             raise SacctError(f"{path_s}:{lineno}: field {column}: {value!r} is not a time")
+        if value.isdigit():
+            return int(value), int(value)
         got = cache.get(value)
         if got is None:
             if not _TIME_RE.match(value):
                 raise SacctError(
                     f"{path_s}:{lineno}: field {column}: {value!r} is not a time "
-                    "YYYY-MM-DDTHH:MM:SS (sacct's default format; unset SLURM_TIME_FORMAT)"
+                    "YYYY-MM-DDTHH:MM:SS (sacct's default format) nor Unix seconds "
+                    "(SLURM_TIME_FORMAT=%s)"
                 )
             try:
                 local = datetime.fromisoformat(value).replace(tzinfo=zone)
             except ValueError as exc:
                 raise SacctError(f"{path_s}:{lineno}: field {column}: {value!r}: {exc}") from None
-            got = cache[value] = int(local.timestamp())
+            got = cache[value] = (
+                int(local.timestamp()),
+                int(local.replace(fold=1).timestamp()),
+            )
         return got
+
+    def ordered(sub: int, st: int, en: int) -> bool:
+        return not (st >= 0 and sub > st) and not (st >= 0 and en >= 0 and st > en)
+
+    def resolve(sub2, st2, en2) -> tuple[int, int, int]:
+        """The readings that keep submit <= start <= end; when several orders are
+        consistent and disagree on a time, that time keeps its first reading."""
+        ok = [
+            (a, b, c)
+            for a in sorted(set(sub2))
+            for b in sorted(set(st2))
+            for c in sorted(set(en2))
+            if ordered(a, b, c)
+        ]
+        out = []
+        for f, pair in enumerate((sub2, st2, en2)):
+            vals = {x[f] for x in ok}
+            out.append(vals.pop() if len(vals) == 1 else pair[0])
+        return out[0], out[1], out[2]
 
     def count(value: str, lineno: int, column: str) -> int:
         if not value.isdigit():
@@ -113,9 +139,11 @@ def reference_read_sacct(
             if sm is None or sm.group(1) not in STATES:
                 raise SacctError(f"{path_s}:{lineno}: field State: {state!r} is not a job state")
             state = sm.group(1)
-        submit = seconds(get("Submit"), lineno, "Submit", allow_none=False)
-        start = seconds(get("Start"), lineno, "Start", allow_none=True)
-        end = seconds(get("End"), lineno, "End", allow_none=True)
+        submit, start, end = resolve(
+            seconds(get("Submit"), lineno, "Submit", allow_none=False),
+            seconds(get("Start"), lineno, "Start", allow_none=True),
+            seconds(get("End"), lineno, "End", allow_none=True),
+        )
         alloc = count(get("AllocCPUS"), lineno, "AllocCPUS")
         # Slurm records a job cancelled while pending with Start = End = the cancel time
         never = start < 0 or alloc == 0 or state == "PENDING"

@@ -16,6 +16,7 @@ from sacct_reference import reference_read_sacct
 
 from coopsched.workloads.recorded import COLUMNS, RecordedLog
 from coopsched.workloads.sacct import (
+    DUPLICATE_LINE,
     END_BEFORE_START,
     START_BEFORE_SUBMIT,
     STEP_LINE,
@@ -293,6 +294,76 @@ def test_repeated_header_and_blank_lines_are_skipped(tmp_path):
     second = GOOD.replace("7|", "8|", 1)
     log = read_sacct(write(tmp_path, "", HEADER, GOOD, "", HEADER, second), timezone="UTC")
     assert list(log.jobs["job"]) == ["7", "8"] and list(log.jobs["line"]) == [3, 6]
+
+
+def test_a_repeated_hour_is_resolved_by_the_records_own_order(tmp_path):
+    """Submitted at 02:50 and started at 02:10, both in the repeated hour of 2024-10-27 in
+    Warsaw: only "02:50 summer time, 02:10 winter time" keeps submit <= start."""
+    line = GOOD.replace("2024-01-01T10:00:00", "2024-10-27T02:50:00")
+    line = line.replace("2024-01-01T10:00:05", "2024-10-27T02:10:00")
+    line = line.replace("2024-01-01T10:01:00", "2024-10-27T04:00:00")
+    log = read_sacct(write(tmp_path, HEADER, line), timezone="Europe/Warsaw")
+    job = log.jobs.iloc[0]
+    assert job["submit"] == utc("2024-10-27T00:50:00")
+    assert job["start"] == utc("2024-10-27T01:10:00")  # 02:10 CET
+    assert log.notes == [] and log.excluded == {}
+
+
+def test_an_undecided_repeated_hour_is_reported_with_its_line(tmp_path):
+    line = GOOD.replace("2024-01-01T10:00:00", "2024-10-27T02:10:00")
+    line = line.replace("2024-01-01T10:00:05", "2024-10-27T02:20:00")
+    line = line.replace("2024-01-01T10:01:00", "2024-10-27T02:30:00")
+    path = write(tmp_path, HEADER, GOOD, line)
+    log = read_sacct(path, timezone="Europe/Warsaw")
+    assert len(log.notes) == 1
+    assert "1 job(s)" in log.notes[0] and f"{path}:3" in log.notes[0]
+    assert "SLURM_TIME_FORMAT=%s" in log.notes[0]
+
+
+def test_epoch_seconds_are_read_whatever_the_zone(tmp_path):
+    line = GOOD.replace("2024-01-01T10:00:00", "1704103200")
+    line = line.replace("2024-01-01T10:00:05", "1704103205").replace(
+        "2024-01-01T10:01:00", "1704103260"
+    )
+    a = read_sacct(write(tmp_path, HEADER, line), timezone="Europe/Warsaw").jobs
+    b = read_sacct(write(tmp_path, HEADER, GOOD), timezone="UTC").jobs
+    assert a[["submit", "start", "end"]].equals(b[["submit", "start", "end"]])
+
+
+def test_the_real_epoch_capture_equals_the_utc_capture():
+    """The tree capture exported the same jobs with SLURM_TIME_FORMAT=%s and with TZ=UTC."""
+    tree = FIXTURES.parent / "slurm-tree"
+    a = read_sacct(tree / "sacct_X_epoch.txt", timezone="Europe/Warsaw").jobs
+    b = read_sacct(tree / "sacct_X_utc.txt", timezone="UTC").jobs
+    cols = ["job", "submit", "start", "end", "processors", "account"]
+    assert len(a) == 22 and a[cols].equals(b[cols])
+
+
+def test_identical_repeated_records_are_merged_and_counted(tmp_path):
+    with pytest.warns(UserWarning, match="repeat an earlier one exactly"):
+        log = read_sacct(write(tmp_path, HEADER, GOOD, GOOD), timezone="UTC")
+    assert list(log.jobs["job"]) == ["7"]
+    assert log.excluded == {DUPLICATE_LINE: 1}
+
+
+def test_two_records_of_one_run_that_disagree_are_an_error(tmp_path):
+    other = GOOD.replace("COMPLETED", "FAILED")
+    with pytest.raises(SacctError, match=r":3: job 7 .* also on line 2 with other fields"):
+        read_sacct(write(tmp_path, HEADER, GOOD, other), timezone="UTC")
+
+
+def test_a_count_beyond_int64_is_a_line_numbered_error(tmp_path):
+    line = GOOD.replace("|2|COMPLETED", "|99999999999999999999999|COMPLETED")
+    assert line != GOOD
+    with pytest.raises(SacctError, match=r":2: field AllocCPUS: .* beyond 2\^53"):
+        read_sacct(write(tmp_path, HEADER, line), timezone="UTC")
+
+
+def test_non_utf8_names_are_an_error_never_merged(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes((HEADER + "\n" + GOOD.replace("u1", "jos\xe9") + "\n").encode("latin1"))
+    with pytest.raises(SacctError, match=r":2: byte 0xe9 at column \d+ is not UTF-8"):
+        read_sacct(path, timezone="UTC")
 
 
 def test_dst_local_times(tmp_path):

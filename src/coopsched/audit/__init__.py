@@ -110,6 +110,7 @@ def audit(
         say(f"reading {source}")
         source = load_log(source, timezone=timezone)
     excluded: dict[str, int] = {}
+    notes: list[str] = []
     if isinstance(source, Instance):
         if org_by or mapping or other or t_from is not None or t_to is not None:
             raise WindowError(
@@ -145,6 +146,7 @@ def audit(
         }
     else:
         log = source
+        notes = list(log.notes)
         if timezone is not None and log.timezone != timezone:
             from ..workloads.recorded import check_timezone
 
@@ -260,6 +262,7 @@ def audit(
         ]
     report["curves"] = {"t": ctimes, "surplus": surplus, "utilization": utilization}
     report["excluded"] = excluded
+    report["notes"] = notes
     return report
 
 

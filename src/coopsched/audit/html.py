@@ -275,6 +275,14 @@ def _excluded(report: dict) -> str:
     return f'<ul id="excluded">{items}</ul>'
 
 
+def _notes(report: dict) -> str:
+    notes = report.get("notes") or []
+    if not notes:
+        return ""
+    items = "".join(f"<li>{_esc(n)}</li>" for n in notes)
+    return f'<div class="note" id="notes"><b>Notes on the input.</b><ul>{items}</ul></div>'
+
+
 def render_html(report: dict) -> str:
     """The audit report dict as one self-contained HTML page (``coopsched audit --html``).
 
@@ -308,6 +316,7 @@ def _render(report: dict, orgs: list[dict]) -> str:
         "utility its jobs received in the recorded schedule and <b>phi</b> its Shapley "
         "value: the share its contribution (machines and jobs) entitles it to. "
         "<b>psi - phi &gt; 0</b>: favoured; <b>&lt; 0</b>: short-changed.</p>",
+        _notes(report),
     ]
     if sampled:
         conf = report.get("confidence")

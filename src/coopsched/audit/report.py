@@ -78,8 +78,11 @@ def to_json(report: dict) -> str:
 
 
 def to_csv(report: dict) -> str:
-    """One CSV row per organization, the columns of :data:`ORG_COLUMNS` plus ``phi_exact``."""
+    """One CSV row per organization, the columns of :data:`ORG_COLUMNS` plus ``phi_exact``;
+    the report's ``notes`` (caveats about the input) come first as ``# note:`` lines."""
     out = io.StringIO()
+    for note in report.get("notes") or ():  # caveats first, as comment lines (comment="#")
+        out.write(f"# note: {note}\n")
     w = csv.DictWriter(out, fieldnames=[*ORG_COLUMNS, "phi_exact"], lineterminator="\n")
     w.writeheader()
     for row in report["organizations"]:
@@ -101,6 +104,8 @@ def render_table(report: dict, console) -> None:
         f"= {w['horizon']:,} s, {w['machines']} machines, organizations by {w['org_by']}"
     )
     console.print(f"[yellow]contribution rule: {w['contribution_rule']}[/yellow]")
+    for note in report.get("notes") or ():
+        console.print(f"[bold yellow]note:[/bold yellow] {note}", markup=True, highlight=False)
     b = w["backlog"]
     console.print(
         f"backlog at the window's start: {b['waiting']} waiting, {b['running']} running "

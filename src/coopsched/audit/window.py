@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -72,7 +72,17 @@ def parse_time(value: str | int, log: RecordedLog, what: str) -> int:
                 f"{what}: {log.path} has no time zone (no TimeZoneString); pass --timezone "
                 "or a date with an offset"
             )
-        dt = dt.replace(tzinfo=ZoneInfo(log.timezone))
+        zone = ZoneInfo(log.timezone)
+        first, second = dt.replace(tzinfo=zone), dt.replace(tzinfo=zone, fold=1)
+        if first.utcoffset() != second.utcoffset():
+            # a repeated hour (both readings exist) or a skipped one (neither does)
+            there = first.astimezone(UTC).astimezone(zone).replace(tzinfo=None) == dt
+            kind = "happens twice" if there else "does not exist"
+            raise WindowError(
+                f"{what}: {s} {kind} in {log.timezone} (a daylight-saving change); give it "
+                f"with an offset, e.g. {first.isoformat()} or {second.isoformat()}"
+            )
+        dt = first
     return int(dt.timestamp()) - int(log.epoch)
 
 

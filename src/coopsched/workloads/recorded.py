@@ -43,6 +43,8 @@ class RecordedLog:
     ``jobs`` has exactly the columns of :data:`COLUMNS`. ``excluded`` counts the jobs the
     reader left out, by reason (never silently); ``machines`` is the platform's processor
     count when the log states it; ``timezone`` is the IANA name the timestamps were read in.
+    ``notes`` are caveats every output repeats, e.g. local times in a repeated
+    daylight-saving hour that the record itself could not resolve (count and first line).
     """
 
     path: str
@@ -52,6 +54,7 @@ class RecordedLog:
     epoch: int | None = None
     timezone: str | None = None
     source: str = "swf"
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         missing = [c for c in COLUMNS if c not in self.jobs.columns]
@@ -76,3 +79,21 @@ def check_timezone(name: str, where: str = "time zone") -> str:
             f"{where}: unknown time zone {name!r} (expected e.g. Europe/Paris)"
         ) from None
     return name
+
+
+def decode_utf8(data: bytes, path: str, error: type[Exception] = ValueError) -> str:
+    """``data`` as UTF-8 text (a byte-order mark dropped), or an error naming the line and the
+    byte that is not UTF-8. Names are never decoded lossily: replacing undecodable bytes
+    could merge two distinct user or account names into one organization."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise error(
+            f"{path}:{line}: byte {data[exc.start]:#04x} at column {col} is not UTF-8; names "
+            "are never guessed (two names could merge): convert the file first, e.g. "
+            "iconv -f latin1 -t utf-8"
+        ) from None

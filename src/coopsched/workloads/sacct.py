@@ -24,8 +24,10 @@ separated by ``|``. The accepted variations and every rule below are documented 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import warnings
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -33,7 +35,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from coopsched.workloads.recorded import COLUMNS, RecordedLog
+from coopsched.workloads.recorded import COLUMNS, RecordedLog, decode_utf8
 
 #: Columns the reader needs.
 REQUIRED: tuple[str, ...] = ("JobID", "User", "Submit", "Start", "End", "AllocCPUS")
@@ -189,6 +191,8 @@ STATES: frozenset[str] = frozenset(
 
 #: Exclusion reason for step lines.
 STEP_LINE = "job step line (sacct without -X)"
+#: Exclusion reason for a record identical to an earlier one (a repeated line or capture).
+DUPLICATE_LINE = "repeated record (identical to an earlier line)"
 END_BEFORE_START = "end before start"
 START_BEFORE_SUBMIT = "start before submit"
 
@@ -276,47 +280,120 @@ def _seconds(
     column: str,
     allow_none: bool,
 ) -> np.ndarray:
-    """Local times ``YYYY-MM-DDTHH:MM:SS`` in ``zone`` as Unix seconds (-1 for none).
+    """Times as Unix seconds (-1 for none), local times in a repeated hour read as their
+    first occurrence (:func:`_seconds_both` gives both readings)."""
+    return _seconds_both(values, zone, lines, path, column, allow_none)[0]
 
-    The UTC offset comes from ``zoneinfo`` (``fold=0``: in a repeated hour, the first
-    occurrence), looked up once per distinct hour, and per value in the rare hours whose
-    offset changes within the hour.
+
+def _seconds_both(
+    values: pd.Series,
+    zone: ZoneInfo,
+    lines: np.ndarray,
+    path: str,
+    column: str,
+    allow_none: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Times as Unix seconds (-1 for none): local times ``YYYY-MM-DDTHH:MM:SS`` in ``zone``,
+    or Unix seconds as ``SLURM_TIME_FORMAT=%s`` prints them (digits only).
+
+    Returns two readings: with ``fold=0`` and ``fold=1`` (zoneinfo's two readings of a local
+    time); they differ only for a local time in a repeated (or skipped) daylight-saving hour,
+    which :func:`_resolve_folds` decides from the record's own order. Offsets are looked up
+    once per distinct hour, and per value in the rare hours whose offset changes within the
+    hour.
     """
     none = values.isin(_NO_TIME).to_numpy()
     if not allow_none and none.any():
         i = _first(none)
         raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time")
+    epoch_s = values.str.fullmatch(r"[0-9]{1,16}").to_numpy(dtype=bool)
     shaped = values.str.fullmatch(_TIME_PATTERN).to_numpy(dtype=bool)
-    if (bad := ~none & ~shaped).any():
+    if (bad := ~none & ~shaped & ~epoch_s).any():
         i = _first(bad)
         raise SacctError(
             f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time "
-            "YYYY-MM-DDTHH:MM:SS (sacct's default format; unset SLURM_TIME_FORMAT)"
+            "YYYY-MM-DDTHH:MM:SS (sacct's default format) nor Unix seconds "
+            "(SLURM_TIME_FORMAT=%s)"
         )
+    local = shaped & ~none
     stamps = pd.to_datetime(
-        values.where(~none), format="%Y-%m-%dT%H:%M:%S", errors="coerce"
+        values.where(local), format="%Y-%m-%dT%H:%M:%S", errors="coerce"
     ).to_numpy(dtype="datetime64[s]")
-    if (bad := ~none & np.isnat(stamps)).any():
+    if (bad := local & np.isnat(stamps)).any():
         i = _first(bad)
         raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a date")
-    naive = np.where(none, 0, stamps.astype("int64"))
+    naive = np.where(local, stamps.astype("int64"), 0)
     epoch = datetime(1970, 1, 1)
 
-    def offset(second: int) -> int:
-        local = (epoch + timedelta(seconds=second)).replace(tzinfo=zone)
-        delta = local.utcoffset()
+    def offset(second: int, fold: int = 0) -> int:
+        when = (epoch + timedelta(seconds=second)).replace(tzinfo=zone, fold=fold)
+        delta = when.utcoffset()
         if delta is None:  # a ZoneInfo always gives one; checked for the type checker
             raise SacctError(f"time zone {zone} gives no UTC offset")
         return int(delta.total_seconds())
 
     hours, where = np.unique(naive // 3600, return_inverse=True)
-    first = np.array([offset(int(h) * 3600) for h in hours], dtype=np.int64)
-    last = np.array([offset(int(h) * 3600 + 3599) for h in hours], dtype=np.int64)
     where = where.reshape(-1)
-    offsets = first[where]
-    for i in np.flatnonzero((first != last)[where]).tolist():  # a transition inside the hour
-        offsets[i] = offset(int(naive[i]))
-    return np.where(none, -1, naive - offsets)
+    out = []
+    for fold in (0, 1):
+        first = np.array([offset(int(h) * 3600, fold) for h in hours], dtype=np.int64)
+        last = np.array([offset(int(h) * 3600 + 3599, fold) for h in hours], dtype=np.int64)
+        offsets = first[where]
+        for i in np.flatnonzero((first != last)[where]).tolist():  # a change inside the hour
+            offsets[i] = offset(int(naive[i]), fold)
+        out.append(naive - offsets)
+    digits = np.zeros(len(values), dtype=np.int64)
+    if epoch_s.any():
+        digits[epoch_s] = values[epoch_s].astype("int64").to_numpy()
+        if (big := epoch_s & (digits >= 2**53)).any():
+            i = _first(big)
+            raise SacctError(
+                f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is beyond 2^53 seconds"
+            )
+    return tuple(  # type: ignore[return-value]
+        np.where(none, -1, np.where(epoch_s, digits, x)) for x in out
+    )
+
+
+def _resolve_folds(
+    times: list[tuple[np.ndarray, np.ndarray]], lines: np.ndarray
+) -> tuple[list[np.ndarray], int, int]:
+    """Decide each local time of a repeated hour from its record's own order.
+
+    ``times`` holds the two readings (:func:`_seconds_both`) of submit, start and end. For a
+    record with a time whose readings differ, every combination of readings that keeps
+    ``submit <= start <= end`` (none times, ``-1``, impose nothing) is consistent; a time is
+    decided when all consistent combinations agree on it, otherwise its first occurrence is
+    kept and the record is counted as unresolved. Returns the chosen times, the number of
+    unresolved records and the line of the first one (0: none).
+    """
+    chosen = [a.copy() for a, _ in times]
+    differ = np.zeros(len(lines), dtype=bool)
+    for a, b in times:
+        differ |= a != b
+    unresolved = 0
+    first_line = 0
+    for i in np.flatnonzero(differ).tolist():
+        options = [(int(a[i]), int(b[i])) for a, b in times]
+        good = []
+        for combo in itertools.product(*(sorted(set(o)) for o in options)):
+            sub, st, en = combo
+            if st >= 0 and sub > st:
+                continue
+            if st >= 0 and en >= 0 and st > en:
+                continue
+            good.append(combo)
+        decided = True
+        for f in range(3):
+            values = {c[f] for c in good}
+            if len(values) == 1:
+                chosen[f][i] = values.pop()
+            elif options[f][0] != options[f][1]:
+                decided = False  # keep the first occurrence
+        if not decided:
+            unresolved += 1
+            first_line = first_line or int(lines[i])
+    return chosen, unresolved, first_line
 
 
 def _counts(values: pd.Series, lines: np.ndarray, path: str, column: str) -> np.ndarray:
@@ -327,6 +404,13 @@ def _counts(values: pd.Series, lines: np.ndarray, path: str, column: str) -> np.
         raise SacctError(
             f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a whole number >= 0"
         )
+    big = (values.str.len() > 15).to_numpy(dtype=bool)  # 10^15 < 2^53: shorter ones are exact
+    if big.any():
+        for i in np.flatnonzero(big).tolist():
+            if int(values.iloc[i]) >= 2**53:
+                raise SacctError(
+                    f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is beyond 2^53"
+                )
     return values.astype("int64").to_numpy()
 
 
@@ -340,10 +424,10 @@ def _open(
     if machines is not None and machines < 1:
         raise SacctError(f"{path_s}: machines must be >= 1, got {machines}")
     try:
-        text = Path(path).read_bytes().decode("utf-8", errors="replace")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
-    return path_s, zone_name, zone, text
+    return path_s, zone_name, zone, decode_utf8(data, path_s, SacctError)
 
 
 def read_sacct(
@@ -364,7 +448,10 @@ def read_sacct(
     steps = 0
     kept: list[list[str]] = []
     numbers: list[int] = []
-    i_job = 0
+    seen: dict[tuple[str, str, str], int] = {}
+    duplicates = 0
+    first_duplicate = 0
+    i_job = i_submit = i_start = 0
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -372,6 +459,8 @@ def read_sacct(
             columns, trailing = _header(path_s, lineno, line)
             header_line = line
             i_job = columns.index("JobID")
+            i_submit = columns.index("Submit")
+            i_start = columns.index("Start")
             continue
         if line == header_line:  # concatenated sacct outputs repeat the header
             continue
@@ -394,11 +483,35 @@ def read_sacct(
         if m.group(2) is not None:
             steps += 1
             continue
+        # one run of one job is one record: the same job id, submit and start twice is a
+        # repeated line (merged when identical) or two captures that disagree (an error);
+        # another start is another run of a requeued job (sacct -D), kept
+        key = (job, fields[i_submit].strip(), fields[i_start].strip())
+        earlier = seen.get(key)
+        if earlier is not None:
+            if [f.strip() for f in kept[earlier]] != [f.strip() for f in fields]:
+                raise SacctError(
+                    f"{path_s}:{lineno}: job {job} (submitted {key[1]}, started {key[2]}) is "
+                    f"also on line {numbers[earlier]} with other fields: two captures "
+                    "disagree; keep one of them"
+                )
+            duplicates += 1
+            if first_duplicate == 0:
+                first_duplicate = lineno
+            continue
+        seen[key] = len(kept)
         kept.append(fields)
         numbers.append(lineno)
     if columns is None:
         raise SacctError(f"{path_s}: empty file: expected a sacct -P header line")
     excluded: dict[str, int] = {STEP_LINE: steps} if steps else {}
+    if duplicates:
+        excluded[DUPLICATE_LINE] = duplicates
+        warnings.warn(
+            f"{path_s}: {duplicates} record(s) repeat an earlier one exactly (first: line "
+            f"{first_duplicate}); each job run is counted once",
+            stacklevel=2,
+        )
 
     # 2. fields, column by column
     raw = pd.DataFrame(kept, columns=columns, dtype=object)
@@ -420,9 +533,21 @@ def read_sacct(
             f"{path_s}:{lines[i]}: field State: {raw_state.iloc[i]!r} is not a job state"
         )
     state = parsed.fillna("").to_numpy(dtype=object)
-    submit = _seconds(raw["Submit"], zone, lines, path_s, "Submit", allow_none=False)
-    start = _seconds(raw["Start"], zone, lines, path_s, "Start", allow_none=True)
-    end = _seconds(raw["End"], zone, lines, path_s, "End", allow_none=True)
+    (submit, start, end), unresolved, unresolved_line = _resolve_folds(
+        [
+            _seconds_both(raw["Submit"], zone, lines, path_s, "Submit", allow_none=False),
+            _seconds_both(raw["Start"], zone, lines, path_s, "Start", allow_none=True),
+            _seconds_both(raw["End"], zone, lines, path_s, "End", allow_none=True),
+        ],
+        lines,
+    )
+    notes = []
+    if unresolved:
+        notes.append(
+            f"{unresolved} job(s) with a local time in a repeated daylight-saving hour that "
+            f"their own order does not decide (first: {path_s}:{unresolved_line}); read as the "
+            "first occurrence. Export with SLURM_TIME_FORMAT=%s to avoid the question"
+        )
     alloc = _counts(raw["AllocCPUS"], lines, path_s, "AllocCPUS")
 
     # 3. the rules (docs/formats.md): never started, widths, contradictory times
@@ -480,4 +605,5 @@ def read_sacct(
         epoch=0,
         timezone=zone_name,
         source="sacct",
+        notes=notes,
     )

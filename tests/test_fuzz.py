@@ -61,12 +61,13 @@ def swf_reference(lines: list[str]) -> dict | None:
     """Runnable jobs and drops of an SWF text, or None when the text must be refused."""
     jobs, dropped = 0, {"run_time<=0": 0, "processors<=0": 0}
     seen = False
+    numbers: set[float] = set()
     for line in lines:
         s = line.strip()
+        if not s or s.startswith(";"):
+            continue  # a comment may be long (free text)
         if len(line) > 4096:
             return None
-        if not s or s.startswith(";"):
-            continue
         seen = True
         toks = s.split()
         if len(toks) != 18:
@@ -82,6 +83,10 @@ def swf_reference(lines: list[str]) -> dict | None:
             vals.append(v)
         if any(vals[i] != int(vals[i]) for i in INT_FIELDS) or vals[1] < 0:
             return None
+        if vals[0] >= 0:  # field 1 numbers the jobs: a number used twice is refused
+            if vals[0] in numbers:
+                return None
+            numbers.add(vals[0])
         procs = vals[7] if vals[4] == -1 else vals[4]
         if vals[3] <= 0:
             dropped["run_time<=0"] += 1

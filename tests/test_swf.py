@@ -77,10 +77,10 @@ def test_missing_file(tmp_path):
 def test_unrunnable_jobs_dropped_and_counted(tmp_path):
     lines = [
         LINE,
-        LINE.replace(" 100 ", " 0 "),  # run time 0
-        LINE.replace(" 100 ", " -1 "),  # run time unknown
-        "1 0 5 100 0 -1 -1 2 -1 -1 1 7 1 -1 1 1 -1 -1",  # allocated 0
-        "1 0 5 100 -1 -1 -1 -1 -1 -1 1 7 1 -1 1 1 -1 -1",  # no processor count
+        "2" + LINE.replace(" 100 ", " 0 ")[1:],  # run time 0
+        "3" + LINE.replace(" 100 ", " -1 ")[1:],  # run time unknown
+        "4 0 5 100 0 -1 -1 2 -1 -1 1 7 1 -1 1 1 -1 -1",  # allocated 0
+        "5 0 5 100 -1 -1 -1 -1 -1 -1 1 7 1 -1 1 1 -1 -1",  # no processor count
     ]
     tr = read_swf(write(tmp_path, "\n".join(lines) + "\n"))
     assert len(tr.jobs) == 1
@@ -95,3 +95,25 @@ def test_write_then_read(tmp_path):
     again = read_swf(out)
     assert again.max_procs == 4
     assert again.jobs[list(FIELDS)].equals(tr.jobs[list(FIELDS)])
+
+
+def test_a_job_number_used_twice_is_an_error_naming_both_lines(tmp_path):
+    path = write(tmp_path, "; MaxProcs: 4\n" + LINE + "\n" + LINE + "\n")
+    with pytest.raises(SWFError, match=r":3: field 1 \(job\): job 1 repeats line 2"):
+        read_swf(path)
+    other = "1" + LINE.replace(" 100 ", " 50 ")[1:]
+    with pytest.raises(SWFError, match=r":3: field 1 \(job\): job 1 has the job number of line 2"):
+        read_swf(write(tmp_path, "; MaxProcs: 4\n" + LINE + "\n" + other + "\n"))
+
+
+def test_a_byte_order_mark_and_a_long_comment_are_accepted(tmp_path):
+    p = tmp_path / "bom.swf"
+    comment = "; Note: " + "x" * 10_000_000
+    p.write_bytes(b"\xef\xbb\xbf; MaxProcs: 4\n" + comment.encode() + b"\n" + LINE.encode() + b"\n")
+    tr = read_swf(p)
+    assert tr.max_procs == 4 and len(tr.jobs) == 1
+
+
+def test_an_unreadable_regular_file_is_one_line():
+    with pytest.raises(SWFError, match="/proc/self/mem: cannot read"):
+        read_swf("/proc/self/mem")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import gzip
 import io
 import re
-import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +155,7 @@ class SWFTrace:
 
 
 def _open_text(path: Path) -> str:
+    magic = b""
     try:
         with path.open("rb") as fh:
             magic = fh.read(2)
@@ -166,7 +166,11 @@ def _open_text(path: Path) -> str:
             raw = path.read_bytes()
     except (OSError, EOFError, zlib.error) as exc:
         what = "corrupt or truncated gzip data" if magic == b"\x1f\x8b" else "cannot read"
-        raise SWFError(f"{path}: {what}: {exc}") from None
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise SWFError(f"{path}: {what}: {detail}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the header
+        raw = raw[3:]
+    # data lines are numbers only; a comment's non-UTF-8 byte cannot touch a job
     return raw.decode("utf-8", errors="replace")
 
 
@@ -192,6 +196,29 @@ def _locate_error(path: str, lines: list[str]) -> SWFError:
     return SWFError(f"{path}: malformed SWF data")
 
 
+def _check_job_numbers(
+    path: str, arr: np.ndarray, data_lines: np.ndarray, lines: list[str]
+) -> None:
+    """Field 1 numbers the jobs: a number used twice is an error naming both lines (a
+    concatenated log, a repeated line); nothing is ever counted twice."""
+    job = arr[:, 0]
+    order = np.argsort(job, kind="stable")
+    order = order[job[order] >= 0]  # -1: unknown (SWF), never compared
+    same = np.flatnonzero(job[order][1:] == job[order][:-1])
+    if same.size:
+        a, b = sorted((int(order[same[0]]), int(order[same[0] + 1])))
+        la, lb = int(data_lines[a]), int(data_lines[b])
+        kind = (
+            "repeats line"
+            if lines[la - 1].split() == lines[lb - 1].split()
+            else "has the job number of line"
+        )
+        raise SWFError(
+            f"{path}:{lb}: field 1 (job): job {_fmt(job[a])} {kind} {la} "
+            f"({same.size} job number(s) used twice); remove the repeated records"
+        )
+
+
 def parse_header(lines: list[str]) -> dict[str, str]:
     """``; Key: value`` comment lines to a dict (a repeated key keeps its first value)."""
     header: dict[str, str] = {}
@@ -215,39 +242,35 @@ def read_swf(path: str | Path) -> SWFTrace:
     p = regular_file(path, SWFError)
     text = _open_text(p)
     lines = text.splitlines()
-    longest = max(range(len(lines)), key=lambda i: len(lines[i]), default=None)
+    comment = [ln.lstrip().startswith(";") for ln in lines]
+    # comments may be long (free text); a data line has 18 numbers
+    longest = max(
+        (i for i in range(len(lines)) if not comment[i]), key=lambda i: len(lines[i]), default=None
+    )
     if longest is not None and len(lines[longest]) > MAX_SWF_LINE:
         raise SWFError(
             f"{p}:{longest + 1}: line of {len(lines[longest]):,} characters "
             f"(an SWF line has 18 numbers; limit {MAX_SWF_LINE})"
         )
-    header = parse_header([ln for ln in lines if ln.lstrip().startswith(";")])
+    header = parse_header([ln for ln, c in zip(lines, comment, strict=True) if c])
     data_lines = np.array(
-        [i + 1 for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith(";")],
+        [i + 1 for i, ln in enumerate(lines) if ln.strip() and not comment[i]],
         dtype=np.int64,
     )
     if data_lines.size == 0:
         raise SWFError(f"{p}: no job lines (the file is empty or has only comments)")
-    try:
-        with warnings.catch_warnings():  # pandas only warns when it drops fields
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            df = pd.read_csv(
-                io.StringIO(text),
-                sep=r"\s+",
-                comment=";",
-                header=None,
-                names=[*FIELDS, "_extra"],  # a 19th field lands here, never in the index
-                index_col=False,
-                dtype=np.float64,
-                engine="c",
-                skip_blank_lines=True,
-            )
-    except (ValueError, pd.errors.ParserError, pd.errors.ParserWarning):
+    try:  # numpy's C reader: a wrong field count or a non-number is a ValueError
+        arr = np.loadtxt(
+            io.StringIO("\n".join(lines[i - 1] for i in data_lines)),
+            dtype=np.float64,
+            ndmin=2,
+            comments=None,
+        )
+    except ValueError:
         raise _locate_error(str(p), lines) from None
-    extra = df.pop("_extra")
-    if len(df) != data_lines.size or df.isna().to_numpy().any() or extra.notna().any():
+    if arr.shape != (data_lines.size, len(FIELDS)):
         raise _locate_error(str(p), lines)
-    arr = df.to_numpy()
+    df = pd.DataFrame(arr, columns=list(FIELDS))
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(arr) | (np.abs(arr) >= MAX_EXACT)
     if bad.any():
@@ -271,6 +294,7 @@ def read_swf(path: str | Path) -> SWFTrace:
     if neg.size:
         i = neg[0]
         raise SWFError(f"{p}:{data_lines[i]}: field 2 (submit): negative submit time {arr[i, 1]:g}")
+    _check_job_numbers(str(p), arr, data_lines, lines)
     int_cols = [c for c in FIELDS if c not in ("avg_cpu", "used_mem", "req_mem", "think_time")]
     for c in int_cols:
         df[c] = np.floor(df[c]).astype(np.int64)
@@ -289,12 +313,15 @@ def read_swf(path: str | Path) -> SWFTrace:
 
 
 def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict[str, str] | None = None) -> None:
-    """Write jobs (columns named as in :data:`FIELDS`; missing ones become -1) as SWF."""
+    """Write jobs (columns named as in :data:`FIELDS`; missing ones become -1, a missing
+    ``job`` column numbers the jobs 1, 2, ...) as SWF."""
     p = Path(path)
     cols = []
     for f in FIELDS:
         if f in jobs:
             cols.append(np.asarray(jobs[f]))
+        elif f == "job":  # SWF numbers the jobs 1, 2, ...
+            cols.append(np.arange(1, len(jobs) + 1))
         else:
             cols.append(np.full(len(jobs), -1))
     out = io.StringIO()

@@ -286,7 +286,7 @@ def test_cli_json_csv_and_errors(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("name,machines,jobs,work,psi,phi") and len(out) == 3
     assert main(["audit", str(p)]) == 1
-    assert "needs a positive --horizon" in capsys.readouterr().err
+    assert "needs --horizon (a positive number of seconds)" in capsys.readouterr().err
     html = tmp_path / "r.html"
     try:
         import coopsched.audit.html  # noqa: F401  (written on another branch)

@@ -17,6 +17,7 @@ surplus ``psi_u - phi_u``. Exact up to ``exact_max`` organizations (one REF run 
 
 from __future__ import annotations
 
+import numbers
 import sys
 import types
 from collections.abc import Callable
@@ -102,10 +103,22 @@ def audit(
     organizations). ``points``: checkpoints of the curves over the window.
     """
     say = progress or (lambda _msg: None)
+    _check_options(
+        horizon=horizon,
+        machines=machines,
+        samples=samples,
+        exact_max=exact_max,
+        exact_upto=exact_upto,
+        points=points,
+        seed=seed,
+        t_from=t_from,
+        t_to=t_to,
+        source=source,
+    )
     if method not in ("auto", "exact", "sampled"):
-        raise ValueError(f"--method: {method!r}; choose from auto, exact, sampled")
+        raise ValueError(f"method: {method!r}; choose from auto, exact, sampled")
     if not 0 < confidence < 1:
-        raise ValueError("--confidence must be in (0, 1)")
+        raise ValueError(f"confidence: {confidence!r} must be in (0, 1)")
     if isinstance(source, str | Path):
         say(f"reading {source}")
         source = load_log(source, timezone=timezone)
@@ -114,12 +127,14 @@ def audit(
     if isinstance(source, Instance):
         if org_by or mapping or other or t_from is not None or t_to is not None:
             raise WindowError(
-                "a JSON schedule names its organizations and starts at 0: use --horizon, "
-                "not --org-by/--mapping/--other/--from/--to"
+                "a JSON schedule names its organizations and starts at 0: give horizon=, "
+                "not org_by=, mapping=, other=, t_from= or t_to="
             )
         T = horizon if horizon is not None else source.meta.get("horizon")
         if T is None or int(T) <= 0:
-            raise WindowError("auditing a JSON schedule needs a positive --horizon")
+            raise WindowError(
+                "auditing a JSON schedule needs horizon= (a positive number of seconds)"
+            )
         T = int(T)
         inst = expand_parallel(source)
         rec = recorded_schedule(inst, T)
@@ -150,16 +165,16 @@ def audit(
         if timezone is not None and log.timezone != timezone:
             from ..workloads.recorded import check_timezone
 
-            log.timezone = check_timezone(timezone, "--timezone")
+            log.timezone = check_timezone(timezone, "timezone")
         if org_by is not None and mapping is None:
             orgs = by_column(log.jobs, org_by, log.path)
         elif mapping is not None and org_by is None:
             orgs = by_mapping(log.jobs, mapping)
         else:
-            raise MappingError("give exactly one of --org-by COLUMN or --mapping FILE.toml")
+            raise MappingError("give exactly one of org_by= (a column) or mapping= (a TOML file)")
         assign_unmatched(orgs, log.jobs, other)
-        t0 = None if t_from is None else parse_time(t_from, log, "--from")
-        t1 = None if t_to is None else parse_time(t_to, log, "--to")
+        t0 = None if t_from is None else parse_time(t_from, log, "t_from")
+        t1 = None if t_to is None else parse_time(t_to, log, "t_to")
         if t1 is None and horizon is not None and t0 is not None:
             t1 = t0 + int(horizon)
         say("building the window's instance")
@@ -213,6 +228,7 @@ def audit(
             confidence=confidence,
             value_policy=value_policy,
             exact_upto=exact_upto,
+            progress_text=say,
         )
         report["method"] = "sampled"
         report["confidence"] = confidence
@@ -264,6 +280,40 @@ def audit(
     report["excluded"] = excluded
     report["notes"] = notes
     return report
+
+
+def _check_options(**opt) -> None:
+    """The checks ``coopsched audit`` makes, for every caller: each error names the
+    parameter (the command line names the flag)."""
+    from ..workloads.limits import MAX_EXACT, MAX_MACHINES, MAX_SAMPLES, check_horizon
+
+    horizon = check_horizon(opt["horizon"])
+    if horizon is not None and horizon >= MAX_EXACT:
+        raise ValueError(f"horizon: {horizon} s is not below 2^53")
+    for name, low, high in (
+        ("machines", 1, MAX_MACHINES),
+        ("samples", 1, MAX_SAMPLES),
+        ("exact_max", 1, 20),
+        ("exact_upto", 1, 16),
+        ("points", 0, 10_000),
+        ("seed", -(2**63), 2**63 - 1),
+    ):
+        value = opt[name]
+        if value is None and name == "machines":
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name}: expected an integer, got {value!r}")
+        value = int(value)
+        if not low <= value <= high:
+            what = "a number of processors" if name == "machines" else "a value"
+            raise ValueError(f"{name}: {value} is not {what} in {low:,}..{high:,}")
+    source = opt["source"]
+    json_schedule = isinstance(source, Instance) or str(source).lower().endswith(".json")
+    if not json_schedule and horizon is not None:
+        if opt["t_from"] is None:
+            raise ValueError("horizon: needs t_from= (the window's start); alone it means nothing")
+        if opt["t_to"] is not None:
+            raise ValueError("horizon: give t_to= or horizon=, not both")
 
 
 def _check_capacity(rec, inst: Instance) -> None:

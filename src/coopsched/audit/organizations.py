@@ -72,7 +72,7 @@ def _sort_key(v: str):
 def by_column(jobs: pd.DataFrame, key: str, source: str) -> Organizations:
     """One organization per distinct value of the column ``key`` (``--org-by``)."""
     if key not in ORG_KEYS:
-        raise MappingError(f"--org-by: unknown column {key!r}; choose from {', '.join(ORG_KEYS)}")
+        raise MappingError(f"org_by: unknown column {key!r}; choose from {', '.join(ORG_KEYS)}")
     col = jobs[key].astype(str)
     if len(col) and (col == "").all():
         raise MappingError(f"{source}: the log has no {key!r} column to form organizations from")
@@ -167,10 +167,10 @@ def assign_unmatched(orgs: Organizations, jobs: pd.DataFrame, other: str | None)
         )
         raise MappingError(
             f"{miss.size} job(s) match no organization, e.g. {desc}; add them to the mapping "
-            "or pass --other NAME to gather them in one organization"
+            "or give other= (a name) to gather them in one organization"
         )
     if other in orgs.names:
-        raise MappingError(f"--other {other!r}: an organization of that name already exists")
+        raise MappingError(f"other: {other!r} is already the name of an organization")
     orgs.names.append(other)
     orgs.index[miss] = len(orgs.names) - 1
     if orgs.machines is not None:
@@ -190,7 +190,7 @@ def contribution(
     """
     if rule not in CONTRIBUTION_RULES:
         raise MappingError(
-            f"--contribution: unknown rule {rule!r}; choose from {', '.join(CONTRIBUTION_RULES)}"
+            f"contribution: unknown rule {rule!r}; choose from {', '.join(CONTRIBUTION_RULES)}"
         )
     k = len(shares)
     w = [1] * k if rule == "equal" or sum(shares) == 0 else [int(x) for x in shares]

@@ -12,6 +12,7 @@ from the observed spread of the marginal contributions; the seed fixes the order
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,6 +43,20 @@ class SampledGame:
     coalitions: int
 
 
+def sampled_coalitions(k: int, samples: int, seed: int, order: list[int]) -> list[int]:
+    """The distinct prefix coalitions (bit masks, first use first) of the ``samples`` orders
+    that :func:`~coopsched.online.shapley.shapley_monte_carlo` draws with this ``seed`` over
+    ``order``: what a sampled audit must value."""
+    rng = np.random.default_rng(seed)
+    seen: dict[int, None] = {}
+    for _ in range(samples):
+        mask = 0
+        for x in rng.permutation(k):
+            mask |= 1 << order[x]
+            seen.setdefault(mask, None)
+    return list(seen)
+
+
 def sampled_game(
     inst: Instance,
     horizon: int,
@@ -53,6 +68,7 @@ def sampled_game(
     value_policy: str = "fifo",
     exact_upto: int = 8,
     progress: Callable[[int], None] | None = None,
+    progress_text: Callable[[str], None] | None = None,
 ) -> SampledGame:
     """Sample ``samples`` orders of the organizations; see the module doc."""
     k = inst.k
@@ -80,6 +96,20 @@ def sampled_game(
                 progress(len(cache))
         return x
 
+    # the orders are fixed by the seed: the coalitions they need are known before any is
+    # valued, so the run time is estimated from the first ones and said before the rest
+    needed = sampled_coalitions(k, samples, seed, order)
+    if progress_text is not None:
+        progress_text(f"{len(needed):,} coalitions to value for {samples} orders of {k}")
+    clock = time.perf_counter()
+    for i, mask in enumerate(needed):
+        vec(mask)
+        if progress_text is not None and i in (2, 20):
+            per = (time.perf_counter() - clock) / (i + 1)
+            progress_text(
+                f"valued {i + 1:,} of {len(needed):,} coalitions; about "
+                f"{per * (len(needed) - i - 1):,.0f} s to go"
+            )
     est = [
         shapley_monte_carlo(
             lambda m, g=g: vec(m)[g], k, samples, seed=seed, confidence=confidence, order=order

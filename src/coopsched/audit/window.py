@@ -69,7 +69,7 @@ def parse_time(value: str | int, log: RecordedLog, what: str) -> int:
     if dt.tzinfo is None:
         if log.timezone is None:
             raise WindowError(
-                f"{what}: {log.path} has no time zone (no TimeZoneString); pass --timezone "
+                f"{what}: {log.path} has no time zone (no TimeZoneString); give timezone= "
                 "or a date with an offset"
             )
         zone = ZoneInfo(log.timezone)
@@ -193,15 +193,15 @@ def window_instance(
         np.minimum(end[idx], t1)[rec >= 0],
         width[idx][rec >= 0],
     )
-    if M is None:
+    size_note = ""
+    if M is None and orgs.machines is None:
         M = peak
         size_note = f"platform size unknown: taken as the recorded peak, {peak} processors"
-    else:
-        size_note = ""
-    if peak > M:
+    if M is not None and peak > M:
+        said = "given by machines=" if machines is not None else f"that {log.path} states"
         raise WindowError(
             f"{log.path}: the recorded schedule runs {peak} processors at once (log time {at}), "
-            f"more than the platform's {M}; pass --machines"
+            f"more than the {M} {said}; the platform cannot be smaller than what it ran"
         )
     if (orgs.index[idx] < 0).any():
         raise WindowError("some jobs have no organization (assign_unmatched first)")
@@ -225,16 +225,40 @@ def window_instance(
     np.add.at(work, owner, width[idx] * size)
     if given_m is not None:
         mach = list(given_m)
-        given = sum(mach[:-1]) if orgs.described_by.endswith("+other") else sum(mach)
-        if orgs.described_by.endswith("+other"):
-            if given > M:
-                raise WindowError(f"the mapping contributes {given} machines; the platform has {M}")
-            mach[-1] = M - given
-        elif log.machines is not None and machines is None and given != M:
-            raise WindowError(
-                f"the mapping contributes {given} machines but {log.path} says the platform "
-                f"has {M}; fix the mapping or pass --machines {given}"
+        with_other = orgs.described_by.endswith("+other")
+        given = sum(mach[:-1]) if with_other else sum(mach)
+        three = (
+            f"the mapping's machines sum to {given}, the recorded schedule ran {peak} "
+            f"processors at once, and the platform has "
+            + (
+                f"{M} (machines=)"
+                if machines is not None
+                else f"{M} ({log.path})"
+                if M is not None
+                else "no stated size"
             )
+        )
+        if with_other:
+            if M is None:
+                M = max(peak, given)
+                size_note = f"platform size unknown: taken as {M} processors"
+            if given > M:
+                raise WindowError(f"{three}: the mapping gives away more than the platform")
+            mach[-1] = M - given
+        else:
+            if given == 0:
+                raise WindowError(f"{three}: a platform of 0 machines ran nothing")
+            if given < peak:
+                raise WindowError(
+                    f"{three}: the mapping's platform is smaller than what ran; fix the mapping"
+                )
+            if M is not None and given != M:
+                fix = (
+                    "fix the mapping or machines="
+                    if machines is not None
+                    else f"fix the mapping or give machines={given}"
+                )
+                raise WindowError(f"{three}: they must agree; {fix}")
         M = sum(mach)
         rule_text = f"machines from {orgs.described_by.removesuffix('+other')}"
     else:
@@ -242,6 +266,7 @@ def window_instance(
         fifo = np.lexsort((np.arange(len(owner)), rel))
         first = np.full(k, len(owner), dtype=np.int64)
         np.minimum.at(first, owner[fifo], np.arange(len(owner)))
+        assert M is not None  # without mapping machines it is given, stated, or the peak
         mach = contribution(work.tolist(), M, rule, first.tolist())
         from .organizations import CONTRIBUTION_RULES
 
@@ -266,6 +291,7 @@ def window_instance(
     excluded["submitted after the window"] = int((keep & (submit >= t1)).sum())
     excluded = {k2: v for k2, v in excluded.items() if v}
     jobs = np.bincount(owner, minlength=k).tolist()
+    assert M is not None  # set in both branches above
     return WindowInstance(
         inst,
         int(t0),

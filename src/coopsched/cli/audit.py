@@ -89,7 +89,7 @@ def audit(
     if status is not None:
         status.start()
     try:
-        report = run_audit(
+        report = _flags(run_audit)(
             log,
             org_by=org_by,
             mapping=mapping,
@@ -127,3 +127,36 @@ def audit(
         html.write_text(render_html(report))
         if not quiet:
             console.print(f"HTML report written to {html}")
+
+
+#: Parameters of :func:`coopsched.audit.audit` whose flag is not ``--`` + the name with dashes.
+_FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
+_PARAMS = (
+    "t_from|t_to|org_by|mapping|other|horizon|timezone|machines|contribution|method|"
+    "exact_max|samples|confidence|value_policy|exact_upto|seed|points"
+)
+
+
+def flag_message(message: str) -> str:
+    """A library error in the command line's words: a parameter name at the start
+    (``machines: ...``) or written ``name=`` becomes its flag (``--machines``)."""
+    import re
+
+    def flag(name: str) -> str:
+        return _FLAG_OF.get(name, "--" + name.replace("_", "-"))
+
+    message = re.sub(rf"^({_PARAMS}):", lambda m: flag(m.group(1)) + ":", message)
+    message = re.sub(rf"\b({_PARAMS})=(?=\w)", lambda m: flag(m.group(1)) + " ", message)
+    return re.sub(rf"\b({_PARAMS})=", lambda m: flag(m.group(1)), message)
+
+
+def _flags(fn):
+    """``fn`` with its ValueError/TypeError messages given in flags."""
+
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, TypeError) as exc:
+            raise CLIError(flag_message(str(exc))) from None
+
+    return call

@@ -229,7 +229,7 @@ def local_timezone() -> str:
         target = ""
     if "zoneinfo/" in target:
         return target.split("zoneinfo/", 1)[1]
-    raise SacctError("cannot tell this machine's time zone: give --timezone (an IANA name)")
+    raise SacctError("cannot tell this machine's time zone: give timezone= (an IANA name)")
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -568,7 +568,7 @@ def read_sacct(
         i = _first(wide)
         raise SacctError(
             f"{path_s}:{lines[i]}: field AllocCPUS: job {raw['JobID'].iloc[i]} was allocated "
-            f"{processors[i]} processors, more than the platform's {machines} (check --machines)"
+            f"{processors[i]} processors, more than the platform's {machines} (check machines=)"
         )
     end_first = ~never & (end >= 0) & (end < start)
     early = ~never & ~end_first & (start < submit)

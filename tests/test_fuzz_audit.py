@@ -1,0 +1,148 @@
+"""What the audit refuses, from the command line and from Python (docs/audit.md, "What the
+audit refuses and why"): every case one clear error naming the parameter (or the flag), the
+numbers involved and, for input files, the line. Never a traceback, never a silent answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import coopsched
+from coopsched.cli import main
+from coopsched.workloads.instance import make_instance
+
+SACCT = Path(__file__).parent / "fixtures" / "slurm" / "sacct_X_utc.txt"
+BASE = ["audit", str(SACCT), "--timezone", "UTC"]
+
+
+def mapping(tmp_path: Path, machines: dict[str, int]) -> Path:
+    p = tmp_path / "orgs.toml"
+    p.write_text(
+        "".join(
+            f'[[organization]]\nname = "{a}"\naccounts = ["{a}"]\nmachines = {m}\n'
+            for a, m in machines.items()
+        )
+    )
+    return p
+
+
+def cli_error(capsys, args: list[str]) -> str:
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
+    return err
+
+
+SHARES = {"physics": 1, "chemistry": 1, "biology": 1, "astro": 1}
+
+
+def test_mapping_smaller_than_the_recorded_peak_states_the_three_numbers(tmp_path, capsys):
+    m = mapping(tmp_path, {**SHARES, "astro": 0, "chemistry": 0})
+    err = cli_error(capsys, [*BASE, "--mapping", str(m)])
+    assert "machines sum to 2, the recorded schedule ran 4 processors at once" in err
+    assert "smaller than what ran" in err
+
+
+def test_mapping_of_zero_machines(tmp_path, capsys):
+    m = mapping(tmp_path, dict.fromkeys(SHARES, 0))
+    err = cli_error(capsys, [*BASE, "--mapping", str(m), "--machines", "4"])
+    assert "sum to 0" in err and "4 (--machines)" in err
+
+
+def test_mapping_and_machines_that_disagree_are_never_silently_reconciled(tmp_path, capsys):
+    m = mapping(tmp_path, {**SHARES, "physics": 3})  # 6 machines
+    err = cli_error(capsys, [*BASE, "--mapping", str(m), "--machines", "4"])
+    assert "sum to 6" in err and "4 (--machines)" in err and "must agree" in err
+    # in agreement, the audit runs on exactly that platform
+    report = coopsched.audit(SACCT, timezone="UTC", mapping=m, machines=6)
+    assert report["window"]["machines"] == 6
+
+
+@pytest.mark.parametrize("value", ["-3", "0"])
+def test_machines_not_positive(capsys, value):
+    err = cli_error(capsys, [*BASE, "--org-by", "account", "--machines", value])
+    assert f"--machines: {value} is not a number of processors in 1.." in err
+
+
+def test_machines_below_the_recorded_peak(capsys):
+    err = cli_error(capsys, [*BASE, "--org-by", "account", "--machines", "1"])
+    assert "runs 4 processors at once" in err and "more than the 1 given by --machines" in err
+
+
+def test_horizon_without_from_or_with_to(capsys):
+    err = cli_error(capsys, [*BASE, "--org-by", "account", "--horizon", "30"])
+    assert "--horizon: needs --from" in err
+    err = cli_error(
+        capsys, [*BASE, "--org-by", "account", "--from", "0", "--to", "9", "--horizon", "3"]
+    )
+    assert "give --to or --horizon, not both" in err
+
+
+@pytest.mark.parametrize(
+    "horizon, error",
+    [(-5, ValueError), (0, ValueError), (2.5, TypeError), (True, TypeError), ("10", TypeError)],
+)
+def test_python_api_names_the_parameter(horizon, error):
+    inst = make_instance([1], [(0, 0, 2)])
+    inst.start = inst.release.copy()
+    with pytest.raises(error, match=r"^horizon: "):
+        coopsched.audit(inst, horizon=horizon)
+
+
+@pytest.mark.parametrize(
+    "option, value, pattern",
+    [
+        ("samples", 0, r"^samples: 0 is not a value in 1\.\."),
+        ("samples", 10**9, r"^samples: .* is not a value in 1\.\.1,000,000"),
+        ("machines", 10**12, r"^machines: .* is not a number of processors"),
+        ("exact_max", 99, r"^exact_max: 99"),
+        ("points", -1, r"^points: -1"),
+        ("samples", 2.0, r"^samples: expected an integer"),
+        ("method", "fast", r"^method: 'fast'"),
+        ("confidence", 1.5, r"^confidence: 1.5 must be in \(0, 1\)"),
+    ],
+)
+def test_python_api_checks_what_the_cli_checks(option, value, pattern):
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        coopsched.audit(SACCT, timezone="UTC", org_by="account", **{option: value})
+
+
+def test_horizon_beyond_2_53_is_refused():
+    inst = make_instance([1], [(0, 0, 2)])
+    inst.start = inst.release.copy()
+    with pytest.raises(ValueError, match=r"horizon: .* is not below 2\^53"):
+        coopsched.audit(inst, horizon=2**53)
+
+
+def test_sampled_audit_says_how_many_coalitions_and_how_long_before_the_rest():
+    said: list[str] = []
+    coopsched.audit(
+        SACCT,
+        timezone="UTC",
+        org_by="account",
+        method="sampled",
+        samples=30,
+        with_counterfactuals=False,
+        progress=said.append,
+    )
+    assert any("coalitions to value for 30 orders of 4" in m for m in said)
+    assert any("s to go" in m for m in said)
+
+
+def test_an_ambiguous_window_start_asks_for_an_offset(tmp_path, capsys):
+    err = cli_error(
+        capsys,
+        [
+            "audit",
+            str(SACCT),
+            "--timezone",
+            "Europe/Warsaw",
+            "--org-by",
+            "account",
+            "--from",
+            "2024-10-27T02:30",
+        ],
+    )
+    assert "--from: 2024-10-27T02:30 happens twice in Europe/Warsaw" in err
+    assert "+02:00" in err and "+01:00" in err

@@ -19,6 +19,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .limits import MAX_DECOMPRESSED
+
 #: The Parallel Workloads Archive; each log lives at ``<base>/l_<dir>/<file>``.
 BASE_URL = "https://www.cs.huji.ac.il/labs/parallel/workload/"
 
@@ -232,6 +234,86 @@ def local_copy(log: ArchiveLog, cache: Path | None = None) -> Path | None:
     return cached if cached.is_file() else None
 
 
+#: Seconds allowed to connect, and between two reads of a download.
+CONNECT_TIMEOUT = 30.0
+#: Seconds a whole download may take (a server trickling bytes is cut off).
+DOWNLOAD_DEADLINE = 1800.0
+#: Bytes a download may have (the largest archive log is far below).
+MAX_DOWNLOAD = 2 * 1024**3
+
+
+def _downloader(connect: float, deadline: float, max_bytes: int):
+    """A pooch downloader (standard library HTTP) with a connect and read timeout, a
+    deadline for the whole transfer and a size limit: every read returns as soon as some
+    bytes arrive (``read1``), so a server that sends one byte every few seconds meets the
+    deadline instead of holding the download forever."""
+
+    def download(url: str, output_file, pooch_obj, check_only: bool = False) -> bool | None:
+        import contextlib
+        import time
+        import urllib.error
+        import urllib.request
+
+        start = time.monotonic()
+        try:
+            with urllib.request.urlopen(url, timeout=connect) as resp:  # noqa: S310 (http/https)
+                if check_only:
+                    return True
+                got = 0
+                target = (
+                    open(output_file, "wb")  # noqa: SIM115 (closed by the with below)
+                    if isinstance(output_file, str | Path)
+                    else contextlib.nullcontext(output_file)
+                )
+                with target as sink:
+                    while True:
+                        chunk = resp.read1(1 << 16)
+                        if not chunk:
+                            break
+                        got += len(chunk)
+                        if got > max_bytes:
+                            raise ArchiveError(
+                                f"{url}: more than {max_bytes:,} bytes; refused (no archive log "
+                                "is that large)"
+                            )
+                        if time.monotonic() - start > deadline:
+                            raise ArchiveError(
+                                f"{url}: the download took more than {deadline:,.0f} s "
+                                f"({got:,} bytes so far); try again later or use a mirror "
+                                "($COOPSCHED_PWA_URL)"
+                            )
+                        sink.write(chunk)
+        except ArchiveError:
+            raise
+        except urllib.error.HTTPError as exc:
+            raise ArchiveError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+        except TimeoutError:
+            raise ArchiveError(
+                f"{url}: no answer within {connect:g} s (connecting or between two reads)"
+            ) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, TimeoutError):
+                raise ArchiveError(f"{url}: no answer within {connect:g} s") from None
+            raise ArchiveError(f"{url}: {reason}") from None
+        return None
+
+    return download
+
+
+def verify_cached(log: ArchiveLog, path: Path) -> bool:
+    """Whether a cached copy still has its pinned checksum (file, or job records); a log
+    without a pin cannot be checked and is taken as it is."""
+    if log.sha256:
+        return sha256_of(path) == log.sha256
+    if log.records_sha256:
+        try:
+            return records_sha256(path)[0] == log.records_sha256
+        except (OSError, EOFError, ValueError):
+            return False
+    return True
+
+
 def fetch_trace(
     name: str,
     *,
@@ -243,15 +325,29 @@ def fetch_trace(
 
     The download is checked against the pinned SHA-256 of the file, or of its job records
     (:func:`records_sha256`); a mismatch is an :class:`ArchiveError` (and the bad file is
-    not kept).
+    not kept). A copy already in the cache is checked the same way before every use; an
+    altered or damaged one is deleted and downloaded again, with a warning. Downloads time
+    out (:data:`CONNECT_TIMEOUT`, :data:`DOWNLOAD_DEADLINE`) and are limited in size
+    (:data:`MAX_DOWNLOAD`).
     """
+    import warnings
+
     import pooch
 
     log = lookup(name)
     cache = Path(cache) if cache is not None else cache_dir()
     found = local_copy(log, cache)
-    if found is not None:
-        return found
+    if found is not None and found.parent == cache:
+        if verify_cached(log, found):
+            return found
+        warnings.warn(
+            f"{found}: the cached copy of {log.name} does not have its pinned checksum "
+            "(altered or damaged); downloading it again",
+            stacklevel=2,
+        )
+        found.unlink(missing_ok=True)
+    elif found is not None:
+        return found  # a folder of $COOPSCHED_TRACES: the user's own copy, trusted
     url = log.url(base)
     known = f"sha256:{log.sha256}" if log.sha256 else None
     if progress:
@@ -267,8 +363,15 @@ def fetch_trace(
     logger.addFilter(no_hash_advice)
     try:
         path = pooch.retrieve(
-            url, known_hash=known, fname=log.filename, path=cache, progressbar=progress
+            url,
+            known_hash=known,
+            fname=log.filename,
+            path=cache,
+            progressbar=progress,
+            downloader=_downloader(CONNECT_TIMEOUT, DOWNLOAD_DEADLINE, MAX_DOWNLOAD),
         )
+    except ArchiveError as exc:
+        raise ArchiveError(f"{log.name}: cannot download: {exc}") from None
     except ValueError as exc:
         if "does not match" in str(exc):  # pooch's checksum mismatch
             raise ArchiveError(
@@ -299,8 +402,12 @@ def records_sha256(path: str | Path) -> tuple[str, int]:
     n = 0
     with open(path, "rb") as raw:
         gz = raw.read(2) == b"\x1f\x8b"
+    read = 0
     with (gzip.open if gz else open)(path, "rb") as fh:
         for line in fh:
+            read += len(line)
+            if read > MAX_DECOMPRESSED:
+                raise ValueError(f"{path}: more than {MAX_DECOMPRESSED:,} bytes once decompressed")
             fields = line.split()
             if not fields or fields[0].startswith(b";"):
                 continue

@@ -28,6 +28,9 @@ MAX_JOBS = 50_000_000
 MAX_SAMPLES = 1_000_000
 #: Characters of one SWF line (18 numeric fields need a few hundred).
 MAX_SWF_LINE = 4096
+#: Bytes of a log once decompressed (the largest archive log is a few hundred MB): a small
+#: ``.gz`` that expands beyond this (a decompression bomb) is refused before it fills memory.
+MAX_DECOMPRESSED = 4 * 1024**3
 
 
 class LimitError(ValueError):

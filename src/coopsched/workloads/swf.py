@@ -23,7 +23,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .limits import MAX_EXACT, MAX_SWF_LINE, LimitError, exact_number, regular_file
+from .limits import (
+    MAX_DECOMPRESSED,
+    MAX_EXACT,
+    MAX_SWF_LINE,
+    LimitError,
+    exact_number,
+    regular_file,
+)
 
 #: The 18 SWF fields, in order (PWA swf.html, version 2.2).
 FIELDS: tuple[str, ...] = (
@@ -161,7 +168,12 @@ def _open_text(path: Path) -> str:
             magic = fh.read(2)
         if magic == b"\x1f\x8b":
             with gzip.open(path, "rb") as fh:
-                raw = fh.read()
+                raw = fh.read(MAX_DECOMPRESSED + 1)
+            if len(raw) > MAX_DECOMPRESSED:
+                raise SWFError(
+                    f"{path}: more than {MAX_DECOMPRESSED:,} bytes once decompressed; refused "
+                    "(a damaged or hostile .gz: no workload log is that large)"
+                )
         else:
             raw = path.read_bytes()
     except (OSError, EOFError, zlib.error) as exc:

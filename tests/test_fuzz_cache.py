@@ -1,0 +1,113 @@
+"""The download cache and downloads under hostile conditions, against real servers on
+127.0.0.1: an altered cached file, a server that never answers, one that trickles a byte at
+a time, a decompression bomb. Each ends in one clear line (or a verified re-download)."""
+
+from __future__ import annotations
+
+import gzip
+import socket
+import threading
+import time
+import warnings
+
+import pytest
+from test_archive import server, test_log  # noqa: F401 (fixtures)
+
+from coopsched.cli import main
+from coopsched.workloads import archive
+from coopsched.workloads.swf import SWFError, read_swf
+
+
+def test_an_altered_cached_file_is_downloaded_again(test_log, tmp_path):  # noqa: F811
+    first = archive.fetch_trace(test_log.name)
+    good = first.read_bytes()
+    first.write_bytes(b"garbage that is not the log")
+    with pytest.warns(UserWarning, match="does not have its pinned checksum"):
+        again = archive.fetch_trace(test_log.name)
+    assert again == first and again.read_bytes() == good
+
+
+def test_a_cached_file_is_verified_on_every_use_from_the_cli(test_log, capsys):  # noqa: F811
+    path = archive.fetch_trace(test_log.name)
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF  # one flipped byte, same size
+    path.write_bytes(bytes(data))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["fetch", test_log.name]) == 0
+    assert any("pinned checksum" in str(w.message) for w in caught)
+    assert archive.sha256_of(path) == test_log.sha256
+
+
+class _Silent:
+    """A TCP server on 127.0.0.1 that accepts and then says nothing, or trickles bytes."""
+
+    def __init__(self, trickle: bool):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.trickle = trickle
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/"
+
+    def serve(self):
+        self.sock.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                if self.trickle:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+                    while not self.stop.is_set():
+                        try:
+                            conn.sendall(b"x")
+                        except OSError:
+                            break
+                        time.sleep(0.05)
+                else:
+                    self.stop.wait(10)
+
+    def close(self):
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("trickle", [False, True], ids=["silent", "trickle"])
+def test_downloads_time_out(test_log, monkeypatch, trickle):  # noqa: F811
+    srv = _Silent(trickle)
+    try:
+        monkeypatch.setenv("COOPSCHED_PWA_URL", srv.url)
+        monkeypatch.setattr(archive, "CONNECT_TIMEOUT", 0.5)
+        monkeypatch.setattr(archive, "DOWNLOAD_DEADLINE", 1.0)
+        t = time.monotonic()
+        with pytest.raises(archive.ArchiveError) as err:
+            archive.fetch_trace(test_log.name)
+        assert time.monotonic() - t < 8
+        want = "took more than 1 s" if trickle else "no answer within 0.5 s"
+        assert want in str(err.value) and "\n" not in str(err.value)
+    finally:
+        srv.close()
+
+
+def test_a_download_larger_than_the_limit_is_refused(test_log, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(archive, "MAX_DOWNLOAD", 100)
+    with pytest.raises(archive.ArchiveError, match="more than 100 bytes; refused"):
+        archive.fetch_trace(test_log.name)
+
+
+def test_a_decompression_bomb_is_refused(tmp_path, monkeypatch):
+    import coopsched.workloads.swf as swf
+
+    monkeypatch.setattr(swf, "MAX_DECOMPRESSED", 1_000_000)
+    bomb = tmp_path / "bomb.swf.gz"
+    bomb.write_bytes(gzip.compress(b"; " + b"0" * 5_000_000))
+    assert bomb.stat().st_size < 20_000
+    with pytest.raises(SWFError, match="more than 1,000,000 bytes once decompressed"):
+        read_swf(bomb)

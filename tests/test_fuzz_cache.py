@@ -111,3 +111,60 @@ def test_a_decompression_bomb_is_refused(tmp_path, monkeypatch):
     assert bomb.stat().st_size < 20_000
     with pytest.raises(SWFError, match="more than 1,000,000 bytes once decompressed"):
         read_swf(bomb)
+
+
+# ------------------------------------------------------------------ studies' output folders
+
+
+def test_two_runs_cannot_compute_into_one_folder(tmp_path, capsys):
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".lock").write_text(f"{os.getppid()} {socket.gethostname()}")  # a live process
+    assert main(["reproduce", "poa", "--quick", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"is in use by another run (pid {os.getppid()}" in err and "Traceback" not in err
+
+
+def test_the_lock_of_a_dead_run_is_taken_over(tmp_path):
+    from coopsched.experiments.study import output_lock
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".lock").write_text(f"999999999 {socket.gethostname()}")
+    with pytest.warns(UserWarning, match="taking over the lock of run 999999999"), output_lock(out):
+        assert (out / ".lock").read_text().startswith(str(__import__("os").getpid()))
+    assert not (out / ".lock").exists()
+
+
+def test_a_read_only_folder_is_one_line(tmp_path, capsys):
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    out = tmp_path / "ro"
+    out.mkdir()
+    out.chmod(0o500)
+    try:
+        assert main(["reproduce", "poa", "--quick", "--out", str(out / "x")]) == 1
+        assert "cannot write the results into" in capsys.readouterr().err
+    finally:
+        out.chmod(0o700)
+
+
+def test_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
+    """/dev/full answers every write with ENOSPC: the results table is made a link to it."""
+    import os
+
+    out = tmp_path / "full"
+    out.mkdir()
+    os.symlink("/dev/full", out / "results.csv")
+    assert main(["reproduce", "poa", "--quick", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write the results into" in err and "No space left on device" in err
+
+
+def test_a_traces_folder_that_does_not_exist_is_an_error(tmp_path, capsys):
+    assert main(["reproduce", "table1", "--quick", "--traces", str(tmp_path / "nope")]) == 1
+    assert "--traces" in capsys.readouterr().err

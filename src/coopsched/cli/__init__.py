@@ -24,6 +24,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     engine = sys.modules.get("coopsched.online.engine")
     if engine is not None:
         errors.append(engine.PolicyError)
+    study = sys.modules.get("coopsched.experiments.study")
+    if study is not None:
+        errors.append(study.StudyError)
     return tuple(errors)
 
 

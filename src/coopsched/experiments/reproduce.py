@@ -62,7 +62,17 @@ POLICIES = paper_values.POLICY_ORDER
 
 def find_traces(traces: str | Path | None = None) -> Path:
     """The trace folder: the argument, ``$COOPSCHED_TRACES``, or ``../shared/traces``."""
-    candidates = [traces, os.environ.get("COOPSCHED_TRACES"), "../shared/traces", "shared/traces"]
+    if traces is not None:  # asked for: that folder or an error, never another one
+        folder = Path(traces)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"--traces {folder}: no such folder")
+        if not (folder / TRACE_FILES["LPC-EGEE"]).exists():
+            raise FileNotFoundError(
+                f"--traces {folder}: no {TRACE_FILES['LPC-EGEE']} there (the folder must hold "
+                f"{', '.join(TRACE_FILES.values())})"
+            )
+        return folder
+    candidates = [os.environ.get("COOPSCHED_TRACES"), "../shared/traces", "shared/traces"]
     for c in candidates:
         if c and (Path(c) / TRACE_FILES["LPC-EGEE"]).exists():
             return Path(c)

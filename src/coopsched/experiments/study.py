@@ -21,6 +21,12 @@ Register a study with :func:`register_study`; ``coopsched reproduce NAME`` finds
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import socket
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -102,21 +108,89 @@ class Study:
         """Run (or resume) the sweep; write ``rows.jsonl``, ``results.csv``, ``summary.md``
         and the study's own files into ``out``; return the table and the summary."""
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        rows = run_sweep(
-            self.tasks(),
-            type(self).evaluate,
-            out / "rows.jsonl",
-            workers=workers,
-            scheduler=scheduler,
-            description=self.name,
-            quiet=quiet,
-        )
-        df = self.frame(rows)
-        df.to_csv(out / "results.csv", index=False)
-        md = self.report(df, rows, out)
-        (out / "summary.md").write_text(md)
+        tasks = self.tasks()
+        with _writing(out), output_lock(out):
+            rows = run_sweep(
+                tasks,
+                type(self).evaluate,
+                out / "rows.jsonl",
+                workers=workers,
+                scheduler=scheduler,
+                description=self.name,
+                quiet=quiet,
+            )
+            df = self.frame(rows)
+            df.to_csv(out / "results.csv", index=False)
+            md = self.report(df, rows, out)
+            (out / "summary.md").write_text(md)
         return df, md
+
+
+class StudyError(RuntimeError):
+    """A study cannot run or write its results; the message says why, in one line."""
+
+
+@contextlib.contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """A full disk, a read-only or forbidden folder: one line naming the folder, never a
+    traceback from deep in a writer or a worker."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT):
+            raise StudyError(
+                f"cannot write the results into {out}: {exc.strerror or exc}"
+            ) from None
+        raise
+
+
+@contextlib.contextmanager
+def output_lock(out: Path) -> Iterator[None]:
+    """Only one run computes into a folder at a time: ``out/.lock`` holds the holder's pid
+    and host while it runs. A second run gets a clear error; the lock of a run that died
+    (its pid gone, on this host) is taken over with a note."""
+    lock = out / ".lock"
+    me = f"{os.getpid()} {socket.gethostname()}"
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                pid_s, _, host = lock.read_text().partition(" ")
+                pid = int(pid_s)
+            except (OSError, ValueError):
+                pid, host = -1, ""
+            if host.strip() == socket.gethostname() and pid > 0 and not _alive(pid):
+                warnings.warn(
+                    f"{out}: taking over the lock of run {pid}, which is no longer running",
+                    stacklevel=3,
+                )
+                lock.unlink(missing_ok=True)
+                continue
+            raise StudyError(
+                f"{out} is in use by another run (pid {pid} on {host.strip() or 'an unknown host'}"
+                f"; {lock}): wait for it to finish or choose another output folder"
+            ) from None
+        with os.fdopen(fd, "w") as fh:
+            fh.write(me)
+        break
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            if lock.read_text() == me:
+                lock.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def get_study(name: str) -> type[Study]:

@@ -520,3 +520,28 @@ def test_quick_poa_reproduction(tmp_path):
     t5 = df[df["task.what"] == "theorem5"]
     assert (t5.worst_found == t5.paper).all()
     assert (tmp_path / "p" / "poa.png").exists() and "Theorem 4" in md
+
+
+def test_paper_instance_sizes_are_known_before_building():
+    from coopsched.mosp import paper_instances as p
+
+    for x in (1, 2, 3, 6):
+        t = p.theorem4(x)
+        assert (t.instance.k, t.instance.n) == p.theorem4_size(x)
+    for K in (2, 3, 10):
+        t = p.theorem5(K)
+        assert (t.instance.k, t.instance.n) == p.theorem5_size(K)
+
+
+@pytest.mark.parametrize("spec", ["theorem4:100000", "theorem4:10**12", "theorem5:1000"])
+def test_game_refuses_instances_beyond_its_limit_at_once(spec, capsys):
+    import time
+
+    from coopsched.cli import main
+
+    spec = spec.replace("10**12", str(10**12))
+    t = time.monotonic()
+    assert main(["game", "--generate", spec]) == 1
+    assert time.monotonic() - t < 5
+    err = capsys.readouterr().err
+    assert "beyond the game's limit" in err and "Traceback" not in err

@@ -60,6 +60,22 @@ class Theorem4:
     names: list[str]
 
 
+def theorem4_size(x: int) -> tuple[int, int]:
+    """Organizations and jobs of :func:`theorem4` ``(x)``, without building it."""
+    if x < 1:
+        raise ValueError("Theorem 4 needs x >= 1")
+    n = 3 * x * (x - 1) // 2 + 2
+    # A: 2 jobs each; level i: B_i, C_i, D_i hold (4i + n - 3) + (4i + n - 1) + (4i + n + 1)
+    return n + 3 * x, 2 * n + 6 * x * (x + 1) + 3 * x * (n - 1)
+
+
+def theorem5_size(K: int) -> tuple[int, int]:
+    """Organizations and jobs of :func:`theorem5` ``(K)``, without building it."""
+    if K < 2:
+        raise ValueError("Theorem 5 needs K >= 2")
+    return 2 * K, (K - 1) * (2 * K + 1) + 2 + K
+
+
 def theorem4(x: int) -> Theorem4:
     """Theorem 4 (Fig. 5): ``n = 3x(x-1)/2 + 2`` organizations of type A with jobs
     ``(L-1, x+1)`` and ``(1, m-x-1)``; for i = 1..x, B_i with i jobs ``(L, m)`` and

@@ -130,17 +130,44 @@ def game_instance(path: str | Path | None, spec: str, seed: int = 0):
                 inst, mech = papers.theorem1()
                 return inst, mech, None
             if name == "theorem4":
+                check_game_size(spec, *papers.theorem4_size(int(arg)))
                 t4 = papers.theorem4(int(arg))
                 return t4.instance, None, t4.worst_config
             if name == "theorem5":
+                check_game_size(spec, *papers.theorem5_size(int(arg)))
                 t5 = papers.theorem5(int(arg))
                 return t5.instance, None, t5.fig6c_config
             raise ValueError(f"unknown paper instance {name!r}")
+        except GameSizeError:
+            raise
         except ValueError as exc:
             raise ValueError(
                 f"--generate: theorem1, theorem4:X (X >= 1) or theorem5:K (K >= 2) ({exc})"
             ) from None
-    return load_mosp_instance(path, spec, seed), None, None
+    inst = load_mosp_instance(path, spec, seed)
+    check_game_size(spec or str(path), inst.k, inst.n)
+    return inst, None, None
+
+
+#: The game command's limit on organizations x jobs: a best response weighs every
+#: organization's options over every job, so the cost grows with this product. At the
+#: limit, theorem5:60 (120 organizations, 7,201 jobs: 864,120) took about 3 minutes on
+#: one core (docs/game.md).
+MAX_GAME_WORK = 1_000_000
+
+
+class GameSizeError(ValueError):
+    """An instance too large for the game's exact best responses."""
+
+
+def check_game_size(what: str, orgs: int, jobs: int) -> None:
+    """Refuse, before building anything, a game instance beyond :data:`MAX_GAME_WORK`."""
+    if orgs * jobs > MAX_GAME_WORK:
+        raise GameSizeError(
+            f"--generate {what}: {orgs:,} organizations x {jobs:,} jobs = {orgs * jobs:,}, "
+            f"beyond the game's limit of {MAX_GAME_WORK:,} (theorem5:60, 864,120, takes about "
+            "3 minutes; the cost grows at least with this product)"
+        )
 
 
 def game_report(

@@ -59,7 +59,7 @@ def test_audit_is_a_function_and_still_the_package():
     assert cs.audit.window.WindowError is WindowError  # the submodules are attributes
     assert cs.audit.load_log is sys.modules["coopsched.audit"].load_log
     assert inspect.signature(cs.audit) == inspect.signature(audit_function)
-    with pytest.raises(WindowError, match="positive --horizon"):
+    with pytest.raises(WindowError, match="needs horizon= \\(a positive number"):
         cs.audit(rec)
     with pytest.raises(TypeError):
         cs.audit(rec, horizon=6, no_such_option=1)

@@ -146,3 +146,42 @@ def test_an_ambiguous_window_start_asks_for_an_offset(tmp_path, capsys):
     )
     assert "--from: 2024-10-27T02:30 happens twice in Europe/Warsaw" in err
     assert "+02:00" in err and "+01:00" in err
+
+
+def test_a_log_claiming_an_absurd_platform_is_refused(tmp_path):
+    swf = tmp_path / "big.swf"
+    swf.write_text(
+        "; MaxProcs: 100000000000\n; UnixStartTime: 0\n"
+        "1 0 0 10 2 -1 -1 2 -1 -1 1 1 1 -1 1 1 -1 -1\n"
+    )
+    with pytest.raises(ValueError, match="100,000,000,000 processors is beyond the limit"):
+        coopsched.audit(swf, org_by="user")
+
+
+@pytest.mark.parametrize(
+    "horizon, error", [(-1, ValueError), (0, ValueError), (2.5, TypeError), ("x", TypeError)]
+)
+def test_compare_and_simulate_name_the_horizon(horizon, error):
+    from coopsched.online.engine import simulate
+    from coopsched.online.policies import get_policy
+
+    inst = make_instance([1, 1], [(0, 0, 3), (1, 0, 2)])
+    with pytest.raises(error, match=r"^horizon: "):
+        coopsched.compare(inst, horizon=horizon)
+    for name in ("fifo", "ref", "rand"):
+        with pytest.raises(error, match=r"^horizon: "):
+            simulate(inst, get_policy(name), horizon)
+
+
+@pytest.mark.parametrize(
+    "members, error",
+    [([-1], ValueError), ([0, 5], ValueError), ([True], TypeError), ("01", TypeError)],
+)
+def test_simulate_names_bad_members(members, error):
+    from coopsched.online.engine import simulate
+    from coopsched.online.policies import get_policy
+
+    inst = make_instance([1, 1], [(0, 0, 3), (1, 0, 2)])
+    for name in ("fifo", "ref"):
+        with pytest.raises(error, match=r"^members: "):
+            simulate(inst, get_policy(name), 5, members)

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..workloads.backlog import window_jobs
 from ..workloads.instance import Instance, Organization
+from ..workloads.limits import MAX_JOBS, MAX_MACHINES, check_count
 from ..workloads.recorded import RecordedLog
 from .organizations import Organizations, contribution
 
@@ -173,6 +174,11 @@ def window_instance(
             keep[m] = False
 
     M = int(machines) if machines is not None else log.machines
+    if M is not None and M > MAX_MACHINES:
+        raise WindowError(
+            f"{log.path}: a platform of {M:,} processors is beyond the limit of "
+            f"{MAX_MACHINES:,} (give machines= if the log's size is wrong)"
+        )
     exclude(started & (end < 0), "started, end unknown")
     exclude(~started, "never started (run time unknown)")
     exclude(started & (end == start), "run time 0")
@@ -273,6 +279,8 @@ def window_instance(
         rule_text = f"{rule}: {CONTRIBUTION_RULES[rule]}"
     if size_note:
         rule_text += f" ({size_note})"
+    copies = int(width[idx].sum())
+    check_count(copies, MAX_JOBS, "sequential copies of the window's jobs (processors x jobs)")
     rep = np.repeat(np.arange(len(idx)), width[idx])
     inst = Instance(
         [Organization(n, int(m)) for n, m in zip(names, mach, strict=True)],

@@ -45,6 +45,11 @@ def compare_policies(
 ) -> list[dict]:
     """One row per policy (:data:`COLUMNS` and ``psi``); the fairness columns need REF
     (``None`` when ``k > ref_max_k``, REF being exponential in ``k``)."""
+    from ..workloads.limits import check_horizon
+
+    if horizon is None:
+        raise TypeError("horizon: required (seconds); the comparison is made at the horizon")
+    horizon = int(check_horizon(horizon))  # type: ignore[arg-type]
     pols = make_policies(policies, seed)
     rows = []
     ref = None
@@ -136,8 +141,8 @@ def compare_frame(
     if horizon is None:
         horizon = instance.meta.get("horizon")
         if horizon is None:
-            raise ValueError("give a horizon (the instance has none)")
-    rows = compare_policies(instance, int(horizon), policies, seed)
+            raise ValueError("horizon: give one (the instance has none)")
+    rows = compare_policies(instance, horizon, policies, seed)
     recs = []
     for r in rows:
         d = {c: r[c] for c in COLUMNS}

@@ -396,6 +396,9 @@ def ref_schedule(
     coalition's value at that time, from the same run (the audit's curves over time use
     it); exact Python integers, like ``values``.
     """
+    from ...workloads.limits import check_horizon
+
+    horizon = check_horizon(horizon)
     inst = instance
     k = inst.k
     if k < 1:

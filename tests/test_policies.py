@@ -196,7 +196,7 @@ class _Lookahead(Policy):
 
 def test_check_policy_catches_a_clairvoyant_policy():
     with pytest.raises(PolicyCheckError, match="check .non_clairvoyant. failed: clairvoyant"):
-        check_policy(_Lookahead, instances=30)
+        check_policy(_Lookahead, instances=30, checks=["non_clairvoyant"])
 
 
 class _EarlyBird(Policy):
@@ -215,7 +215,7 @@ class _EarlyBird(Policy):
 
 def test_check_policy_catches_an_invalid_schedule():
     with pytest.raises(PolicyCheckError, match="check .valid_schedule. failed"):
-        check_policy(_EarlyBird, instances=5)
+        check_policy(_EarlyBird, instances=5, checks=["valid_schedule"])
 
 
 def test_head_release_and_on_release_hook():
@@ -398,3 +398,8 @@ def test_fairtree_reads_its_tree_in_prepare_and_gets_the_full_clairvoyance_check
     pol = SlurmFairTree()
     simulate(inst, pol)
     assert pol._tree == ((0, 2), (1,))
+
+
+def test_check_policy_reports_a_self_driven_policy_that_cannot_take_rigid_jobs():
+    with pytest.raises(PolicyCheckError, match="check 'rigid' failed: .*takes no 'backfill'"):
+        check_policy(_Lookahead, instances=3, checks=["rigid"])

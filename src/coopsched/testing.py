@@ -17,6 +17,10 @@ check, the policy and the instance:
 * ``reproducible``: a fresh ``type(p)(**p.params())`` gives the same schedule;
 * ``idempotent``: the same policy object run twice gives the same schedule (state is
   created in ``reset``/``prepare``, never left over from an earlier run);
+* ``rigid``: on random rigid instances (jobs on several processors, requested times),
+  under every backfilling rule (``none``, ``first-fit``, ``easy``), every schedule
+  satisfies :func:`coopsched.online.checker.check_rigid` (capacity, FIFO, too-wide jobs,
+  the rule's greedy property, EASY's reservation);
 * ``non_clairvoyant`` (Skowron & Rzadca, Sec. 2): changing the size of a job that has not
   completed by ``T`` changes nothing before ``T``. For a policy that drives its own
   simulation (REF, RAND), whose coalition schedules may legitimately complete a job
@@ -37,7 +41,7 @@ from .online.checker import check_schedule
 from .online.engine import Policy, PolicyError, simulate
 from .workloads.instance import Instance, Organization
 
-__all__ = ["CHECKS", "PolicyCheckError", "check_policy", "random_instance"]
+__all__ = ["CHECKS", "PolicyCheckError", "check_policy", "random_instance", "random_rigid_instance"]
 
 
 class PolicyCheckError(AssertionError):
@@ -57,6 +61,17 @@ def random_instance(rng: np.random.Generator, max_k: int = 4, max_n: int = 24) -
     size = rng.integers(1, 7, size=n)
     orgs = [Organization(f"O{u}", int(m)) for u, m in enumerate(machines)]
     return Instance(orgs, org, release, size)
+
+
+def random_rigid_instance(rng: np.random.Generator, max_k: int = 4, max_n: int = 16) -> Instance:
+    """A small random rigid instance: jobs on 1..4 processors (some wider than a
+    coalition, or than the platform), requested times around the run times (some jobs
+    outlive theirs, as in real logs)."""
+    base = random_instance(rng, max_k, max_n)
+    n = base.n
+    q = rng.integers(1, 5, size=n)
+    requested = np.maximum(1, base.size + rng.integers(-2, 4, size=n))
+    return Instance(base.organizations, base.org, base.release, base.size, q, requested=requested)
 
 
 def _fail(cls: type[Policy], what: str, inst: Instance, detail: str) -> PolicyCheckError:
@@ -182,6 +197,34 @@ def _check_non_clairvoyant(cls, params, rng, inst) -> None:
         )
 
 
+def _check_rigid(cls, params, rng, inst) -> None:
+    """Rigid jobs under every backfilling rule: valid schedules (:func:`check_rigid`), for
+    the grand coalition and a sub-coalition, with and without a horizon."""
+    rigid = random_rigid_instance(rng)
+    members = None
+    if rigid.k > 1:
+        members = sorted(
+            rng.choice(rigid.k, size=int(rng.integers(1, rigid.k)), replace=False).tolist()
+        )
+    for rule in ("none", "first-fit", "easy"):
+        for horizon, mem in ((None, None), (_horizons(rng, rigid)[1], members)):
+            try:
+                s = simulate(rigid, cls(**params), horizon, mem, backfill=rule)
+            except PolicyError as exc:
+                raise _fail(cls, "valid_picks", rigid, f"{exc} (rigid, {rule})") from None
+            except TypeError as exc:
+                raise _fail(cls, "rigid", rigid, str(exc)) from None
+            bad = check_schedule(s)
+            if bad:
+                raise _fail(
+                    cls,
+                    "rigid",
+                    rigid,
+                    f"backfill {rule}, horizon {horizon}, coalition {mem}: {bad[0]} "
+                    f"(processors {rigid.width.tolist()}, requested {rigid.requested})",
+                )
+
+
 #: The named checks, in the order :func:`check_policy` runs them on each instance.
 CHECKS: dict[str, Callable[..., None]] = {
     "valid_schedule": _check_valid_schedule,
@@ -189,6 +232,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "reproducible": _check_reproducible,
     "idempotent": _check_idempotent,
     "non_clairvoyant": _check_non_clairvoyant,
+    "rigid": _check_rigid,
 }
 
 
@@ -215,7 +259,9 @@ def check_policy(
         raise ValueError(f"checks: unknown {unknown}; choose from {', '.join(CHECKS)}")
     rng = np.random.default_rng(seed)
     _check_params(cls, params, rng, None)
-    for _ in range(instances):
+    for i in range(instances):
         inst = random_instance(rng)
         for name in names:
+            if name == "rigid" and i % 3 and checks is None:
+                continue  # three rules, two runs each: on every third instance by default
             CHECKS[name](cls, params, rng, inst)

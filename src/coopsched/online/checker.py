@@ -41,6 +41,8 @@ class ScheduleError(AssertionError):
 def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
     """All violations of the invariants above (at most ``limit`` per rule)."""
     inst = schedule.instance
+    if inst.rigid:
+        return check_rigid(schedule, limit=limit)
     out: list[Violation] = []
     mine = schedule.in_coalition
     idx = np.flatnonzero(mine)
@@ -179,3 +181,134 @@ def assert_valid(schedule: Schedule) -> None:
     v = check_schedule(schedule)
     if v:
         raise ScheduleError(v)
+
+
+def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
+    """The invariants of a rigid schedule under its backfilling rule (``info["backfill"]``;
+    :mod:`coopsched.online.rigid`): release; no job wider than the coalition's machines
+    starts (too wide); never more processors busy than machines (capacity); FIFO within an
+    organization (among the jobs that fit); nothing lost; pinned jobs before the others; and
+    the greedy property of the rule, after every event's starts: ``none``, not every
+    waiting head fits the free machines; ``first-fit``, no waiting head fits; ``easy``, some
+    waiting head ``J`` does not fit and no other organization's head could be backfilled
+    beside ``J``'s reservation, computed from requested times (so backfilling never delayed
+    the reservation). Machines are not identities here: the capacity check is exact for
+    identical machines (a valid assignment exists, :meth:`Schedule.allocation`)."""
+    inst = schedule.instance
+    out: list[Violation] = []
+    rule = schedule.info.get("backfill", "first-fit")
+    coalition = list(schedule.coalition)
+    mine = schedule.in_coalition
+    M = int(sum(int(inst.machines[u]) for u in coalition))
+    start, rel, size, org = schedule.start, inst.release, inst.size, inst.org
+    width = inst.width
+    req = inst.requested if inst.requested is not None else np.full(inst.n, -1, np.int64)
+    horizon = schedule.horizon
+    idx = np.flatnonzero(mine)
+    fit = idx[width[idx] <= M]
+    wide = idx[width[idx] > M]
+
+    def add(rule_name: str, message: str) -> bool:
+        out.append(Violation(rule_name, message))
+        return sum(v.rule == rule_name for v in out) >= limit
+
+    for j in np.flatnonzero(~mine & (start >= 0))[:limit]:
+        add("coalition", f"job {j} of a non-member started")
+    for j in wide[start[wide] >= 0][:limit]:
+        add("too-wide", f"job {j} on {width[j]} processors started on {M} machines")
+    started = fit[start[fit] >= 0]
+    for j in started[start[started] < rel[started]][:limit]:
+        add("release", f"job {j} starts at {start[j]} before its release {rel[j]}")
+    if horizon is not None:
+        for j in started[start[started] >= horizon][:limit]:
+            add("horizon", f"job {j} starts at {start[j]}, at or after the horizon {horizon}")
+    # FIFO per organization, among the jobs that can run
+    fifo = fit[np.lexsort((fit, rel[fit]))]
+    for u in coalition:
+        q = fifo[org[fifo] == u]
+        s = start[q]
+        st = s >= 0
+        bad = np.flatnonzero(~st[:-1] & st[1:]) if len(q) > 1 else np.zeros(0, np.int64)
+        for c in bad[:1]:
+            add(
+                "fifo",
+                f"organization {u}: job {q[c]} never starts but the later job {q[c + 1]} does",
+            )
+        ss = s[st]
+        for c in np.flatnonzero(ss[1:] < ss[:-1])[:limit]:
+            a, b = q[st][c], q[st][c + 1]
+            if add(
+                "fifo",
+                f"organization {u}: job {b} starts at {start[b]} before job {a} ({start[a]})",
+            ):
+                break
+    if horizon is None:
+        for j in fit[start[fit] < 0][:limit]:
+            add("lost", f"job {j} never started and there is no horizon")
+    # every event time: capacity, pinned, and the rule's greedy property
+    ends = start + size
+    times = np.unique(np.concatenate([rel[fit], start[started], ends[started]]))
+    if horizon is not None:
+        times = times[times < horizon]
+    pinned = inst.pinned
+    for t in times.tolist():
+        run = started[(start[started] <= t) & (ends[started] > t)]
+        busy = int(width[run].sum())
+        if busy > M:
+            if add("capacity", f"at t={t} {busy} processors are busy on {M} machines"):
+                break
+            continue
+        free = M - busy
+        waiting = fifo[(rel[fifo] <= t) & ((start[fifo] < 0) | (start[fifo] > t))]
+        if not len(waiting):
+            continue
+        if pinned is not None:
+            wp = waiting[pinned[waiting]]  # in FIFO order: the oldest first
+            if len(wp) and width[wp[0]] <= free:
+                add("pinned", f"at t={t} the pinned job {wp[0]} fits the {free} free machines")
+        heads = []
+        seen = set()
+        for j in waiting.tolist():
+            if org[j] not in seen:
+                seen.add(int(org[j]))
+                heads.append(j)
+        heads_a = np.array(heads)
+        fits = width[heads_a] <= free
+        if rule == "none":
+            if fits.all():
+                add("greedy", f"at t={t} every waiting head fits the {free} free machines (none)")
+        elif rule == "first-fit":
+            if fits.any():
+                add("greedy", f"at t={t} job {heads_a[fits][0]} fits the {free} free machines")
+        else:
+            if fits.all():
+                add("greedy", f"at t={t} every waiting head fits the {free} free machines (easy)")
+                continue
+            expected = sorted(
+                (max(int(start[j] + req[j]), t + 1), int(width[j])) for j in run.tolist()
+            )
+            ok = False
+            for J in heads_a[~fits].tolist():
+                avail, shadow, extra = free, None, 0
+                for x, (e, q) in enumerate(expected):
+                    avail += q
+                    if avail >= width[J] and (x + 1 == len(expected) or expected[x + 1][0] != e):
+                        shadow, extra = e, avail - int(width[J])
+                        break
+                if shadow is None:
+                    continue
+                if not any(
+                    v != J
+                    and org[v] != org[J]
+                    and fits[i]
+                    and (t + req[v] <= shadow or width[v] <= extra)
+                    for i, v in enumerate(heads_a.tolist())
+                ):
+                    ok = True
+                    break
+            if not ok:
+                add(
+                    "easy-reservation",
+                    f"at t={t} a waiting job could still be backfilled beside every reservation",
+                )
+    return out

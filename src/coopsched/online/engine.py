@@ -45,8 +45,11 @@ class SimView:
 
     Attributes are read-only by contract: ``t``, ``k``, ``members`` (organization
     indices taking part), ``machines[u]``, ``total_machines``, ``waiting[u]`` (jobs
-    released and not started), ``running[u]``, ``order`` (the members in the instance's
-    canonical order, :meth:`Instance.canonical_order`). Methods give ``psi_sp`` and processed
+    released and not started; for rigid jobs, those the policy may pick in this step, see
+    :mod:`coopsched.online.rigid`), ``queued[u]`` (all released and not started),
+    ``running[u]`` (jobs running; for rigid jobs, processors in use), ``order`` (the
+    members in the instance's canonical order, :meth:`Instance.canonical_order`),
+    ``rigid``. Methods give ``psi_sp`` and processed
     work at ``t`` from elapsed times only (Skowron & Rzadca, Sec. 2), and the release
     order and release time of queue heads. Nothing here reveals the size of a job that
     has not completed (non-clairvoyance, Sec. 2; ``docs/policies.md``).
@@ -68,6 +71,11 @@ class SimView:
         "_machine_owner",
         "_free",
         "order",
+        "rigid",
+        "queued",
+        "_nfree",
+        "_width",
+        "_req",
     )
 
     def __init__(
@@ -88,11 +96,28 @@ class SimView:
         self._machine_owner = machine_owner
         self._free: list[int] = []
         self.order: tuple[int, ...] = tuple(members)
+        self.rigid = False
+        self.queued = self.waiting  # rigid jobs: the true counts (waiting may hide some)
+        self._nfree = 0
+        self._width: list[int] = []
+        self._req: list[int] = []
 
     @property
     def free(self) -> int:
         """Number of free machines right now."""
-        return len(self._free)
+        return self._nfree if self.rigid else len(self._free)
+
+    def head_processors(self, u: int) -> int:
+        """Processors of ``u``'s oldest waiting job (1 for sequential jobs); known at
+        submission, so not clairvoyant."""
+        return self._width[self._head_pos[u]] if self.rigid and self.queued[u] else 1
+
+    def head_requested(self, u: int) -> int | None:
+        """Requested time (walltime) of ``u``'s oldest waiting job, ``None`` if unknown."""
+        if not self.rigid or not self.queued[u]:
+            return None
+        r = self._req[self._head_pos[u]]
+        return r if r >= 1 else None
 
     def psi(self, u: int) -> int:
         """``psi_sp`` of organization ``u`` at the current time (exact integer)."""
@@ -207,10 +232,16 @@ class Policy:
         """A job of ``org`` completed on ``machine`` at ``view.t``; its size is now known."""
 
     def run(
-        self, instance: Instance, horizon: int | None = None, members: Iterable[int] | None = None
+        self,
+        instance: Instance,
+        horizon: int | None = None,
+        members: Iterable[int] | None = None,
+        *,
+        backfill: str | None = None,
     ) -> Schedule:
-        """Simulate this policy on ``instance`` (optionally only a coalition's part)."""
-        return simulate(instance, self, horizon=horizon, members=members)
+        """Simulate this policy on ``instance`` (optionally only a coalition's part; a rigid
+        instance under the backfilling rule ``backfill``)."""
+        return simulate(instance, self, horizon=horizon, members=members, backfill=backfill)
 
     @classmethod
     def drives_simulation(cls) -> bool:
@@ -258,8 +289,13 @@ def simulate(
     *,
     engine: str = "auto",
     compiled: bool | None = None,
+    backfill: str | None = None,
 ) -> Schedule:
     """Run ``policy`` on ``instance`` until ``horizon`` (no job starts at ``t >= horizon``).
+
+    A rigid instance (``processors`` given) runs under the backfilling rule ``backfill``
+    (``none``, ``first-fit``, ``easy``; ``None`` or ``"auto"``: EASY when every job has a
+    requested time, first-fit otherwise; :mod:`coopsched.online.rigid`).
 
     With ``members``, only that coalition's jobs and machines take part (the schedule
     the coalition would build alone). Without a horizon, runs until every job started.
@@ -293,9 +329,21 @@ def simulate(
         raise ValueError(f"engine: {engine!r}; choose from {', '.join(ENGINES)}")
     check_horizon(horizon)
     cls = type(policy)
+    rule = None
+    if instance.rigid:
+        from .rigid import resolve_backfill
+
+        rule = resolve_backfill(instance, backfill)
     if cls.drives_simulation() and not getattr(policy, "_engine_pass", False):
         if members is not None:
             members = check_members(members, instance.k)
+        if rule is not None:
+            if "backfill" not in inspect.signature(policy.run).parameters:
+                raise TypeError(
+                    f"{cls.__name__}.run() takes no 'backfill': it cannot schedule rigid jobs "
+                    "(give run a keyword-only backfill parameter; docs/policies.md)"
+                )
+            return policy.run(instance, horizon, members, backfill=rule)
         return policy.run(instance, horizon, members)
     if cls.select is Policy.select:
         raise TypeError(
@@ -306,6 +354,10 @@ def simulate(
     k = inst.k
     mem = tuple(range(k)) if members is None else check_members(members, k)
     policy.prepare(inst, horizon)
+    if rule is not None:
+        from .rigid import simulate_rigid
+
+        return simulate_rigid(inst, policy, horizon, None if members is None else mem, mem, rule)
     fallback = None
     if engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
         from .backends import compiled_rule

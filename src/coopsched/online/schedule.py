@@ -69,12 +69,16 @@ class Schedule:
     def psi(self, t: int | None = None) -> list[int]:
         """``psi_sp`` of every organization at ``t`` (default: the horizon, or the end)."""
         inst = self.instance
-        return utilities.psi_sp(inst.org, self.start, inst.size, self._at(t), inst.k)
+        return utilities.psi_sp(
+            inst.org, self.start, inst.size, self._at(t), inst.k, inst.processors
+        )
 
     def work(self, t: int | None = None) -> list[int]:
         """Unit parts processed before ``t``, per organization (resource utilization)."""
         inst = self.instance
-        return utilities.work_done(inst.org, self.start, inst.size, self._at(t), inst.k)
+        return utilities.work_done(
+            inst.org, self.start, inst.size, self._at(t), inst.k, inst.processors
+        )
 
     def flow_time(self, t: int | None = None) -> list[int]:
         inst = self.instance

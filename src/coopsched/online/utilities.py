@@ -67,20 +67,49 @@ def psi_sp_terms(start: np.ndarray, size: np.ndarray, t: int) -> np.ndarray:
     return q * elapsed - q * (q - 1) // 2
 
 
-def psi_sp(org: np.ndarray, start: np.ndarray, size: np.ndarray, t: int, k: int) -> list[int]:
-    """``psi_sp`` of each of the ``k`` organizations at time ``t`` (Eq. 3, exact)."""
+def _weighted(terms: np.ndarray, weight: np.ndarray | None, bound: int) -> tuple[np.ndarray, int]:
+    """``terms`` times ``weight`` (a rigid job on ``q`` processors is ``q`` unit parts that
+    start together: docs/conventions.md), with the bound of each product."""
+    if weight is None or not len(terms):
+        return terms, bound
+    w_max = int(weight.max())
+    if terms.dtype == object or bound * w_max >= _I64_SAFE:
+        return terms.astype(object) * weight.astype(object), bound * w_max
+    return terms * weight, bound * w_max
+
+
+def psi_sp(
+    org: np.ndarray,
+    start: np.ndarray,
+    size: np.ndarray,
+    t: int,
+    k: int,
+    weight: np.ndarray | None = None,
+) -> list[int]:
+    """``psi_sp`` of each of the ``k`` organizations at time ``t`` (Eq. 3, exact); with
+    ``weight`` (processors of rigid jobs) each job counts ``weight`` times."""
     terms = psi_sp_terms(start, size, t)
     t = max(int(t), 0)
     p_max = int(size.max()) if len(size) else 0
-    return group_sum(terms, org, k, bound=min(p_max, t) * t)
+    terms, bound = _weighted(terms, weight, min(p_max, t) * t)
+    return group_sum(terms, org, k, bound=bound)
 
 
-def work_done(org: np.ndarray, start: np.ndarray, size: np.ndarray, t: int, k: int) -> list[int]:
-    """Unit parts of each organization's jobs processed before ``t``."""
+def work_done(
+    org: np.ndarray,
+    start: np.ndarray,
+    size: np.ndarray,
+    t: int,
+    k: int,
+    weight: np.ndarray | None = None,
+) -> list[int]:
+    """Unit parts of each organization's jobs processed before ``t`` (processor-seconds
+    with ``weight``, the processors of rigid jobs)."""
     wide = _wide(start, size, t=t)
     _, elapsed = _elapsed(start, t, wide)
     p = size.astype(object) if wide else size
-    return group_sum(np.minimum(p, elapsed), org, k, bound=max(int(t), 0))
+    terms, bound = _weighted(np.minimum(p, elapsed), weight, max(int(t), 0))
+    return group_sum(terms, org, k, bound=bound)
 
 
 def _completed(start: np.ndarray, size: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
@@ -114,7 +143,9 @@ def completed_jobs(
 UTILITIES = ("psi_sp", "work", "flow_time")
 
 
-def step_events(start: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def step_events(
+    start: np.ndarray, size: np.ndarray, weight: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The running count of a set of jobs as merged events: sorted distinct ``times`` and
     the change ``delta`` of the number of running jobs at each (starts ``+1``, ends ``-1``;
     events whose changes cancel are dropped).
@@ -123,16 +154,18 @@ def step_events(start: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.nda
     (see :class:`ValueCurve`), so a coalition's value needs no per-job data; jobs that
     start and end together (a parallel job's sequential parts) become one event. Times are
     int64 when every end is below ``2^63``, Python integers (``dtype=object``) otherwise.
+    With ``weight`` (processors of rigid jobs) a job changes the count by its weight.
     """
     ok = np.asarray(start) >= 0
     s, p = start[ok], size[ok]
+    w = np.ones(len(s), np.int64) if weight is None else np.asarray(weight, np.int64)[ok]
     if len(s) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     wide = s.dtype == object or p.dtype == object or int(s.max()) + int(p.max()) >= 2**63
     dt = object if wide else np.int64
     s, p = s.astype(dt), p.astype(dt)
     times = np.concatenate([s, s + p])
-    sign = np.concatenate([np.ones(len(s), np.int64), np.full(len(s), -1, np.int64)])
+    sign = np.concatenate([w, -w])
     times, inverse = np.unique(times, return_inverse=True)
     delta = np.zeros(len(times), dtype=np.int64)
     np.add.at(delta, inverse.ravel(), sign)
@@ -173,11 +206,17 @@ class ValueCurve:
     sums built, once, as the last resort; :attr:`python_ints` then says so.
     """
 
-    def __init__(self, start: np.ndarray, size: np.ndarray):
+    def __init__(self, start: np.ndarray, size: np.ndarray, weight: np.ndarray | None = None):
         ok = np.asarray(start) >= 0
         s, p = start[ok], size[ok]
-        times, delta = step_events(s, p)
-        self._init(times, delta, sum(p.tolist()) if len(p) else 0)
+        w = None if weight is None else np.asarray(weight)[ok]
+        times, delta = step_events(s, p, w)
+        total = (
+            sum(p.tolist())
+            if w is None
+            else sum(a * b for a, b in zip(p.tolist(), w.tolist(), strict=True))
+        )
+        self._init(times, delta, total if len(p) else 0)
 
     @classmethod
     def from_events(cls, times: np.ndarray, delta: np.ndarray, work: int) -> ValueCurve:

@@ -34,6 +34,11 @@ class Instance:
     ``size[j]`` its processing time (integers, docs/conventions.md §1). ``processors`` (rigid
     parallel jobs), ``priority`` (v0 in the migration model) and ``ids`` are optional.
 
+    With ``processors`` the instance is **rigid** (:attr:`rigid`): a job on ``q`` processors
+    holds ``q`` machines at once for its whole run (docs/conventions.md, rigid jobs); its
+    optional ``requested`` time (the walltime a user asked for; ``-1`` where unknown) is what
+    EASY backfilling reads instead of the run time.
+
     Two optional per-job arrays serve the audit of recorded schedules (docs/conventions.md §5):
     ``start`` is the start the platform actually gave the job (``-1``: it never started),
     and ``pinned`` marks jobs that were running when an audit window opened: an engine
@@ -50,6 +55,7 @@ class Instance:
     meta: dict = field(default_factory=dict)
     start: np.ndarray | None = None
     pinned: np.ndarray | None = None
+    requested: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.org = np.ascontiguousarray(self.org, dtype=np.int64)
@@ -64,6 +70,8 @@ class Instance:
             self.priority = np.ascontiguousarray(self.priority, dtype=np.float64)
         if self.start is not None:
             self.start = np.ascontiguousarray(self.start, dtype=np.int64)
+        if self.requested is not None:
+            self.requested = np.ascontiguousarray(self.requested, dtype=np.int64)
         if self.pinned is not None:
             self.pinned = np.ascontiguousarray(self.pinned, dtype=bool)
             if not self.pinned.any():
@@ -80,6 +88,19 @@ class Instance:
     def n(self) -> int:
         """Number of jobs."""
         return int(len(self.org))
+
+    @property
+    def rigid(self) -> bool:
+        """Whether jobs are rigid (``processors`` given): the online engine then holds ``q``
+        machines per job at once, with a backfilling rule."""
+        return self.processors is not None
+
+    @property
+    def width(self) -> np.ndarray:
+        """Processors of every job (all ones for sequential jobs)."""
+        if self.processors is None:
+            return np.ones(self.n, dtype=np.int64)
+        return self.processors
 
     @property
     def names(self) -> list[str]:
@@ -159,8 +180,19 @@ class Instance:
             bad = np.flatnonzero(self.processors < 1)
             if bad.size:
                 raise InstanceError(f"job {bad[0]}: processors must be >= 1")
+        if self.requested is not None:
+            if self.processors is None:
+                raise InstanceError(
+                    "requested times belong to rigid jobs: give 'processors' with 'requested'"
+                )
+            bad = np.flatnonzero((self.requested < 1) & (self.requested != -1))
+            if bad.size:
+                raise InstanceError(
+                    f"job {bad[0]}: requested time {self.requested[bad[0]]} must be >= 1 "
+                    "(or -1: unknown)"
+                )
         n = self.n
-        for name in ("start", "pinned"):
+        for name in ("start", "pinned", "requested"):
             a = getattr(self, name)
             if a is not None and len(a) != n:
                 raise InstanceError(f"'{name}' has {len(a)} entries for {n} jobs")
@@ -212,6 +244,7 @@ class Instance:
             meta=dict(self.meta),
             start=None if self.start is None else self.start[keep],
             pinned=None if self.pinned is None else self.pinned[keep],
+            requested=None if self.requested is None else self.requested[keep],
         )
 
     def summary(self) -> dict:

@@ -134,8 +134,10 @@ class Rand(Policy):
                 sel = (org_bits & mask) != 0
             else:
                 sel = np.isin(instance.org[order], members)
-            fifo = self.sub_policy == "fifo" and _pinned_lead(
-                None if pinned is None else pinned[sel]
+            fifo = (
+                self.sub_policy == "fifo"
+                and not instance.rigid
+                and _pinned_lead(None if pinned is None else pinned[sel])
             )
             if fifo:
                 # closed form, same starts as the engine's FIFO: pinned jobs, if any, come
@@ -151,12 +153,23 @@ class Rand(Policy):
                     continue
                 starts = fifo_starts(rel, sizes, mc, horizon)
             else:
-                sched = simulate(instance, get_policy(self.sub_policy), horizon, members)
+                sched = simulate(
+                    instance,
+                    get_policy(self.sub_policy),
+                    horizon,
+                    members,
+                    backfill=getattr(self, "_backfill", None),
+                )
                 keep = sched.in_coalition
                 starts, sizes = sched.start[keep], instance.size[keep]
+                weights = instance.width[keep]
             ok = starts >= 0
-            times, delta = step_events(starts[ok], sizes[ok])
-            self._work[c] = _total(sizes[ok])
+            if instance.rigid:  # a job on q processors: q unit parts at once
+                times, delta = step_events(starts[ok], sizes[ok], weights[ok])
+                self._work[c] = _total(sizes[ok] * weights[ok])
+            else:
+                times, delta = step_events(starts[ok], sizes[ok])
+                self._work[c] = _total(sizes[ok])
             if times.dtype == object:
                 self._wide[c] = times
                 # the kernel never reaches 2^62 (its times stay below): clip there
@@ -261,7 +274,7 @@ class Rand(Policy):
         t = view.t
         w = view.waiting
         cands = view.candidates()  # oldest queue head first: ties keep the older
-        if len(cands) == 1 or view.free >= sum(w[u] for u in cands):
+        if len(cands) == 1 or (not view.rigid and view.free >= sum(w[u] for u in cands)):
             # the pick cannot change any start time: no estimate needed
             return cands[0]
         if t != self._t:
@@ -276,13 +289,21 @@ class Rand(Policy):
         return best
 
     def run(
-        self, instance: Instance, horizon: int | None = None, members: Iterable[int] | None = None
+        self,
+        instance: Instance,
+        horizon: int | None = None,
+        members: Iterable[int] | None = None,
+        *,
+        backfill: str | None = None,
     ) -> Schedule:
         if members is not None and sorted(set(members)) != list(range(instance.k)):
             sub = instance.restrict(members)
-            return expand_coalition(instance, members, self.run(sub, horizon), self.name)
+            return expand_coalition(
+                instance, members, self.run(sub, horizon, backfill=backfill), self.name
+            )
+        self._backfill = backfill  # rigid jobs: every kept coalition under the same rule
         with self.engine_pass():  # the engine calls prepare() first
-            sched = simulate(instance, self, horizon)
+            sched = simulate(instance, self, horizon, backfill=backfill)
         sched.info["samples"] = self._N
         if self.python_integers:
             sched.info["python_integers"] = True

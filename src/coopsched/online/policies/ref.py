@@ -639,11 +639,27 @@ class Ref(Policy):
         self.rule = rule
 
     def run(
-        self, instance: Instance, horizon: int | None = None, members: Iterable[int] | None = None
+        self,
+        instance: Instance,
+        horizon: int | None = None,
+        members: Iterable[int] | None = None,
+        *,
+        backfill: str | None = None,
     ) -> Schedule:
         if members is not None:
             sub = instance.restrict(members)
-            s, _ = ref_schedule(sub, horizon, utility=self.utility, rule=self.rule)
-            return expand_coalition(instance, members, s, "ref")
+            return expand_coalition(
+                instance, members, self.run(sub, horizon, backfill=backfill), "ref"
+            )
+        if instance.rigid:
+            if self.utility != "psi_sp" or self.rule not in (None, "fig3"):
+                raise ValueError(
+                    "REF for rigid jobs implements psi_sp with Fig. 3's rule (utility="
+                    f"{self.utility!r}, rule={self.rule!r} are for sequential jobs)"
+                )
+            from ..ref_rigid import ref_rigid_schedule
+
+            s, _ = ref_rigid_schedule(instance, horizon, backfill)
+            return s
         s, _ = ref_schedule(instance, horizon, utility=self.utility, rule=self.rule)
         return s

@@ -1,0 +1,190 @@
+"""Rigid parallel jobs and backfilling in the online engine (docs/conventions.md, "Rigid jobs
+and backfilling"; coopsched.online.rigid)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import small_instances
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import psi_job
+
+from coopsched.online.checker import check_schedule
+from coopsched.online.engine import simulate
+from coopsched.online.policies import available, get_policy
+from coopsched.online.schedule import Schedule
+from coopsched.testing import random_rigid_instance
+from coopsched.workloads.instance import Instance, InstanceError, make_instance
+
+RULES = ("none", "first-fit", "easy")
+NAMES = [c.name for c in available()]
+
+
+def rigid(inst: Instance, q, requested=None) -> Instance:
+    req = None if requested is None else np.asarray(requested)
+    return Instance(
+        inst.organizations,
+        inst.org,
+        inst.release,
+        inst.size,
+        np.asarray(q),
+        requested=req,
+        pinned=inst.pinned,
+    )
+
+
+# A worked example: machines 2 + 1 + 1; jobs (org, release, size), processors, requested
+EXAMPLE = make_instance(
+    [2, 1, 1], [(0, 0, 3), (1, 0, 2), (1, 1, 4), (2, 1, 2), (0, 2, 1), (2, 3, 3), (1, 3, 1)]
+)
+Q = [2, 1, 3, 1, 4, 2, 1]
+
+
+def example(requested=True):
+    return rigid(EXAMPLE, Q, EXAMPLE.size + 1 if requested else None)
+
+
+def test_fifo_easy_worked_example():
+    """By hand: at t=1 job 2 (3 processors) waits for 3 machines; the shadow time is 4
+    (job 1 expected at 3, job 0 at 4), so job 3 (1 processor, requested 3: ends by 4)
+    backfills; at t=3 job 6 backfills beside job 4's reservation (shadow 8)."""
+    s = simulate(example(), get_policy("fifo"), backfill="easy")
+    assert s.start.tolist() == [0, 0, 3, 1, 7, 8, 3]
+    assert s.info["backfill"] == "easy" and s.machine.tolist() == [-1] * 7
+    assert check_schedule(s) == []
+
+
+def test_fifo_none_and_first_fit_worked_example():
+    # none: FIFO's pick at t=1 (job 2, 3 processors) does not fit: nothing else starts
+    assert simulate(example(), get_policy("fifo"), backfill="none").start.tolist() == [
+        0,
+        0,
+        3,
+        3,
+        7,
+        8,
+        8,
+    ]
+    # first-fit: the oldest job that fits, among the organizations' oldest jobs
+    assert simulate(example(), get_policy("fifo"), backfill="first-fit").start.tolist() == [
+        0,
+        0,
+        3,
+        1,
+        7,
+        8,
+        3,
+    ]
+
+
+def test_auto_rule_is_easy_with_requested_times_else_first_fit():
+    assert simulate(example(), get_policy("fifo")).info["backfill"] == "easy"
+    assert simulate(example(False), get_policy("fifo")).info["backfill"] == "first-fit"
+
+
+def test_easy_needs_requested_times():
+    with pytest.raises(ValueError, match="backfill='easy' reads requested times, and job 0"):
+        simulate(example(False), get_policy("fifo"), backfill="easy")
+    with pytest.raises(ValueError, match="backfill: 'eager'"):
+        simulate(example(), get_policy("fifo"), backfill="eager")
+
+
+def test_a_job_wider_than_the_machines_never_starts_and_holds_nothing():
+    inst = rigid(make_instance([1, 1], [(0, 0, 2), (0, 0, 2), (1, 0, 2)]), [3, 1, 1])
+    s = simulate(inst, get_policy("fifo"), backfill="none")
+    assert s.start.tolist() == [-1, 0, 0]  # its organization's next job is not held
+    assert s.info["too_wide"] == {"count": 1, "machines": 2, "first": [0]}
+    assert check_schedule(s) == []
+    # in organization 0's coalition alone (1 machine) job 0 is too wide there as well
+    alone = simulate(inst, get_policy("fifo"), members=[0], backfill="first-fit")
+    assert alone.start.tolist() == [-1, 0, -1]
+
+
+def test_a_job_outliving_its_request_repairs_the_reservation():
+    """Job 0 requested 2 but runs 10. At t=1 job 1 (2 processors) reserves for t=2, job
+    0's expected end, and job 2 (another organization, requested 1) backfills: it ends
+    by 2. At t=2 job 0 has outlived its request: it is expected at t+1, the reservation
+    is recomputed, and job 1 starts when job 0 really ends."""
+    inst = rigid(make_instance([2, 0], [(0, 0, 10), (0, 1, 3), (1, 1, 1)]), [1, 2, 1], [2, 3, 1])
+    s = simulate(inst, get_policy("fifo"), backfill="easy")
+    assert s.start.tolist() == [0, 10, 1]
+    assert check_schedule(s) == []
+
+
+def test_psi_counts_a_job_on_q_processors_as_q_unit_parts():
+    inst = rigid(make_instance([4], [(0, 0, 3)]), [3])
+    s = simulate(inst, get_policy("fifo"), 10)
+    assert s.psi(10) == [3 * psi_job(0, 3, 10)]
+    assert s.work(10) == [9] and s.utilization(10) == pytest.approx(9 / 40)
+
+
+@settings(max_examples=30, deadline=None)
+@given(inst=small_instances(max_k=3, max_jobs=9), rule=st.sampled_from(RULES))
+def test_with_one_processor_per_job_every_rule_is_the_greedy_engine(inst, rule):
+    """Every registered policy (REF and RAND included): rigid jobs on one processor each
+    give exactly the sequential schedule, under every rule."""
+    one = rigid(inst, np.ones(inst.n, np.int64), inst.size + 1)
+    for name in NAMES:
+        a = simulate(inst, get_policy(name), 25)
+        b = simulate(one, get_policy(name), 25, backfill=rule)
+        assert a.start.tolist() == b.start.tolist(), name
+        assert a.psi() == b.psi(), name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_policy_gives_valid_rigid_schedules_under_every_rule(name):
+    rng = np.random.default_rng(7)
+    for _ in range(15):
+        inst = random_rigid_instance(rng)
+        for rule in RULES:
+            for horizon in (None, 8):
+                s = simulate(inst, get_policy(name), horizon, backfill=rule)
+                assert check_schedule(s) == [], (rule, horizon)
+
+
+# ----------------------------------------------------------------------- the checker
+
+
+def _sched(inst, start, rule, horizon=None):
+    return Schedule(
+        inst,
+        np.array(start),
+        np.full(inst.n, -1),
+        "hand",
+        horizon,
+        info={"backfill": rule},
+    )
+
+
+def test_checker_catches_overload_fifo_and_too_wide():
+    inst = rigid(make_instance([2], [(0, 0, 2), (0, 0, 2), (0, 0, 1)]), [2, 1, 3])
+    v = check_schedule(_sched(inst, [0, 0, 0], "first-fit"))
+    rules = {x.rule for x in v}
+    assert {"capacity", "too-wide"} <= rules
+    inst2 = rigid(make_instance([2], [(0, 0, 2), (0, 0, 2)]), [1, 1])
+    assert "fifo" in {x.rule for x in check_schedule(_sched(inst2, [2, 0], "first-fit"))}
+
+
+def test_checker_knows_each_rules_greedy_property():
+    # machines 2; job 0 holds 1 until 5; job 1 needs 2; job 2 (another org) needs 1
+    inst = rigid(make_instance([2, 0], [(0, 0, 5), (0, 1, 1), (1, 1, 1)]), [1, 2, 1], [5, 1, 1])
+    waiting = [0, 5, 6]  # job 2 waits until 6 although it fits at 1
+    assert check_schedule(_sched(inst, waiting, "none")) == []  # FIFO's pick did not fit
+    assert "greedy" in {x.rule for x in check_schedule(_sched(inst, waiting, "first-fit"))}
+    # EASY: job 1's shadow time is 5; job 2 ends by 2 <= 5: it must backfill
+    assert "easy-reservation" in {x.rule for x in check_schedule(_sched(inst, waiting, "easy"))}
+    assert check_schedule(_sched(inst, [0, 5, 1], "easy")) == []
+
+
+def test_requested_times_need_processors():
+    with pytest.raises(InstanceError, match="give 'processors' with 'requested'"):
+        Instance(
+            EXAMPLE.organizations,
+            EXAMPLE.org,
+            EXAMPLE.release,
+            EXAMPLE.size,
+            requested=EXAMPLE.size,
+        )
+    with pytest.raises(InstanceError, match="requested time 0 must be >= 1"):
+        rigid(EXAMPLE, Q, [0] * 7)

@@ -117,6 +117,7 @@ def _load(
     warmup: int = 0,
     owners: str = "user",
     backlog: bool = False,
+    jobs: str = "sequential",
 ):
     """An instance from a JSON file, an SWF trace (path or archive name), or the built-in
     synthetic default (:func:`coopsched.workloads.load.load_instance`). ``warmup``,
@@ -130,7 +131,7 @@ def _load(
     if source is None:
         from ..workloads.generators import synthetic_instance
 
-        given = _given("window_start", "window_length", "warmup", "owners", "backlog")
+        given = _given("window_start", "window_length", "warmup", "owners", "backlog", "jobs")
         _refuse(given, "the synthetic workload")
         extra: dict[str, Any] = {
             n: v for n, v in (("machines", machines), ("split", split)) if n in _given(n)
@@ -146,8 +147,13 @@ def _load(
             "warmup",
             "owners",
             "backlog",
+            "jobs",
         )
-        _refuse(given, "a JSON instance (it fixes organizations, machines and times)")
+        _refuse(
+            given,
+            "a JSON instance (it fixes organizations, machines and times; jobs with "
+            "'processors' are rigid)",
+        )
     return load_instance(
         source,
         k=orgs,
@@ -159,7 +165,20 @@ def _load(
         warmup=warmup,
         owners=owners,
         backlog=backlog,
+        jobs=jobs,
     )
+
+
+def _backfill(inst, backfill: str | None) -> str | None:
+    """``--backfill`` for a rigid instance; refused (never ignored) for sequential jobs."""
+    if backfill is None:
+        return None
+    if not inst.rigid:
+        raise CLIError(
+            "--backfill applies to rigid jobs (--jobs rigid, or a JSON instance with "
+            "'processors'): with sequential jobs every rule gives the same schedule"
+        )
+    return backfill
 
 
 def _check_format(format: str) -> None:
@@ -237,4 +256,18 @@ Backlog = Annotated[
 ]
 Owners = Annotated[
     str, typer.Option(help="Traces: jobs to organizations by 'user' (in turn) or 'random'.")
+]
+Jobs = Annotated[
+    str,
+    typer.Option(
+        help="Traces: 'sequential' (a job on q processors is q one-processor jobs, the "
+        "paper's split) or 'rigid' (q machines at once, with backfilling)."
+    ),
+]
+Backfill = Annotated[
+    str | None,
+    typer.Option(
+        help="Rigid jobs: none, first-fit or easy (default: easy when every job has a "
+        "requested time, else first-fit)."
+    ),
 ]

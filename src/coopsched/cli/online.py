@@ -11,9 +11,11 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    Backfill,
     Backlog,
     CLIError,
     Fmt,
+    Jobs,
     Machines,
     Orgs,
     Owners,
@@ -24,6 +26,7 @@ from ._app import (
     Warmup,
     WLen,
     WStart,
+    _backfill,
     _check_format,
     _given,
     _horizon,
@@ -63,6 +66,8 @@ def simulate(
     warmup: Warmup = 0,
     owners: Owners = "user",
     backlog: Backlog = False,
+    jobs: Jobs = "sequential",
+    backfill: Backfill = None,
     samples: Annotated[
         int | None,
         typer.Option(min=1, help="Shortcut for --param n_samples=N (RAND; paper: 15, 75)."),
@@ -104,9 +109,11 @@ def simulate(
         warmup,
         owners,
         backlog,
+        jobs,
     )
     T = _horizon(inst, horizon)
-    sched = pol.run(inst, T)
+    rule = _backfill(inst, backfill)
+    sched = pol.run(inst, T, backfill=rule) if inst.rigid else pol.run(inst, T)
     _export(sched, gantt, swf_out, batsim_out)
     _show(sched.report(T), format)
 
@@ -187,6 +194,8 @@ def compare(
     warmup: Warmup = 0,
     owners: Owners = "user",
     backlog: Backlog = False,
+    jobs: Jobs = "sequential",
+    backfill: Backfill = None,
 ) -> None:
     """How fair is each policy on this workload? (unfairness against REF, utilization)."""
     from ..experiments.compare import comparison_report
@@ -208,11 +217,13 @@ def compare(
         warmup,
         owners,
         backlog,
+        jobs,
     )
     T = _horizon(inst, horizon)
     if T is None:
         raise CLIError("give --horizon (the instance has none)")
-    _show(comparison_report(inst, T, names, seed), format)
+    rule = _backfill(inst, backfill)
+    _show(comparison_report(inst, T, names, seed, backfill=rule), format)
 
 
 @app.command("trace-info")

@@ -42,27 +42,37 @@ def compare_policies(
     policies: Sequence[str | Policy] | None = None,
     seed: int = 0,
     ref_max_k: int = 14,
+    backfill: str | None = None,
 ) -> list[dict]:
     """One row per policy (:data:`COLUMNS` and ``psi``); the fairness columns need REF
-    (``None`` when ``k > ref_max_k``, REF being exponential in ``k``)."""
+    (``None`` when ``k > ref_max_k``, REF being exponential in ``k``). A rigid instance runs
+    every policy, REF included, under the backfilling rule ``backfill``
+    (:mod:`coopsched.online.rigid`)."""
     from ..workloads.limits import check_horizon
 
     if horizon is None:
         raise TypeError("horizon: required (seconds); the comparison is made at the horizon")
     horizon = int(check_horizon(horizon))  # type: ignore[arg-type]
     pols = make_policies(policies, seed)
+    rule = None
+    if instance.rigid:
+        from ..online.ref_rigid import MAX_K_RIGID
+        from ..online.rigid import resolve_backfill
+
+        rule = resolve_backfill(instance, backfill)
+        ref_max_k = min(ref_max_k, MAX_K_RIGID)
     rows = []
     ref = None
     if instance.k <= ref_max_k:
         t0 = time.perf_counter()
-        ref = Ref().run(instance, horizon)
+        ref = Ref().run(instance, horizon, backfill=rule)
         ref_seconds = time.perf_counter() - t0
     for pol in pols:
         if type(pol) is Ref and pol.params() == Ref().params() and ref is not None:
             sched, seconds = ref, ref_seconds
         else:
             t0 = time.perf_counter()
-            sched = pol.run(instance, horizon)
+            sched = pol.run(instance, horizon, backfill=rule)
             seconds = time.perf_counter() - t0
         done = sum(sched.completed(horizon))
         ft = sum(sched.flow_time(horizon))
@@ -73,6 +83,8 @@ def compare_policies(
             "utilization": sched.utilization(horizon),
             "mean_flow": ft / done if done else None,
             "started": int(sched.started.sum()),
+            "mean_wait": _mean(sched.waits(), sched.waits() >= 0),
+            "mean_bsld": _mean(sched.bounded_slowdown(), sched.waits() >= 0),
             "seconds": seconds,
             "psi": sched.psi(horizon),
         }
@@ -85,18 +97,32 @@ def compare_policies(
     return rows
 
 
+def _mean(values, mask) -> float | None:
+    return float(values[mask].mean()) if mask.any() else None
+
+
 def comparison_report(
     instance: Instance,
     horizon: int,
     policies: Sequence[str | Policy] | None = None,
     seed: int = 0,
     title: str | None = None,
+    backfill: str | None = None,
 ):
     """:func:`compare_policies` as a :class:`coopsched.report.Report` (what ``coopsched
     compare`` and ``demo`` print)."""
     from ..report import Column, Report, num, pct
 
-    rows = compare_policies(instance, horizon, policies, seed)
+    rows = compare_policies(instance, horizon, policies, seed, backfill=backfill)
+    notes = []
+    if instance.rigid:
+        from ..online.rigid import resolve_backfill
+
+        notes.append(
+            f"rigid jobs (a job holds its processors at once), backfilling "
+            f"{resolve_backfill(instance, backfill)}; wait and bsld (bounded slowdown, 10 s) "
+            "over the started jobs"
+        )
     for r in rows:
         r.pop("psi")
     return Report(
@@ -106,11 +132,17 @@ def comparison_report(
             Column("unfairness", "dpsi/p_tot", num(2)),
             Column("utilization", fmt=pct),
             Column("mean_flow", "mean flow", num(0)),
+            *(
+                [Column("mean_wait", "mean wait", num(0)), Column("mean_bsld", "bsld", num(2))]
+                if instance.rigid
+                else []
+            ),
             Column("started"),
             Column("seconds", fmt=num(3)),
         ],
         rows=rows,
-        notes=[
+        notes=notes
+        + [
             "dpsi/p_tot: average unjustified delay (s) per unit of work against REF, "
             "the exact Shapley-fair schedule (Skowron & Rzadca, Sec. 7.2); 0 = as fair as REF."
         ],

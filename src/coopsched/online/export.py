@@ -42,10 +42,11 @@ def _started(schedule: Schedule) -> np.ndarray:
 def write_schedule_swf(schedule: Schedule, path: str | Path) -> int:
     """Write the started jobs as SWF (PWA format 2.2) with the wait times filled in.
 
-    One line per (sequential) job: job number ``j + 1``, submit = release, wait =
-    start - release, run time = size, one processor allocated and requested, status 1,
-    user and group = organization index + 1, partition = index + 1 of the organization
-    whose machine ran it. The header names the policy, the organizations and the jobs
+    One line per job: job number ``j + 1``, submit = release, wait = start - release, run
+    time = size, processors allocated and requested (1 for sequential jobs, ``q`` for a
+    rigid job, written once), requested time for rigid jobs that have one, status 1, user
+    and group = organization index + 1, partition = index + 1 of the organization whose
+    machine ran a sequential job (-1 for rigid jobs). The header names the policy, the organizations and the jobs
     left out (not started before the horizon). Returns that count.
     """
     import pandas as pd
@@ -55,20 +56,23 @@ def write_schedule_swf(schedule: Schedule, path: str | Path) -> int:
     inst = schedule.instance
     idx = _started(schedule)
     owner = inst.machine_owner()
-    jobs = pd.DataFrame(
-        {
-            "job": idx + 1,
-            "submit": inst.release[idx],
-            "wait": schedule.start[idx] - inst.release[idx],
-            "run_time": inst.size[idx],
-            "alloc_procs": 1,
-            "req_procs": 1,
-            "status": 1,
-            "user": inst.org[idx] + 1,
-            "group": inst.org[idx] + 1,
-            "partition": owner[schedule.machine[idx]] + 1,
-        }
-    )
+    width = inst.width[idx]
+    cols = {
+        "job": idx + 1,
+        "submit": inst.release[idx],
+        "wait": schedule.start[idx] - inst.release[idx],
+        "run_time": inst.size[idx],
+        "alloc_procs": width,
+        "req_procs": width,
+        "status": 1,
+        "user": inst.org[idx] + 1,
+        "group": inst.org[idx] + 1,
+        # a rigid job spans machines of several owners: -1 (unknown), as SWF allows
+        "partition": -1 if inst.rigid else owner[schedule.machine[idx]] + 1,
+    }
+    if inst.requested is not None:
+        cols["req_time"] = inst.requested[idx]
+    jobs = pd.DataFrame(cols)
     left_out = int(len(schedule.unstarted))
     header = {
         "Version": "2.2",
@@ -91,9 +95,11 @@ def write_schedule_swf(schedule: Schedule, path: str | Path) -> int:
 def batsim_frame(schedule: Schedule, workload_name: str = "w0"):
     """The started jobs as Batsim's ``out_jobs.csv`` table (a pandas DataFrame).
 
-    Every job is sequential and runs to completion in the model, so ``success`` is 1,
-    ``final_state`` ``COMPLETED_SUCCESSFULLY``, ``requested_time`` the size (no
-    walltime in the model) and ``allocated_resources`` the machine number;
+    Every job runs to completion in the model, so ``success`` is 1, ``final_state``
+    ``COMPLETED_SUCCESSFULLY``; ``requested_number_of_resources`` is the job's processors
+    (one row per job, rigid ones included), ``requested_time`` its requested time (the
+    size when it has none) and ``allocated_resources`` its machines in Batsim's interval
+    notation (``0-3 7``; :meth:`Schedule.allocation` for rigid jobs);
     ``consumed_energy`` is -1 (not modelled) and ``metadata`` the organization's name.
     """
     import pandas as pd
@@ -105,14 +111,19 @@ def batsim_frame(schedule: Schedule, workload_name: str = "w0"):
     rel = inst.release[idx]
     finish = start + size
     ids = [str(inst.ids[j]) for j in idx] if inst.ids is not None else [str(j) for j in idx]
+    ptr, machines = schedule.allocation()
+    allocated = [_intervals(machines[ptr[j] : ptr[j + 1]]) for j in idx]
+    requested = size
+    if inst.requested is not None:
+        requested = np.where(inst.requested[idx] >= 1, inst.requested[idx], size)
     df = pd.DataFrame(
         {
             "job_id": ids,
             "workload_name": workload_name,
             "profile": "delay",
             "submission_time": rel,
-            "requested_number_of_resources": 1,
-            "requested_time": size,
+            "requested_number_of_resources": inst.width[idx],
+            "requested_time": requested,
             "success": 1,
             "final_state": "COMPLETED_SUCCESSFULLY",
             "starting_time": start,
@@ -121,12 +132,26 @@ def batsim_frame(schedule: Schedule, workload_name: str = "w0"):
             "waiting_time": start - rel,
             "turnaround_time": finish - rel,
             "stretch": (finish - rel) / size,
-            "allocated_resources": schedule.machine[idx].astype(str),
+            "allocated_resources": allocated,
             "consumed_energy": -1,
             "metadata": np.array(inst.names, dtype=object)[inst.org[idx]],
         }
     )
     return df[list(BATSIM_COLUMNS)]
+
+
+def _intervals(ids: np.ndarray) -> str:
+    """Machine numbers in Batsim's notation: sorted, runs as ``a-b``, space-separated."""
+    out = []
+    xs = sorted(int(x) for x in ids)
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return " ".join(out)
 
 
 def write_batsim_jobs(schedule: Schedule, path: str | Path, workload_name: str = "w0") -> int:
@@ -166,18 +191,31 @@ def plot_gantt(
     handles = []
     start = schedule.start[idx]
     end = start + inst.size[idx]
-    mach = schedule.machine[idx]
+    # one rectangle per job and run of consecutive machines (a rigid job is drawn once,
+    # over its machines: Schedule.allocation)
+    ptr, ids = schedule.allocation()
+    rect_job, lo, hi = [], [], []
+    for x, j in enumerate(idx.tolist()):
+        ms = np.sort(ids[ptr[j] : ptr[j + 1]])
+        cut = np.flatnonzero(np.diff(ms) != 1) + 1
+        for run in np.split(ms, cut):
+            rect_job.append(x)
+            lo.append(run[0])
+            hi.append(run[-1])
+    rj = np.array(rect_job, dtype=np.int64)
+    ylo, yhi = np.array(lo, dtype=float), np.array(hi, dtype=float)
     for u in schedule.coalition:
-        sel = inst.org[idx] == u
+        sel = inst.org[idx][rj] == u if len(rj) else np.zeros(0, dtype=bool)
         colour = cmap(u % cmap.N)
         if sel.any():
-            x0, x1, y = start[sel], end[sel], mach[sel]
+            x0, x1 = start[rj[sel]], end[rj[sel]]
+            a, b = ylo[sel], yhi[sel]
             verts = np.stack(
                 [
-                    np.stack([x0, y - 0.4], 1),
-                    np.stack([x0, y + 0.4], 1),
-                    np.stack([x1, y + 0.4], 1),
-                    np.stack([x1, y - 0.4], 1),
+                    np.stack([x0, a - 0.4], 1),
+                    np.stack([x0, b + 0.4], 1),
+                    np.stack([x1, b + 0.4], 1),
+                    np.stack([x1, a - 0.4], 1),
                 ],
                 1,
             ).astype(float)

@@ -90,6 +90,65 @@ class Schedule:
         inst = self.instance
         return utilities.completed_jobs(inst.org, self.start, inst.size, self._at(t), inst.k)
 
+    def allocation(self) -> tuple[np.ndarray, np.ndarray]:
+        """Machines of every job, as ``(ptr, ids)``: job ``j`` ran on ``ids[ptr[j]:ptr[j+1]]``
+        (nothing for a job not started). For sequential jobs, ``machine``; for rigid jobs
+        (whose schedule keeps no machine identities, :mod:`coopsched.online.rigid`) a valid
+        assignment made on demand: events in time order, completions first, each start
+        taking the lowest-numbered free machines of the coalition (machines are identical,
+        so it exists whenever the capacity holds, which the checker verifies)."""
+        import heapq
+
+        inst = self.instance
+        n = inst.n
+        width = inst.width
+        ok = self.in_coalition & (self.start >= 0)
+        counts = np.where(ok, width, 0)
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        ids = np.full(int(ptr[-1]), -1, dtype=np.int64)
+        if not inst.rigid:
+            ids[:] = self.machine[ok]
+            return ptr, ids
+        owner = inst.machine_owner()
+        free = np.flatnonzero(np.isin(owner, list(self.coalition))).tolist()  # sorted: a heap
+        jobs = np.flatnonzero(ok)
+        end = self.start[jobs] + inst.size[jobs]
+        # (time, 0 = end / 1 = start, FIFO order, job)
+        fifo_rank = np.empty(n, dtype=np.int64)
+        fifo_rank[inst.fifo_order()] = np.arange(n)
+        events = sorted(
+            [(int(e), 0, int(fifo_rank[j]), int(j)) for e, j in zip(end, jobs, strict=True)]
+            + [(int(self.start[j]), 1, int(fifo_rank[j]), int(j)) for j in jobs]
+        )
+        for _, kind, _, j in events:
+            a, b = ptr[j], ptr[j + 1]
+            if kind == 0:
+                for m in ids[a:b].tolist():
+                    heapq.heappush(free, m)
+            else:
+                if b - a > len(free):
+                    raise ValueError(
+                        f"job {j} needs {b - a} machines at {self.start[j]}, {len(free)} are free"
+                    )
+                ids[a:b] = [heapq.heappop(free) for _ in range(b - a)]
+        return ptr, ids
+
+    def waits(self) -> np.ndarray:
+        """Wait (start - release) of every started job of the coalition, ``-1`` otherwise."""
+        inst = self.instance
+        ok = self.in_coalition & (self.start >= 0)
+        return np.where(ok, self.start - inst.release, -1)
+
+    def bounded_slowdown(self, threshold: int = 10) -> np.ndarray:
+        """``max(1, (wait + run) / max(run, threshold))`` of every started job (``nan``
+        otherwise): the bounded slowdown of Feitelson et al., threshold 10 s by default."""
+        inst = self.instance
+        w = self.waits()
+        run = inst.size.astype(np.float64)
+        bsld = np.maximum(1.0, (w + run) / np.maximum(run, float(threshold)))
+        return np.where(w >= 0, bsld, np.nan)
+
     def value(self, t: int | None = None) -> int:
         """Value of the coalition: sum of its members' ``psi_sp``."""
         psi = self.psi(t)
@@ -108,9 +167,11 @@ class Schedule:
         t = self._at(t)
         inst = self.instance
         psi, work, ft, done = self.psi(t), self.work(t), self.flow_time(t), self.completed(t)
+        waits, bsld = self.waits(), self.bounded_slowdown()
         rows = []
         for u in self.coalition:
             mask = inst.org == u
+            ran = mask & (waits >= 0)
             rows.append(
                 {
                     "org": inst.organizations[u].name,
@@ -121,6 +182,8 @@ class Schedule:
                     "psi_sp": psi[u],
                     "work": work[u],
                     "mean_flow": (ft[u] / done[u]) if done[u] else None,
+                    "mean_wait": float(waits[ran].mean()) if ran.any() else None,
+                    "mean_bsld": float(bsld[ran].mean()) if ran.any() else None,
                 }
             )
         return rows
@@ -160,9 +223,19 @@ class Schedule:
         cols["org_index"] = inst.org[idx]
         cols["release"] = inst.release[idx]
         cols["size"] = inst.size[idx]
+        if inst.rigid:
+            cols["processors"] = inst.width[idx]
+            if inst.requested is not None:
+                req = inst.requested[idx]
+                cols["requested"] = pd.Series(pd.array(req, dtype="Int64")).mask(req < 1)
         cols["start"] = nullable(st)
         cols["end"] = nullable(st + inst.size[idx])
         cols["wait"] = nullable(st - inst.release[idx])
+        if inst.rigid:  # several machines per job: Schedule.allocation() lists them
+            df = pd.DataFrame(cols, index=pd.Index(idx, name="job"))
+            bsld = self.bounded_slowdown()[idx]
+            df["bounded_slowdown"] = pd.Series(bsld).to_numpy()
+            return df
         mach = self.machine[idx]
         cols["machine"] = nullable(mach)
         cols["machine_org"] = nullable(owner[np.where(ok, mach, 0)] if len(owner) else mach)
@@ -190,6 +263,8 @@ class Schedule:
             Column("psi_sp"),
             Column("work"),
             Column("mean_flow", "mean flow", num(0)),
+            Column("mean_wait", "mean wait", num(0)),
+            Column("mean_bsld", "mean bsld", num(2)),
         ]
         return Report(
             title=f"{self.policy} on {inst.n} jobs, {inst.total_machines} machines, horizon {t}",
@@ -198,7 +273,16 @@ class Schedule:
             notes=[
                 f"utilization {self.utilization(t):.1%}; "
                 f"{len(self.unstarted)} job(s) not started before t={t}"
-            ],
+            ]
+            + (
+                [
+                    f"rigid jobs, backfilling {self.info.get('backfill')}; "
+                    f"{(self.info.get('too_wide') or {}).get('count', 0)} job(s) wider than the "
+                    "machines never started; bsld: bounded slowdown (10 s)"
+                ]
+                if inst.rigid
+                else []
+            ),
             document=self.to_dict(t),
         )
 
@@ -215,8 +299,13 @@ class Schedule:
                 "release": int(inst.release[j]),
                 "size": int(inst.size[j]),
                 "start": int(self.start[j]) if self.start[j] >= 0 else None,
-                "machine": int(self.machine[j]) if self.machine[j] >= 0 else None,
             }
+            if inst.rigid:
+                d["processors"] = int(inst.width[j])
+                if inst.requested is not None and inst.requested[j] >= 1:
+                    d["requested"] = int(inst.requested[j])
+            else:
+                d["machine"] = int(self.machine[j]) if self.machine[j] >= 0 else None
             if inst.ids is not None:
                 d["id"] = inst.ids[j]
             jobs.append(d)
@@ -232,6 +321,11 @@ class Schedule:
                 )
             ),
             "unstarted": int(len(self.unstarted)),
+            **(
+                {"backfill": self.info.get("backfill"), "too_wide": self.info.get("too_wide")}
+                if inst.rigid
+                else {}
+            ),
             "jobs": jobs,
         }
 

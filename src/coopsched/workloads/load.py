@@ -20,6 +20,7 @@ def load_instance(
     warmup: int = 0,
     owners: str = "user",
     backlog: bool = False,
+    jobs: str = "sequential",
 ) -> Instance:
     """An instance from ``source``:
 
@@ -31,7 +32,8 @@ def load_instance(
       length)`` cut by :func:`~coopsched.workloads.prepare.trace_to_instance`, its users
       dealt to ``k`` organizations (``owners``: by user or at random) and ``machines`` split
       by ``split``, with ``warmup`` seconds simulated before the window or, with
-      ``backlog``, the jobs the log itself held at the window start.
+      ``backlog``, the jobs the log itself held at the window start; ``jobs`` chooses the
+      sequential split or rigid jobs.
 
     >>> load_instance(None, k=3).k
     3
@@ -71,5 +73,6 @@ def load_instance(
             warmup=warmup,
             owners=owners,
             backlog=backlog,
+            jobs=jobs,
         )
     raise InstanceError(f"{path}: expected a .json instance or a .swf/.swf.gz trace")

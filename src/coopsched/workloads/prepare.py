@@ -153,8 +153,14 @@ def trace_to_instance(
     warmup: int = 0,
     owners: str = "user",
     backlog: bool = False,
+    jobs: str = "sequential",
 ) -> Instance:
     """Cut a window from a trace and turn it into a ``k``-organization instance.
+
+    ``jobs``: ``"sequential"`` (the paper's split, Sec. 7.2: a job on ``q`` processors
+    becomes ``q`` one-processor copies; the default of the reproductions) or ``"rigid"``
+    (one job on ``q`` processors, with its requested time, SWF field 9, where the log has
+    one; docs/conventions.md, rigid jobs).
 
     ``start`` is relative to the first submit time when ``relative_start`` (default),
     absolute otherwise; ``None`` means the beginning. ``length`` ``None`` means the whole
@@ -177,8 +183,11 @@ def trace_to_instance(
             "a warm-up period and the log's backlog are two ways to fill the system at the "
             "window start: choose one"
         )
-    jobs = trace.jobs
-    submit = jobs["submit"].to_numpy()
+    if jobs not in JOB_MODELS:
+        raise InstanceError(f"jobs: {jobs!r}; choose from {', '.join(JOB_MODELS)}")
+    model = jobs
+    jobs_df = trace.jobs
+    submit = jobs_df["submit"].to_numpy()
     if len(submit) == 0:
         raise InstanceError(f"{trace.path}: the trace has no runnable job")
     first = int(submit.min())
@@ -189,7 +198,7 @@ def trace_to_instance(
     t0 = first if start is None else (first + int(start) if relative_start else int(start))
     t1 = None if length is None else t0 + int(length)
     base = t0 - int(warmup)  # time 0 of the instance
-    run_time = jobs["run_time"].to_numpy()
+    run_time = jobs_df["run_time"].to_numpy()
     pinned = None
     backlog_meta = None
     if backlog:
@@ -201,7 +210,7 @@ def trace_to_instance(
             mask &= submit < t1
         idx = np.flatnonzero(mask)
         rel_job, size_job, pin_job = submit[idx] - base, run_time[idx], None
-    sel = jobs.iloc[idx]
+    sel = jobs_df.iloc[idx]
     rng = np.random.default_rng(seed)
     total = trace_machines(trace, machines)
     shares = split_machines(total, k, split, exponent=exponent, rng=rng)
@@ -213,6 +222,24 @@ def trace_to_instance(
     else:
         owner_per_job = rng.integers(0, k, size=len(sel)).astype(np.int64)
     q = sel["processors"].to_numpy()
+    if model == "rigid":
+        return _rigid_instance(
+            trace,
+            sel,
+            owner_per_job,
+            rel_job,
+            size_job,
+            pin_job,
+            shares,
+            k,
+            t0,
+            length,
+            warmup,
+            owners,
+            split,
+            seed,
+            backlog_meta,
+        )
     n_seq = int(q.sum())
     if n_seq > MAX_JOBS:
         raise InstanceError(
@@ -316,3 +343,57 @@ def peak_concurrency(trace: SWFTrace) -> int:
     delta = np.concatenate([q, -q])
     order = np.lexsort((delta, times))  # at equal times, ends (negative) first
     return int(np.cumsum(delta[order]).max())
+
+
+#: The two job models of a trace (``--jobs``).
+JOB_MODELS = ("sequential", "rigid")
+
+
+def _rigid_instance(
+    trace,
+    sel,
+    owner,
+    rel,
+    size,
+    pinned,
+    shares,
+    k,
+    t0,
+    length,
+    warmup,
+    owners,
+    split,
+    seed,
+    backlog_meta,
+) -> Instance:
+    """The window as rigid jobs: one job per trace job, ``processors`` its width,
+    ``requested`` its requested time (field 9; ``-1`` where the log has none)."""
+    req = sel["req_time"].to_numpy(np.int64)
+    requested = np.where(req >= 1, req, -1)
+    meta = {
+        "source": trace.path,
+        "window_start": t0,
+        "window_length": length,
+        "horizon": None if length is None else int(warmup) + int(length),
+        "warmup": int(warmup),
+        "measure_from": int(warmup),
+        "owners": owners,
+        "split": split,
+        "seed": seed,
+        "trace_jobs": len(sel),
+        "jobs": "rigid",
+        "outlived_request": int(((requested >= 1) & (size > requested)).sum()),
+    }
+    if backlog_meta is not None:
+        meta["backlog"] = backlog_meta
+    orgs = [Organization(f"O{u}", shares[u]) for u in range(k)]
+    return Instance(
+        orgs,
+        owner,
+        rel,
+        size,
+        sel["processors"].to_numpy(np.int64),
+        meta=meta,
+        pinned=pinned,
+        requested=requested,
+    )

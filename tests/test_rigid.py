@@ -188,3 +188,75 @@ def test_requested_times_need_processors():
         )
     with pytest.raises(InstanceError, match="requested time 0 must be >= 1"):
         rigid(EXAMPLE, Q, [0] * 7)
+
+
+# ------------------------------------------------------------------------------- inputs
+
+
+def test_json_processors_make_a_rigid_instance_that_simulate_honours(tmp_path, capsys):
+    """The bug of the issue: a 2-processor job must hold 2 machines, never 1."""
+    import json
+
+    from coopsched.cli import main
+
+    doc = {
+        "organizations": [{"name": "a", "machines": 2}],
+        "jobs": [
+            {"org": "a", "release": 0, "size": 4, "processors": 2, "requested": 5},
+            {"org": "a", "release": 0, "size": 4, "processors": 1},
+        ],
+    }
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(doc))
+    assert main(["simulate", str(path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [j["start"] for j in out["jobs"]] == [0, 4]
+    assert [j["processors"] for j in out["jobs"]] == [2, 1]
+    assert out["backfill"] == "first-fit"  # not every job has a requested time
+
+
+@pytest.mark.parametrize(
+    "job, message",
+    [
+        ({"processors": 0}, r"jobs\[0\].processors"),
+        ({"processors": -2}, r"jobs\[0\].processors"),
+        ({"processors": 2, "requested": 0}, r"jobs\[0\].requested"),
+        ({"processors": 2, "requested": -5}, r"jobs\[0\].requested"),
+        ({"requested": 3}, r"jobs\[0\].requested: a requested time belongs to rigid jobs"),
+    ],
+)
+def test_json_rigid_job_errors_name_the_place(tmp_path, job, message):
+    import json
+
+    from coopsched.workloads.jsonio import read_instance
+
+    doc = {
+        "organizations": [{"name": "a", "machines": 2}],
+        "jobs": [{"org": "a", "release": 0, "size": 4, **job}],
+    }
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InstanceError, match=message):
+        read_instance(path)
+
+
+def test_backfill_is_refused_for_sequential_jobs(capsys):
+    from coopsched.cli import main
+
+    assert main(["simulate", "--backfill", "easy"]) == 1
+    assert "--backfill applies to rigid jobs" in capsys.readouterr().err
+
+
+def test_a_rigid_trace_window_keeps_processors_and_requested_times():
+    from conftest import trace_path
+
+    from coopsched.workloads.prepare import trace_to_instance
+    from coopsched.workloads.swf import read_swf
+
+    tr = read_swf(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz"))
+    inst = trace_to_instance(tr, k=3, start=0, length=86_400, jobs="rigid")
+    seq = trace_to_instance(tr, k=3, start=0, length=86_400)
+    assert inst.rigid and inst.n == inst.meta["trace_jobs"] and seq.n == int(inst.width.sum())
+    s = simulate(inst, get_policy("fifo"), 86_400, backfill="easy")
+    assert check_schedule(s) == []
+    assert inst.requested is not None and (inst.requested >= 1).all()

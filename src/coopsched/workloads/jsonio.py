@@ -5,7 +5,9 @@
     {"organizations": [{"name": "a", "machines": 2}, {"name": "b", "machines": 1}],
      "jobs": [{"org": "a", "release": 0, "size": 3}, {"org": "b", "release": 1, "size": 2}]}
 
-Optional keys: job ``processors``, ``priority``, ``id``; organization ``speeds``;
+Optional keys: job ``processors`` (rigid parallel jobs: the instance is then rigid, every job
+holds that many machines at once), ``requested`` (a rigid job's requested time, ``null`` or
+absent where unknown; only with ``processors``), ``priority``, ``id``; organization ``speeds``;
 ``meta.horizon`` (a positive integer). A recorded schedule (what ``coopsched audit`` reads)
 adds per job ``start``: the time the platform actually started it, or ``null`` if it never
 started; and optionally ``pinned``: ``true`` for a job that was already running when the
@@ -27,7 +29,17 @@ from .instance import Instance, InstanceError, Organization
 from .limits import MAX_MACHINES, LimitError, exact_number, regular_file
 
 _ORG_KEYS = {"name", "machines", "speeds"}
-_JOB_KEYS = {"org", "release", "size", "processors", "priority", "id", "start", "pinned"}
+_JOB_KEYS = {
+    "org",
+    "release",
+    "size",
+    "processors",
+    "requested",
+    "priority",
+    "id",
+    "start",
+    "pinned",
+}
 _TOP_KEYS = {"organizations", "jobs", "meta"}
 
 
@@ -110,6 +122,7 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
     size = np.zeros(n, dtype=np.int64)
     optional: dict[str, list] = {
         "processors": [],
+        "requested": [],
         "priority": [],
         "id": [],
         "start": [],
@@ -144,6 +157,18 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
             [_int(v, f"{source}: jobs[{j}].processors", 1) for j, v in optional["processors"]],
             dtype=np.int64,
         )
+    requested = None
+    if optional["requested"]:
+        if processors is None:
+            j = optional["requested"][0][0]
+            raise InstanceError(
+                f"{source}: jobs[{j}].requested: a requested time belongs to rigid jobs; give "
+                "'processors' for every job too"
+            )
+        requested = np.full(n, -1, dtype=np.int64)
+        for j, v in optional["requested"]:
+            if v is not None:
+                requested[j] = _int(v, f"{source}: jobs[{j}].requested", 1)
     if optional["priority"]:
         if len(optional["priority"]) != n:
             raise InstanceError(f"{source}: 'priority' must be given for every job or none")
@@ -190,7 +215,9 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
     if meta.get("horizon") is not None:
         meta["horizon"] = _int(meta["horizon"], f"{source}: meta.horizon", 1)
     try:
-        return Instance(orgs, owner, release, size, processors, priority, ids, meta, start, pinned)
+        return Instance(
+            orgs, owner, release, size, processors, priority, ids, meta, start, pinned, requested
+        )
     except InstanceError as exc:
         raise InstanceError(f"{source}: {exc}") from None
 
@@ -233,6 +260,8 @@ def instance_to_dict(inst: Instance) -> dict:
         d = {"org": names[inst.org[j]], "release": int(inst.release[j]), "size": int(inst.size[j])}
         if inst.processors is not None:
             d["processors"] = int(inst.processors[j])
+        if inst.requested is not None and inst.requested[j] >= 1:
+            d["requested"] = int(inst.requested[j])
         if inst.priority is not None:
             d["priority"] = float(inst.priority[j])
         if inst.ids is not None:

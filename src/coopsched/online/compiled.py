@@ -421,8 +421,13 @@ def int64_bounds(
     machines_max: int,
     horizon: int | None,
     n_samples: int = 0,
+    rigid: bool = False,
 ) -> str | None:
     """Why int64 could overflow for this run (``None``: it cannot).
+
+    With rigid jobs (``rigid``) machines may idle while jobs wait (a job waits for enough
+    machines), but some job always runs then, so every job ends by the last release plus
+    the sum of the run times plus the longest job: that bounds ``t_end`` instead.
 
     Event times are at most ``t_end``: the horizon, or (greedy schedules) the last
     release plus the coalition's work divided by its ``Mc`` machines plus the longest
@@ -439,7 +444,7 @@ def int64_bounds(
     p_max = int(size.max())
     # greedy: a job waits only while all Mc machines are busy with other jobs, so every
     # job ends by r_max + W / Mc + p_max (W: the coalition's total work)
-    t_end = int(release.max()) + -(-_sum_bound(size) // Mc) + p_max
+    t_end = int(release.max()) + -(-_sum_bound(size) // (1 if rigid else Mc)) + p_max
     if horizon is not None:
         t_end = min(t_end, int(horizon))
     if M >= 2**31:

@@ -354,11 +354,19 @@ def simulate(
     k = inst.k
     mem = tuple(range(k)) if members is None else check_members(members, k)
     policy.prepare(inst, horizon)
+    fallback = None
     if rule is not None:
         from .rigid import simulate_rigid
 
-        return simulate_rigid(inst, policy, horizon, None if members is None else mem, mem, rule)
-    fallback = None
+        if engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
+            fast = _run_compiled_rigid(inst, policy, engine, horizon, members, mem, rule)
+            if not isinstance(fast, str):
+                return fast
+            fallback = fast
+        sched = simulate_rigid(inst, policy, horizon, None if members is None else mem, mem, rule)
+        if fallback is not None and fallback != "no rule":
+            sched.info["fallback"] = fallback
+        return sched
     if engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
         from .backends import compiled_rule
 
@@ -547,6 +555,59 @@ def numba_warm() -> bool:
 def _worth_compiling(inst: Instance) -> bool:
     """Large instances, or numba already warm (one of our kernels has been loaded)."""
     return inst.n >= COMPILE_MIN_JOBS or numba_warm()
+
+
+def _run_compiled_rigid(inst, policy, engine, horizon, members, mem, rule) -> Schedule | str:
+    """The compiled path for rigid jobs: a schedule, or why it could not run ("no rule"
+    for a policy without a compiled rule under ``engine="auto"``)."""
+    import warnings
+
+    from .backends import compiled_rule
+
+    entry = compiled_rule(policy)
+    inputs = None if entry is None else entry.inputs(policy)
+    if entry is None or inputs is None:
+        if engine == "compiled":
+            raise ValueError(f"{policy!r} has no compiled rule (engine='compiled')")
+        return "no rule"
+    from .compiled import CompiledFallback
+    from .compiled_rigid import run_compiled_rigid
+    from .rigid import too_wide_info
+
+    out = run_compiled_rigid(
+        inst,
+        entry.name,
+        rule,
+        horizon=horizon,
+        members=mem,
+        seed=getattr(policy, "seed", 0),
+        random_machines=policy.random_machines,
+        **inputs,
+    )
+    if isinstance(out, str):
+        warnings.warn(
+            f"{policy!r}: compiled engine not exact here ({out}); ran the Python engine",
+            CompiledFallback,
+            stacklevel=3,
+        )
+        return out
+    start, state, wide, M = out
+    if entry.done is not None:
+        entry.done(policy, state)
+    return Schedule(
+        instance=inst,
+        start=start,
+        machine=np.full(inst.n, -1, dtype=np.int64),
+        policy=policy.name,
+        horizon=None if horizon is None else int(horizon),
+        members=None if members is None else mem,
+        info={
+            "params": policy.params(),
+            "engine": "compiled",
+            "backfill": rule,
+            "too_wide": too_wide_info(inst, wide, int(M)),
+        },
+    )
 
 
 def _run_compiled(inst, policy, entry, inputs, horizon, members, mem) -> Schedule | str:

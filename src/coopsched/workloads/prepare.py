@@ -367,9 +367,14 @@ def _rigid_instance(
     backlog_meta,
 ) -> Instance:
     """The window as rigid jobs: one job per trace job, ``processors`` its width,
-    ``requested`` its requested time (field 9; ``-1`` where the log has none)."""
+    ``requested`` its requested time (field 9). A job without one (field 9 <= 0) requests
+    the longest requested time of the whole log, as a batch system gives a job without a
+    time limit its partition's limit; they are counted in ``meta["requested_filled"]``."""
     req = sel["req_time"].to_numpy(np.int64)
-    requested = np.where(req >= 1, req, -1)
+    all_req = trace.jobs["req_time"].to_numpy(np.int64)
+    longest = int(all_req.max()) if len(all_req) and all_req.max() >= 1 else -1
+    missing = req < 1
+    requested = np.where(missing, longest, req)
     meta = {
         "source": trace.path,
         "window_start": t0,
@@ -383,6 +388,7 @@ def _rigid_instance(
         "trace_jobs": len(sel),
         "jobs": "rigid",
         "outlived_request": int(((requested >= 1) & (size > requested)).sum()),
+        "requested_filled": {"jobs": int(missing.sum()), "with": longest},
     }
     if backlog_meta is not None:
         meta["backlog"] = backlog_meta

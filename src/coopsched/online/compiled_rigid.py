@@ -1,0 +1,618 @@
+"""The compiled (numba) engine for rigid parallel jobs under a backfilling rule.
+
+:func:`coopsched.online.rigid.simulate_rigid` is the reference (the semantics are in its
+module docstring); this module runs the same event loop compiled, for the policies of the
+declared table :data:`coopsched.online.backends.COMPILED`, with identical schedules
+(hypothesis compares both, pinned jobs, coalitions and horizons included):
+
+* completions at ``t`` in start order (a heap of ``(end, start sequence)``), then releases
+  (jobs wider than the coalition never queued), then pinned jobs, then the rule;
+* the policy's pick among the organizations the step allows (``shown``: what the Python
+  engine shows in ``view.waiting``), with the rules' exact comparisons and ties (the older
+  queue head);
+* EASY's running jobs in a sorted array of ``(start + requested, start sequence)``, so a
+  reservation walks it from the front;
+* machine identities only for DIRECTCONTR (random machines: the stream of Python's
+  ``random.Random(seed)``, :func:`~coopsched.online.compiled.randbelow`), drawn and freed in
+  the Python engine's order (a chain per running job), each credited to its owner.
+
+The cost is that of the events, the picks and, for DIRECTCONTR, one draw per processor
+started; the schedule keeps starts only (``Schedule.allocation`` assigns machines on
+demand).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..workloads.instance import Instance
+from .backends import (
+    CURRFAIRSHARE,
+    DIRECTCONTR,
+    FAIRSHARE,
+    FIFO,
+    RAND,
+    ROUNDROBIN,
+    UTFAIRSHARE,
+    rule_named,
+)
+from .compiled import _BIG, _mul_lt, _older, int64_bounds, mt_state, randbelow
+from .kernels import JIT_OPTIONS
+
+NONE, FIRST_FIT, EASY = 0, 1, 2
+_BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY}
+
+
+@numba.njit(**JIT_OPTIONS)
+def _push(ht, hs, n, t, s):
+    """Push ``(t, s)`` on a heap held in two arrays (end time, start sequence)."""
+    i = n
+    ht[i] = t
+    hs[i] = s
+    while i > 0:
+        q = (i - 1) >> 1
+        if ht[q] < ht[i] or (ht[q] == ht[i] and hs[q] <= hs[i]):
+            break
+        ht[q], ht[i] = ht[i], ht[q]
+        hs[q], hs[i] = hs[i], hs[q]
+        i = q
+    return n + 1
+
+
+@numba.njit(**JIT_OPTIONS)
+def _pop(ht, hs, n):
+    n -= 1
+    ht[0] = ht[n]
+    hs[0] = hs[n]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            break
+        c = left
+        r = left + 1
+        if r < n and (ht[r] < ht[left] or (ht[r] == ht[left] and hs[r] < hs[left])):
+            c = r
+        if ht[i] < ht[c] or (ht[i] == ht[c] and hs[i] <= hs[c]):
+            break
+        ht[c], ht[i] = ht[i], ht[c]
+        hs[c], hs[i] = hs[i], hs[c]
+        i = c
+    return n
+
+
+@numba.njit(**JIT_OPTIONS)
+def _advance(u, t, psi, work, tl, running):
+    d = t - tl[u]
+    if d:
+        r = running[u]
+        psi[u] += work[u] * d + r * (d * (d + 1) // 2)
+        work[u] += r * d
+        tl[u] = t
+
+
+@numba.njit(**JIT_OPTIONS)
+def _advance_c(v, t, phi, wc, rc, tv):
+    """DIRECTCONTR's contribution accumulators of machine owner ``v``, brought to ``t``."""
+    d = t - tv[v]
+    if d:
+        r = rc[v]
+        phi[v] += wc[v] * d + r * (d * (d + 1) // 2)
+        wc[v] += r * d
+        tv[v] = t
+
+
+@numba.njit(**JIT_OPTIONS)
+def _pick(
+    rule,
+    k,
+    t,
+    shown,
+    head,
+    qptr,
+    qjobs,
+    machines,
+    running,
+    psi,
+    work,
+    tl,
+    member,
+    key,
+    misc,
+    order,
+    phi,
+    wc,
+    rc,
+    tv,
+    c_ptr,
+    c_time,
+    c_delta,
+    coeff,
+    n_samples,
+    cV,
+    cW,
+    cR,
+    cT,
+    cpos,
+):
+    """The organization the rule picks among those ``shown`` (as the Python policies do,
+    ties to the older queue head). ``misc[0]``: the event time the keys were computed at;
+    ``misc[1]``: ROUNDROBIN's last served position in ``order``."""
+    u = -1
+    if rule == FIFO:
+        for x in range(k):
+            if shown[x] > 0 and (u < 0 or _older(x, u, qjobs, qptr, head)):
+                u = x
+    elif rule == ROUNDROBIN:
+        no = order.shape[0]
+        y = misc[1]
+        for _ in range(no):
+            y = (y + 1) % no
+            if shown[order[y]] > 0:
+                break
+        misc[1] = y
+        u = order[y]
+    elif rule in (FAIRSHARE, UTFAIRSHARE, CURRFAIRSHARE):
+        bn = np.int64(0)
+        bd = np.int64(0)
+        # candidates in the order of their queue heads, strict improvements only
+        for x in range(k):
+            if shown[x] == 0:
+                continue
+            if rule == CURRFAIRSHARE:
+                num = running[x]
+            else:
+                d = t - tl[x]
+                if rule == FAIRSHARE:
+                    num = work[x] + running[x] * d
+                else:
+                    num = psi[x] + work[x] * d + running[x] * (d * (d + 1) // 2)
+            dx = machines[x]
+            if u < 0:
+                u, bn, bd = x, num, dx
+                continue
+            if dx == 0:
+                better = bd == 0 and _older(x, u, qjobs, qptr, head)
+            elif bd == 0 or _mul_lt(num, bd, bn, dx):
+                better = True
+            else:
+                better = not _mul_lt(bn, dx, num, bd) and _older(x, u, qjobs, qptr, head)
+            if better:
+                u, bn, bd = x, num, dx
+    elif rule == DIRECTCONTR:
+        if misc[0] != t:
+            misc[0] = t
+            for x in range(k):
+                if member[x]:
+                    d = t - tv[x]
+                    e = t - tl[x]
+                    key[x] = (phi[x] + wc[x] * d + rc[x] * (d * (d + 1) // 2)) - (
+                        psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2)
+                    )
+        for x in range(k):
+            if shown[x] > 0 and (
+                u < 0 or key[x] > key[u] or (key[x] == key[u] and _older(x, u, qjobs, qptr, head))
+            ):
+                u = x
+    else:  # RAND: sampled phi - psi, fixed during one event
+        ncand = 0
+        first = -1
+        for x in range(k):
+            if shown[x] > 0:
+                ncand += 1
+                if first < 0 or _older(x, first, qjobs, qptr, head):
+                    first = x
+        if ncand == 1:
+            return first
+        if misc[0] != t:
+            misc[0] = t
+            nc = c_ptr.shape[0] - 1
+            for c in range(nc):
+                a = cpos[c]
+                end = c_ptr[c + 1]
+                while a < end and c_time[a] <= t:
+                    x = c_time[a]
+                    d = x - cT[c]
+                    if d:
+                        cV[c] += cW[c] * d + cR[c] * (d * (d + 1) // 2)
+                        cW[c] += cR[c] * d
+                        cT[c] = x
+                    cR[c] += c_delta[a]
+                    a += 1
+                cpos[c] = a
+            for x in range(k):
+                acc = np.int64(0)
+                for c in range(nc):
+                    if coeff[x, c] != 0:
+                        d = t - cT[c]
+                        val = cV[c] + cW[c] * d + cR[c] * (d * (d + 1) // 2)
+                        acc += coeff[x, c] * val
+                e = t - tl[x]
+                acc -= n_samples * (psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2))
+                key[x] = acc
+        for x in range(k):
+            if shown[x] > 0 and (
+                u < 0 or key[x] > key[u] or (key[x] == key[u] and _older(x, u, qjobs, qptr, head))
+            ):
+                u = x
+    return u
+
+
+@numba.njit(**JIT_OPTIONS)
+def _reservation(ex_e, ex_q, nexp, free, q, t):
+    """EASY's shadow time and extra machines (``coopsched.online.rigid._reservation``)."""
+    avail = free
+    x = 0
+    while x < nexp:
+        e = max(ex_e[x], t + 1)
+        while x < nexp and max(ex_e[x], t + 1) == e:
+            avail += ex_q[x]
+            x += 1
+        if avail >= q:
+            return e, avail - q
+    return _BIG, 0
+
+
+@numba.njit(**JIT_OPTIONS)
+def _engine_rigid(
+    rule,
+    bf,
+    k,
+    rel,
+    owner,
+    size,
+    width,
+    req,
+    pinned,
+    wide,
+    qptr,
+    qjobs,
+    machines,
+    member,
+    order,
+    M,
+    T,
+    randm,
+    mt,
+    machine_owner,
+    free_init,
+    c_ptr,
+    c_time,
+    c_delta,
+    coeff,
+    n_samples,
+    out_start,
+    state,
+):
+    n = rel.shape[0]
+    track = rule in (FAIRSHARE, UTFAIRSHARE, DIRECTCONTR, RAND)
+    queued = np.zeros(k, np.int64)
+    shown = np.zeros(k, np.int64)
+    head = np.zeros(k, np.int64)
+    running = np.zeros(k, np.int64)
+    psi = np.zeros(k, np.int64)
+    work = np.zeros(k, np.int64)
+    tl = np.zeros(k, np.int64)
+    key = np.zeros(k, np.int64)
+    misc = np.zeros(2, np.int64)
+    misc[0] = -1
+    misc[1] = state[4, 0]
+    phi = state[0]
+    wc = state[1]
+    rc = state[2]
+    tv = state[3]
+    nc = c_ptr.shape[0] - 1
+    cV = np.zeros(max(nc, 1), np.int64)
+    cW = np.zeros(max(nc, 1), np.int64)
+    cR = np.zeros(max(nc, 1), np.int64)
+    cT = np.zeros(max(nc, 1), np.int64)
+    cpos = np.zeros(max(nc, 1), np.int64)
+    for c in range(nc):
+        cpos[c] = c_ptr[c]
+    nn = max(n, 1)
+    ht = np.zeros(nn, np.int64)  # completions: (end, start sequence)
+    hs = np.zeros(nn, np.int64)
+    nheap = 0
+    seq_pos = np.zeros(nn + 1, np.int64)
+    ex_e = np.zeros(nn, np.int64)  # EASY: running jobs by (start + requested, sequence)
+    ex_s = np.zeros(nn, np.int64)
+    ex_q = np.zeros(nn, np.int64)
+    nexp = 0
+    # random machines: a free list (swap-remove) and each running job's chain of machines
+    MM = max(machine_owner.shape[0], 1)
+    free_ids = np.zeros(MM, np.int64)
+    nfree_ids = free_init.shape[0]
+    free_ids[:nfree_ids] = free_init
+    next_m = np.full(MM, -1, np.int64)
+    first_m = np.full(nn, -1, np.int64)
+    nfree = M
+    seq = 0
+    total = 0
+    pin_waiting = 0
+    i = 0
+    while True:
+        t_rel = rel[i] if i < n else _BIG
+        t_comp = ht[0] if nheap > 0 else _BIG
+        t = min(t_rel, t_comp)
+        if t >= _BIG or t >= T:
+            break
+        while nheap > 0 and ht[0] == t:  # completions, in start order
+            sq = hs[0]
+            nheap = _pop(ht, hs, nheap)
+            pos = seq_pos[sq]
+            u = owner[pos]
+            q = width[pos]
+            if track:
+                _advance(u, t, psi, work, tl, running)
+            running[u] -= q
+            nfree += q
+            if bf == EASY:
+                e = out_start[pos] + req[pos]
+                x = 0
+                while ex_e[x] != e or ex_s[x] != sq:
+                    x += 1
+                for y in range(x, nexp - 1):
+                    ex_e[y] = ex_e[y + 1]
+                    ex_s[y] = ex_s[y + 1]
+                    ex_q[y] = ex_q[y + 1]
+                nexp -= 1
+            if randm:
+                m = first_m[pos]
+                while m >= 0:
+                    nxt = next_m[m]
+                    free_ids[nfree_ids] = m
+                    nfree_ids += 1
+                    if rule == DIRECTCONTR:
+                        v = machine_owner[m]
+                        _advance_c(v, t, phi, wc, rc, tv)
+                        rc[v] -= 1
+                    m = nxt
+        while i < n and rel[i] == t:  # releases
+            if not wide[i]:
+                queued[owner[i]] += 1
+                total += 1
+                if pinned[i]:
+                    pin_waiting += 1
+            i += 1
+        phase = 0  # 0 pinned, 1 the rule, 2 EASY's backfill, 3 done
+        res_u = -1
+        shadow = np.int64(0)
+        extra = np.int64(0)
+        while phase < 3:
+            pos = -1
+            if phase == 0:
+                if pin_waiting == 0:
+                    phase = 1
+                    continue
+                for x in range(k):  # the oldest waiting pinned job (pinned jobs head)
+                    if queued[x] > 0:
+                        h = qjobs[qptr[x] + head[x]]
+                        if pinned[h] and (pos < 0 or h < pos):
+                            pos = h
+                if width[pos] > nfree:
+                    phase = 1
+                    continue
+            else:
+                if total == 0 or nfree == 0:
+                    break
+                anyone = False
+                for x in range(k):
+                    ok = queued[x] > 0
+                    if ok and phase == 2:  # EASY's backfill beside the reservation
+                        h = qjobs[qptr[x] + head[x]]
+                        ok = (
+                            x != res_u
+                            and width[h] <= nfree
+                            and (t + req[h] <= shadow or width[h] <= extra)
+                        )
+                    elif ok and bf == FIRST_FIT:
+                        ok = width[qjobs[qptr[x] + head[x]]] <= nfree
+                    shown[x] = queued[x] if ok else 0
+                    anyone = anyone or ok
+                if not anyone:
+                    break
+                u = _pick(
+                    rule,
+                    k,
+                    t,
+                    shown,
+                    head,
+                    qptr,
+                    qjobs,
+                    machines,
+                    running,
+                    psi,
+                    work,
+                    tl,
+                    member,
+                    key,
+                    misc,
+                    order,
+                    phi,
+                    wc,
+                    rc,
+                    tv,
+                    c_ptr,
+                    c_time,
+                    c_delta,
+                    coeff,
+                    n_samples,
+                    cV,
+                    cW,
+                    cR,
+                    cT,
+                    cpos,
+                )
+                pos = qjobs[qptr[u] + head[u]]
+                if width[pos] > nfree:
+                    if bf == EASY and phase == 1:
+                        res_u = u
+                        shadow, extra = _reservation(ex_e, ex_q, nexp, nfree, width[pos], t)
+                        phase = 2
+                    else:
+                        break  # none: the pick does not fit, nothing more starts
+                    continue
+                if phase == 2 and t + req[pos] > shadow:
+                    extra -= width[pos]
+            # start the job at pos
+            u = owner[pos]
+            q = width[pos]
+            head[u] += 1
+            queued[u] -= 1
+            total -= 1
+            if pinned[pos]:
+                pin_waiting -= 1
+            if track:
+                _advance(u, t, psi, work, tl, running)
+            running[u] += q
+            nfree -= q
+            out_start[pos] = t
+            seq += 1
+            seq_pos[seq] = pos
+            nheap = _push(ht, hs, nheap, min(t + size[pos], _BIG), seq)
+            if bf == EASY:
+                e = t + req[pos]
+                x = nexp
+                while x > 0 and (ex_e[x - 1] > e or (ex_e[x - 1] == e and ex_s[x - 1] > seq)):
+                    ex_e[x] = ex_e[x - 1]
+                    ex_s[x] = ex_s[x - 1]
+                    ex_q[x] = ex_q[x - 1]
+                    x -= 1
+                ex_e[x] = e
+                ex_s[x] = seq
+                ex_q[x] = q
+                nexp += 1
+            if randm:
+                last = -1
+                for _ in range(q):
+                    j = randbelow(mt, nfree_ids)
+                    m = free_ids[j]
+                    free_ids[j] = free_ids[nfree_ids - 1]
+                    nfree_ids -= 1
+                    next_m[m] = -1
+                    if last < 0:
+                        first_m[pos] = m
+                    else:
+                        next_m[last] = m
+                    last = m
+                    if rule == DIRECTCONTR:
+                        v = machine_owner[m]
+                        _advance_c(v, t, phi, wc, rc, tv)
+                        rc[v] += 1
+    state[4, 0] = misc[1]
+
+
+def run_compiled_rigid(
+    instance: Instance,
+    rule: str,
+    backfill: str,
+    *,
+    horizon: int | None,
+    members: tuple[int, ...],
+    seed=0,
+    random_machines: bool = False,
+    rand: dict | None = None,
+    state: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | str:
+    """Starts (instance job order), the final state, and the too-wide jobs (instance
+    indices), or why int64 cannot be proven exact (a str); the arguments as
+    :func:`~coopsched.online.compiled.run_compiled`'s."""
+    inst = instance
+    k = inst.k
+    is_member = np.zeros(k, dtype=bool)
+    is_member[list(members)] = True
+    order = inst.fifo_order()
+    order = order[is_member[inst.org[order]]]
+    rel = np.ascontiguousarray(inst.release[order])
+    owner = np.ascontiguousarray(inst.org[order])
+    size = np.ascontiguousarray(inst.size[order])
+    width = np.ascontiguousarray(inst.width[order])
+    req = (
+        np.full(len(order), -1, dtype=np.int64)
+        if inst.requested is None
+        else np.ascontiguousarray(inst.requested[order])
+    )
+    machines = inst.machines
+    M = int(machines[is_member].sum())
+    n_samples = rand["n_samples"] if rand is not None else 0
+    why = int64_bounds(
+        rule,
+        rel,
+        size,
+        inst.total_machines,
+        M,
+        int(machines.max()) if k else 0,
+        horizon,
+        n_samples,
+        rigid=True,
+    )
+    if why is not None:
+        return why
+    wide = width > M
+    if backfill == "easy":
+        bad = np.flatnonzero(~wide & (req < 1))
+        if bad.size:
+            raise ValueError(
+                f"backfill='easy' reads requested times, and job {int(order[bad[0]])} has none "
+                "(give every job a requested time, or choose first-fit)"
+            )
+    # each organization's queue: its jobs that fit, in submission order (a counting sort)
+    fits = np.flatnonzero(~wide)
+    by_org = fits[np.argsort(owner[fits], kind="stable")]
+    qptr = np.zeros(k + 1, dtype=np.int64)
+    qptr[1:] = np.cumsum(np.bincount(owner[fits], minlength=k))
+    pinned = (
+        np.zeros(len(order), dtype=np.bool_)
+        if inst.pinned is None
+        else np.ascontiguousarray(inst.pinned[order], dtype=np.bool_)
+    )
+    canon = inst.canonical_order()
+    machine_owner = np.repeat(canon, machines[canon])  # inst.machine_owner()
+    free_init = np.flatnonzero(is_member[machine_owner]).astype(np.int64)
+    state = np.zeros((5, k + 2), dtype=np.int64) if state is None else state.copy()
+    if state.shape[1] < k + 2:
+        state = np.pad(state, ((0, 0), (0, k + 2 - state.shape[1])))
+    mt = mt_state(seed) if random_machines else np.zeros(625, dtype=np.int64)
+    if rand is None:
+        rand = {
+            "c_ptr": np.zeros(1, dtype=np.int64),
+            "c_time": np.zeros(0, dtype=np.int64),
+            "c_delta": np.zeros(0, dtype=np.int64),
+            "coeff": np.zeros((k, 1), dtype=np.int64),
+            "n_samples": 0,
+        }
+    out_start = np.full(len(order), -1, dtype=np.int64)
+    _engine_rigid(
+        rule_named(rule).rule,
+        _BACKFILL[backfill],
+        k,
+        rel,
+        owner,
+        size,
+        width,
+        req,
+        pinned,
+        wide,
+        qptr,
+        by_org.astype(np.int64),
+        machines,
+        is_member,
+        np.ascontiguousarray(canon[is_member[canon]]),
+        np.int64(M),
+        np.int64(_BIG if horizon is None else min(int(horizon), int(_BIG))),
+        bool(random_machines),
+        mt,
+        machine_owner,
+        free_init,
+        rand["c_ptr"],
+        rand["c_time"],
+        rand["c_delta"].astype(np.int64),
+        rand["coeff"],
+        np.int64(rand["n_samples"]),
+        out_start,
+        state,
+    )
+    start = np.full(inst.n, -1, dtype=np.int64)
+    start[order] = out_start
+    return start, state[:, :k], order[wide], M

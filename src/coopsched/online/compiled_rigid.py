@@ -83,24 +83,51 @@ def _pop(ht, hs, n):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _advance(u, t, psi, work, tl, running):
+def _advance(u, t, psi, work, tl, running, psi_f):
+    """``psi_sp`` and processed work of ``u`` brought to ``t`` (Eq. 3 in closed form). ``psi``
+    may wrap around 2^64 (DIRECTCONTR on a large platform): it is then exact modulo 2^64,
+    and ``psi_f`` (the same sums in float64) tells the rest (:func:`_key_cmp`)."""
     d = t - tl[u]
     if d:
         r = running[u]
-        psi[u] += work[u] * d + r * (d * (d + 1) // 2)
+        tri = d * (d + 1) // 2
+        psi[u] += work[u] * d + r * tri
+        psi_f[u] += float(work[u]) * float(d) + float(r) * float(tri)
         work[u] += r * d
         tl[u] = t
 
 
 @numba.njit(**JIT_OPTIONS)
-def _advance_c(v, t, phi, wc, rc, tv):
-    """DIRECTCONTR's contribution accumulators of machine owner ``v``, brought to ``t``."""
+def _advance_c(v, t, phi, wc, rc, tv, phi_f):
+    """DIRECTCONTR's contribution accumulators of machine owner ``v``, brought to ``t``
+    (``phi`` exact modulo 2^64, ``phi_f`` in float64, as in :func:`_advance`)."""
     d = t - tv[v]
     if d:
         r = rc[v]
-        phi[v] += wc[v] * d + r * (d * (d + 1) // 2)
+        tri = d * (d + 1) // 2
+        phi[v] += wc[v] * d + r * tri
+        phi_f[v] += float(wc[v]) * float(d) + float(r) * float(tri)
         wc[v] += r * d
         tv[v] = t
+
+
+#: Float differences at least this large decide a comparison by their sign alone.
+_DECIDE = 2.0**61
+
+
+@numba.njit(**JIT_OPTIONS)
+def _key_cmp(key, key_f, x, u):
+    """The sign of ``key[x] - key[u]``, exactly: keys are exact modulo 2^64 (int64 that may
+    wrap) with float64 copies whose error the driver proves below 2^59. A float difference
+    of at least 2^61 has the true sign; a smaller one means the true difference is below
+    2^62 in magnitude, and the wrapped integer difference is then exactly it."""
+    df = key_f[x] - key_f[u]
+    if df >= _DECIDE:
+        return 1
+    if df <= -_DECIDE:
+        return -1
+    d = key[x] - key[u]
+    return 1 if d > 0 else (-1 if d < 0 else 0)
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -135,6 +162,9 @@ def _pick(
     cR,
     cT,
     cpos,
+    key_f,
+    phi_f,
+    psi_f,
 ):
     """The organization the rule picks among those ``shown`` (as the Python policies do,
     ties to the older queue head). ``misc[0]``: the event time the keys were computed at;
@@ -187,14 +217,22 @@ def _pick(
                 if member[x]:
                     d = t - tv[x]
                     e = t - tl[x]
-                    key[x] = (phi[x] + wc[x] * d + rc[x] * (d * (d + 1) // 2)) - (
-                        psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2)
+                    td = d * (d + 1) // 2
+                    te = e * (e + 1) // 2
+                    key[x] = (phi[x] + wc[x] * d + rc[x] * td) - (
+                        psi[x] + work[x] * e + running[x] * te
+                    )
+                    key_f[x] = (phi_f[x] + float(wc[x]) * float(d) + float(rc[x]) * float(td)) - (
+                        psi_f[x] + float(work[x]) * float(e) + float(running[x]) * float(te)
                     )
         for x in range(k):
-            if shown[x] > 0 and (
-                u < 0 or key[x] > key[u] or (key[x] == key[u] and _older(x, u, qjobs, qptr, head))
-            ):
-                u = x
+            if shown[x] > 0:
+                if u < 0:
+                    u = x
+                    continue
+                c = _key_cmp(key, key_f, x, u)
+                if c > 0 or (c == 0 and _older(x, u, qjobs, qptr, head)):
+                    u = x
     else:  # RAND: sampled phi - psi, fixed during one event
         ncand = 0
         first = -1
@@ -284,6 +322,7 @@ def _engine_rigid(
     n_samples,
     out_start,
     state,
+    state_f,
 ):
     n = rel.shape[0]
     track = rule in (FAIRSHARE, UTFAIRSHARE, DIRECTCONTR, RAND)
@@ -295,6 +334,9 @@ def _engine_rigid(
     work = np.zeros(k, np.int64)
     tl = np.zeros(k, np.int64)
     key = np.zeros(k, np.int64)
+    key_f = np.zeros(k)
+    psi_f = state_f[1]
+    phi_f = state_f[0]
     misc = np.zeros(2, np.int64)
     misc[0] = -1
     misc[1] = state[4, 0]
@@ -325,6 +367,7 @@ def _engine_rigid(
     nfree_ids = free_init.shape[0]
     free_ids[:nfree_ids] = free_init
     next_m = np.full(MM, -1, np.int64)
+    by_owner = np.zeros(k, np.int64)  # one job's machines per owner
     first_m = np.full(nn, -1, np.int64)
     nfree = M
     seq = 0
@@ -344,7 +387,7 @@ def _engine_rigid(
             u = owner[pos]
             q = width[pos]
             if track:
-                _advance(u, t, psi, work, tl, running)
+                _advance(u, t, psi, work, tl, running, psi_f)
             running[u] -= q
             nfree += q
             if bf == EASY:
@@ -363,11 +406,14 @@ def _engine_rigid(
                     nxt = next_m[m]
                     free_ids[nfree_ids] = m
                     nfree_ids += 1
-                    if rule == DIRECTCONTR:
-                        v = machine_owner[m]
-                        _advance_c(v, t, phi, wc, rc, tv)
-                        rc[v] -= 1
+                    by_owner[machine_owner[m]] += 1
                     m = nxt
+                for v in range(k):  # credit the owners once per job, not per machine
+                    if by_owner[v]:
+                        if rule == DIRECTCONTR:
+                            _advance_c(v, t, phi, wc, rc, tv, phi_f)
+                            rc[v] -= by_owner[v]
+                        by_owner[v] = 0
         while i < n and rel[i] == t:  # releases
             if not wide[i]:
                 queued[owner[i]] += 1
@@ -443,6 +489,9 @@ def _engine_rigid(
                     cR,
                     cT,
                     cpos,
+                    key_f,
+                    phi_f,
+                    psi_f,
                 )
                 pos = qjobs[qptr[u] + head[u]]
                 if width[pos] > nfree:
@@ -464,7 +513,7 @@ def _engine_rigid(
             if pinned[pos]:
                 pin_waiting -= 1
             if track:
-                _advance(u, t, psi, work, tl, running)
+                _advance(u, t, psi, work, tl, running, psi_f)
             running[u] += q
             nfree -= q
             out_start[pos] = t
@@ -496,10 +545,13 @@ def _engine_rigid(
                     else:
                         next_m[last] = m
                     last = m
-                    if rule == DIRECTCONTR:
-                        v = machine_owner[m]
-                        _advance_c(v, t, phi, wc, rc, tv)
-                        rc[v] += 1
+                    by_owner[machine_owner[m]] += 1
+                for v in range(k):
+                    if by_owner[v]:
+                        if rule == DIRECTCONTR:
+                            _advance_c(v, t, phi, wc, rc, tv, phi_f)
+                            rc[v] += by_owner[v]
+                        by_owner[v] = 0
     state[4, 0] = misc[1]
 
 
@@ -547,7 +599,7 @@ def run_compiled_rigid(
         n_samples,
         rigid=True,
     )
-    if why is not None:
+    if why is not None and not (rule == "directcontr" and _wraps_safely(rel, size, M, horizon)):
         return why
     wide = width > M
     if backfill == "easy":
@@ -583,6 +635,7 @@ def run_compiled_rigid(
             "n_samples": 0,
         }
     out_start = np.full(len(order), -1, dtype=np.int64)
+    state_f = state[:4].astype(np.float64)
     _engine_rigid(
         rule_named(rule).rule,
         _BACKFILL[backfill],
@@ -612,7 +665,39 @@ def run_compiled_rigid(
         np.int64(rand["n_samples"]),
         out_start,
         state,
+        state_f,
     )
     start = np.full(inst.n, -1, dtype=np.int64)
     start[order] = out_start
-    return start, state[:, :k], order[wide], M
+    out = state[:, :k]
+    if why is not None:  # contributions wrapped around 2^64: exact values from the floats
+        out = out.astype(object)
+        out[0] = [_unwrap(int(r), float(f)) for r, f in zip(out[0], state_f[0, :k], strict=True)]
+    return start, out, order[wide], M
+
+
+def _unwrap(residue: int, approx: float) -> int:
+    """The integer congruent to ``residue`` modulo 2^64 nearest to ``approx`` (exact when
+    ``approx`` is within 2^62 of it, as :func:`_wraps_safely` proves)."""
+    r = residue % 2**64
+    return r + 2**64 * round((int(approx) - r) / 2**64)
+
+
+def _wraps_safely(rel: np.ndarray, size: np.ndarray, M: int, horizon: int | None) -> bool:
+    """Whether DIRECTCONTR can run with ``psi`` and contributions wrapping around 2^64 (exact
+    modulo 2^64) beside float64 copies: event times with ``t (t + 1) < 2^63`` (so
+    ``d (d + 1) / 2`` is exact), processed work below 2^62, and the floats' error below 2^59, far under the
+    2^61 at which :func:`_key_cmp` trusts their sign. Each accumulator takes at most one
+    update per event (two events per job), each adding a rounding error of at most
+    ``3 u`` of the largest value ``M t (t + 1) / 2`` (``u = 2^-53``)."""
+    if not len(rel):
+        return True
+    p_max = int(size.max())
+    t_end = int(rel.max()) + sum(size.tolist()) + p_max
+    if horizon is not None:
+        t_end = min(t_end, int(horizon))
+    if t_end * (t_end + 1) >= 2**63 or M * t_end >= 2**62:
+        return False
+    vmax = M * t_end * (t_end + 1) / 2
+    error = 2 * len(rel) * 4 * 3 * 2.0**-53 * vmax
+    return error < 2.0**59

@@ -164,6 +164,15 @@ def reference_read_sacct(
             if start < submit:
                 excluded[START_BEFORE_SUBMIT] = excluded.get(START_BEFORE_SUBMIT, 0) + 1
                 continue
+        limit = get("Timelimit")
+        requested = -1
+        if limit and limit not in ("UNLIMITED", "Partition_Limit", "INVALID"):
+            days, _, clock = limit.rpartition("-")
+            parts = [int(x) for x in clock.split(":")]
+            while len(parts) < 3:
+                parts.insert(0, 0)
+            secs = ((int(days or 0) * 24 + parts[0]) * 60 + parts[1]) * 60 + parts[2]
+            requested = secs if secs > 0 else -1
         rows.append(
             (
                 job,
@@ -171,6 +180,7 @@ def reference_read_sacct(
                 start,
                 end,
                 processors,
+                requested,
                 get("User"),
                 get("Group"),
                 get("Account"),
@@ -182,7 +192,7 @@ def reference_read_sacct(
     if columns is None:
         raise SacctError(f"{path_s}: empty file: expected a sacct -P header line")
     jobs = pd.DataFrame(rows, columns=list(COLUMNS))
-    for c in ("submit", "start", "end", "processors", "line"):
+    for c in ("submit", "start", "end", "processors", "requested", "line"):
         jobs[c] = jobs[c].astype("int64")
     for c in ("job", "user", "group", "account", "partition", "queue"):
         jobs[c] = jobs[c].astype(object)

@@ -450,3 +450,37 @@ def test_local_times_around_every_clock_change_match_zoneinfo(zone):
     got = _seconds(pd.Series(stamps, dtype=object), tz, np.arange(len(stamps)), "x", "T", False)
     want = [int(datetime.fromisoformat(v).replace(tzinfo=tz).timestamp()) for v in stamps]
     assert got.tolist() == want
+
+
+def test_timelimit_of_the_real_tree_capture():
+    """The tree capture's Timelimit column: 00:02:00, 00:01:00, 00:05:00, 00:30:00, ...;
+    job 7 ran 75 s with a 1-minute limit (Slurm's OverTimeLimit let it)."""
+    tree = FIXTURES.parent / "slurm-tree"
+    log = read_sacct(tree / "sacct_X_utc.txt", timezone="UTC")
+    req = dict(zip(log.jobs["job"], log.jobs["requested"], strict=True))
+    assert req["1"] == 120 and req["2"] == 60 and req["6"] == 300 and req["20"] == 1800
+    seven = log.jobs[log.jobs["job"] == "7"].iloc[0]
+    assert seven["end"] - seven["start"] == 75 > seven["requested"] == 60
+
+
+@pytest.mark.parametrize(
+    "value, seconds",
+    [
+        ("00:01:00", 60),
+        ("1-00:00:00", 86400),
+        ("05:30", 330),
+        ("2-03:04:05", 183845),
+        ("UNLIMITED", -1),
+        ("Partition_Limit", -1),
+    ],
+)
+def test_timelimit_formats(value, seconds):
+    from coopsched.workloads.sacct import timelimit_seconds
+
+    assert timelimit_seconds(value) == seconds
+
+
+def test_a_malformed_timelimit_names_the_line(tmp_path):
+    header = HEADER + "|Timelimit"
+    with pytest.raises(SacctError, match=r":2: field Timelimit: 'soon'"):
+        read_sacct(write(tmp_path, header, GOOD + "|soon"), timezone="UTC")

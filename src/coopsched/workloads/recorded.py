@@ -24,6 +24,7 @@ COLUMNS: dict[str, str] = {
     "start": "actual start time (int s), -1 if the job never started",
     "end": "end time (int s), -1 if unknown or never started",
     "processors": "processors allocated (int >= 1)",
+    "requested": "requested time (walltime) in s, -1 if the log has none (int)",
     "user": "user name or id (str)",
     "group": "group name or id (str)",
     "account": "account (str; '' if the log has none)",
@@ -57,6 +58,8 @@ class RecordedLog:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if "requested" not in self.jobs.columns:  # optional: logs without walltimes
+            self.jobs = self.jobs.assign(requested=-1)
         missing = [c for c in COLUMNS if c not in self.jobs.columns]
         if missing:
             raise ValueError(f"{self.path}: recorded log lacks column(s) {', '.join(missing)}")

@@ -41,7 +41,7 @@ from coopsched.workloads.recorded import COLUMNS, RecordedLog, decode_utf8
 REQUIRED: tuple[str, ...] = ("JobID", "User", "Submit", "Start", "End", "AllocCPUS")
 
 #: Optional columns the reader uses when present.
-USED: tuple[str, ...] = ("Account", "Group", "Partition", "State", "ReqCPUS")
+USED: tuple[str, ...] = ("Account", "Group", "Partition", "State", "ReqCPUS", "Timelimit")
 
 #: Every column ``sacct --helpformat`` lists (Slurm 22.05, plus the Planned* columns of later
 #: versions); any of them may appear.
@@ -396,6 +396,37 @@ def _resolve_folds(
     return chosen, unresolved, first_line
 
 
+_LIMIT_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")
+_NO_LIMIT = frozenset({"UNLIMITED", "Partition_Limit", "INVALID", ""})
+
+
+def timelimit_seconds(value: str) -> int | None:
+    """A sacct ``Timelimit`` (``[D-][HH:]MM:SS``) in seconds; ``-1`` for none
+    (``UNLIMITED``, ``Partition_Limit``, empty); ``None`` if it is not a time limit."""
+    if value in _NO_LIMIT:
+        return -1
+    m = _LIMIT_RE.match(value)
+    if m is None:
+        return None
+    days, hours, minutes, seconds = (int(g) if g else 0 for g in m.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+def _timelimits(values: pd.Series, lines: np.ndarray, path: str) -> np.ndarray:
+    """The ``Timelimit`` column in seconds (``-1``: none), or an error naming the line."""
+    out = np.full(len(values), -1, dtype=np.int64)
+    for i, (v, secs) in enumerate((v, timelimit_seconds(v)) for v in values.tolist()):
+        if secs is None:
+            raise SacctError(
+                f"{path}:{lines[i]}: field Timelimit: {v!r} is not a time limit "
+                "([D-][HH:]MM:SS, UNLIMITED or Partition_Limit)"
+            )
+        if secs >= 2**53:
+            raise SacctError(f"{path}:{lines[i]}: field Timelimit: {v!r} is beyond 2^53 s")
+        out[i] = secs if secs > 0 else -1
+    return out
+
+
 def _counts(values: pd.Series, lines: np.ndarray, path: str, column: str) -> np.ndarray:
     """Whole numbers >= 0, or an error naming the first line that is not one."""
     ok = values.str.fullmatch(r"[0-9]+").to_numpy(dtype=bool)
@@ -584,6 +615,11 @@ def read_sacct(
             "start": start[keep],
             "end": end[keep],
             "processors": processors[keep],
+            "requested": (
+                _timelimits(raw["Timelimit"], lines, path_s)
+                if "Timelimit" in raw.columns
+                else np.full(n, -1, dtype=np.int64)
+            )[keep],
             "user": column("User").to_numpy(dtype=object)[keep],
             "group": column("Group").to_numpy(dtype=object)[keep],
             "account": column("Account").to_numpy(dtype=object)[keep],
@@ -593,7 +629,7 @@ def read_sacct(
         },
         columns=list(COLUMNS),
     )
-    for c in ("submit", "start", "end", "processors", "line"):
+    for c in ("submit", "start", "end", "processors", "requested", "line"):
         jobs[c] = jobs[c].astype("int64")
     for c in ("job", "user", "group", "account", "partition", "queue"):
         jobs[c] = jobs[c].astype(object)

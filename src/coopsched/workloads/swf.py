@@ -393,6 +393,11 @@ def read_swf_recorded(path: str | Path, timezone: str | None = None):
             "start": start,
             "end": start + j["run_time"].to_numpy(dtype=np.int64),
             "processors": j["processors"].to_numpy(dtype=np.int64),
+            "requested": np.where(
+                j["req_time"].to_numpy(dtype=np.int64) >= 1,
+                j["req_time"].to_numpy(dtype=np.int64),
+                -1,
+            ),
             "user": j["user"].astype(str).to_numpy(),
             "group": j["group"].astype(str).to_numpy(),
             "account": "",

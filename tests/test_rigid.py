@@ -382,3 +382,52 @@ def test_directcontr_on_a_huge_platform_wraps_exactly():
     t = int((a.start + inst.size).max())
     assert max(pa.phi(v, t) for v in range(2)) > 2**63  # the values did pass int64
     assert [pa.phi(v, t) for v in range(2)] == [pb.phi(v, t) for v in range(2)]
+
+
+# ----------------------------------------------------------------------------- exports
+
+
+def test_batsim_export_of_rigid_jobs_is_read_by_evalys(tmp_path):
+    """evalys (Batsim's analysis library, a real peer tool) reads the out_jobs.csv of a
+    rigid schedule: one row per job, its processors, its machines as intervals; its
+    utilisation curve is the processors the schedule keeps busy."""
+    pytest.importorskip("evalys")
+    from evalys.jobset import JobSet
+
+    from coopsched.online.export import write_batsim_jobs
+
+    s = simulate(example(), get_policy("fifo"), backfill="easy")
+    path = tmp_path / "out_jobs.csv"
+    write_batsim_jobs(s, path)
+    js = JobSet.from_csv(str(path))
+    assert len(js.df) == 7
+    assert js.df["requested_number_of_resources"].tolist() == Q
+    load = js.utilisation["load"]
+    busy = [
+        int(sum(q for j, q in enumerate(Q) if s.start[j] <= t < s.start[j] + EXAMPLE.size[j]))
+        for t in load.index
+    ]
+    assert load.tolist() == busy
+
+
+def test_swf_export_writes_a_rigid_job_once(tmp_path):
+    from coopsched.online.export import write_schedule_swf
+    from coopsched.workloads.swf import read_swf
+
+    s = simulate(example(), get_policy("fifo"), backfill="easy")
+    path = tmp_path / "s.swf"
+    write_schedule_swf(s, path)
+    tr = read_swf(path)
+    assert len(tr.jobs) == 7 and tr.jobs["processors"].tolist() == Q
+    assert (tr.jobs["submit"] + tr.jobs["wait"]).tolist() == s.start.tolist()
+    assert tr.jobs["req_time"].tolist() == (EXAMPLE.size + 1).tolist()
+
+
+def test_gantt_chart_of_a_rigid_schedule(tmp_path):
+    from coopsched.online.export import plot_gantt
+
+    s = simulate(example(), get_policy("fifo"), backfill="easy")
+    plot_gantt(s, tmp_path / "g.png")
+    assert (tmp_path / "g.png").stat().st_size > 1000
+    ptr, ids = s.allocation()
+    assert [len(ids[ptr[j] : ptr[j + 1]]) for j in range(7)] == Q

@@ -224,3 +224,121 @@ def brute_ref_distance(inst: Instance, T: int, job_value):
     values = {C: sum(psi_u(C, u, T) for u in range(k) if C >> u & 1) for C in range(1, NC)}
     values[0] = 0
     return [starts[NC - 1].get(j, -1) for j in range(n)], values
+
+
+def brute_ref_rigid(inst: Instance, T: int, rule: str):
+    """REF for rigid jobs by the definitions, every coalition in lockstep, one time unit
+    at a time (acting at its own event times: releases of its members' jobs and completions
+    in its schedule). Eq. (1) with Fractions on values from the starts so far; the ranking
+    is made once per coalition and time (largest phi - psi first, ties to the older queue
+    head); the backfilling rule written out from docs/conventions.md. Returns (grand starts,
+    values at T per coalition mask)."""
+    k = inst.k
+    NC = 1 << k
+    n = inst.n
+    q = [int(x) for x in inst.width]
+    p = [int(x) for x in inst.size]
+    r = [int(x) for x in inst.release]
+    req = [-1] * n if inst.requested is None else [int(x) for x in inst.requested]
+    pinned = [False] * n if inst.pinned is None else [bool(x) for x in inst.pinned]
+    order = sorted(range(n), key=lambda j: (r[j], j))
+    rank = {j: i for i, j in enumerate(order)}
+    mC = {C: sum(int(inst.machines[u]) for u in range(k) if C >> u & 1) for C in range(NC)}
+    starts = {C: {} for C in range(1, NC)}
+
+    def psi_u(C, u, t):
+        return sum(q[j] * psi_job(s, p[j], t) for j, s in starts[C].items() if inst.org[j] == u)
+
+    for t in range(T):
+        v = {0: 0}
+        for C in range(1, NC):
+            v[C] = sum(psi_u(C, u, t) for u in range(k) if C >> u & 1)
+        for C in range(1, NC):
+            members = [u for u in range(k) if C >> u & 1]
+            mine = [j for j in order if C >> int(inst.org[j]) & 1]
+            event = any(r[j] == t for j in mine) or any(s + p[j] == t for j, s in starts[C].items())
+            if not event:
+                continue
+            running = [j for j, s in starts[C].items() if s <= t < s + p[j]]
+            free = mC[C] - sum(q[j] for j in running)
+            queue = {
+                u: [
+                    j
+                    for j in mine
+                    if inst.org[j] == u and r[j] <= t and j not in starts[C] and q[j] <= mC[C]
+                ]
+                for u in members
+            }
+
+            def start(j, C=C, queue=queue, t=t):
+                starts[C][j] = t
+                queue[int(inst.org[j])].remove(j)
+
+            while True:  # pinned jobs first, the oldest while it fits
+                heads = [queue[u][0] for u in members if queue[u] and pinned[queue[u][0]]]
+                if not heads:
+                    break
+                j = min(heads, key=rank.get)
+                if q[j] > free:
+                    break
+                start(j)
+                free -= q[j]
+            cand = [u for u in members if queue[u]]
+            if not cand:
+                continue
+            keys = {u: shapley_eq1(v, C, u) - psi_u(C, u, t) for u in cand}
+            ranked = sorted(cand, key=lambda u: (-keys[u], rank[queue[u][0]]))
+            if rule == "first-fit":
+                while True:
+                    u = next((x for x in ranked if queue[x] and q[queue[x][0]] <= free), None)
+                    if u is None:
+                        break
+                    free -= q[queue[u][0]]
+                    start(queue[u][0])
+                continue
+            while True:  # none and easy: the best ranked with a waiting job
+                u = next((x for x in ranked if queue[x]), None)
+                if u is None:
+                    break
+                j = queue[u][0]
+                if q[j] <= free:
+                    free -= q[j]
+                    start(j)
+                    continue
+                if rule == "easy":
+                    running = [x for x, s in starts[C].items() if s <= t < s + p[x]]
+                    ends = sorted(max(starts[C][x] + req[x], t + 1) for x in running)
+                    shadow, extra = None, 0
+                    for e in sorted(set(ends)):
+                        avail_e = free + sum(
+                            q[x] for x in running if max(starts[C][x] + req[x], t + 1) <= e
+                        )
+                        if avail_e >= q[j]:
+                            shadow, extra = e, avail_e - q[j]
+                            break
+                    assert shadow is not None
+                    while True:
+                        b = next(
+                            (
+                                x
+                                for x in ranked
+                                if x != u
+                                and queue[x]
+                                and q[queue[x][0]] <= free
+                                and (t + req[queue[x][0]] <= shadow or q[queue[x][0]] <= extra)
+                            ),
+                            None,
+                        )
+                        if b is None:
+                            break
+                        h = queue[b][0]
+                        if t + req[h] > shadow:
+                            extra -= q[h]
+                        free -= q[h]
+                        start(h)
+                break
+    values = {0: 0}
+    for C in range(1, NC):
+        values[C] = sum(psi_u(C, u, T) for u in range(k) if C >> u & 1)
+    G = NC - 1
+    return [starts[G].get(j, -1) for j in range(n)], values

@@ -313,7 +313,7 @@ def test_json_schedule_errors(tmp_path, capsys):
     ]
     p.write_text(json.dumps(doc))
     assert main(["audit", str(p), "--horizon", "5"]) == 1
-    assert "runs 2 jobs at t=1 on 1 machines" in capsys.readouterr().err
+    assert "runs 2 processors at t=1 on 1 machines" in capsys.readouterr().err
 
 
 def test_json_roundtrip_keeps_recorded_starts(tmp_path):

@@ -125,6 +125,11 @@ def test_with_one_processor_per_job_every_rule_is_the_greedy_engine(inst, rule):
     """Every registered policy (REF and RAND included): rigid jobs on one processor each
     give exactly the sequential schedule, under every rule."""
     one = rigid(inst, np.ones(inst.n, np.int64), inst.size + 1)
+    from coopsched.online.ref_rigid import ref_rigid_schedule
+
+    by_coalition, values = ref_rigid_schedule(one, 25, rule, coalition_runs=True)
+    kernel, kernel_values = ref_rigid_schedule(one, 25, rule)
+    assert by_coalition.start.tolist() == kernel.start.tolist() and values == kernel_values
     for name in NAMES:
         a = simulate(inst, get_policy(name), 25)
         b = simulate(one, get_policy(name), 25, backfill=rule)
@@ -431,3 +436,63 @@ def test_gantt_chart_of_a_rigid_schedule(tmp_path):
     assert (tmp_path / "g.png").stat().st_size > 1000
     ptr, ids = s.allocation()
     assert [len(ids[ptr[j] : ptr[j + 1]]) for j in range(7)] == Q
+
+
+# ------------------------------------------------------------- REF and the audit, rigid
+
+
+@settings(max_examples=150, deadline=None)
+@given(inst=rigid_instances(pins=True), rule=st.sampled_from(RULES))
+def test_rigid_ref_equals_the_brute_force_definition(inst, rule):
+    from reference import brute_ref_rigid
+
+    from coopsched.online.ref_rigid import ref_rigid_schedule
+
+    T = 14
+    s, values = ref_rigid_schedule(inst, T, rule, coalition_runs=True)
+    starts, brute = brute_ref_rigid(inst, T, rule)
+    assert s.start.tolist() == starts
+    assert values == [brute[C] for C in range(1 << inst.k)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(inst=rigid_instances(), rule=st.sampled_from(RULES), recorded=st.sampled_from(NAMES[-3:]))
+def test_rigid_audit_phi_is_the_brute_force_game(inst, rule, recorded):
+    """phi of the audit = Shapley values of the game whose coalitions are worth their REF
+    value (brute force) and whose grand coalition is worth the recorded total."""
+    from fractions import Fraction
+
+    from reference import brute_ref_rigid, shapley_eq2
+
+    import coopsched
+
+    T = 12
+    rec = simulate(inst, get_policy(recorded), T, backfill=rule)
+    inst.start = rec.start
+    report = coopsched.audit(inst, horizon=T, backfill=rule, with_counterfactuals=False, points=0)
+    _, brute = brute_ref_rigid(inst, T, rule)
+    brute[(1 << inst.k) - 1] = sum(rec.psi(T))
+    phi = shapley_eq2(brute, inst.k)
+    got = [Fraction(o["phi_exact"]) for o in report["organizations"]]
+    assert got == phi
+    assert sum(got) == sum(o["psi"] for o in report["organizations"])
+
+
+def test_auditing_refs_own_rigid_schedule_gives_back_refs_psi_and_phi():
+    import coopsched
+    from coopsched.online.ref_rigid import ref_rigid_schedule
+    from coopsched.online.shapley import shapley
+
+    inst = example()
+    T = 12
+    ref, values = ref_rigid_schedule(inst, T, "easy")
+    inst.start = ref.start
+    report = coopsched.audit(inst, horizon=T, backfill="easy", points=0)
+    assert [o["psi"] for o in report["organizations"]] == ref.psi(T)
+    phi = shapley(values)
+    from fractions import Fraction
+
+    assert [Fraction(o["phi_exact"]) for o in report["organizations"]] == phi
+    cf = {c["policy"]: c["unfairness"] for c in report["counterfactuals"]}
+    assert cf["recorded"] == 0 and cf["ref"] == 0
+    assert report["window"]["jobs"] == "rigid" and report["window"]["backfill"] == "easy"

@@ -90,6 +90,8 @@ def audit(
     points: int = 24,
     with_counterfactuals: bool = True,
     progress: Callable[[str], None] | None = None,
+    jobs: str | None = None,
+    backfill: str | None = None,
 ) -> dict:
     """The audit report (the dict of :mod:`coopsched.audit.report`).
 
@@ -101,6 +103,13 @@ def audit(
     platform size; ``contribution`` splits the machines when the mapping does not.
     ``method``: ``exact``, ``sampled`` or ``auto`` (exact up to ``exact_max``
     organizations). ``points``: checkpoints of the curves over the window.
+
+    ``jobs``: the platform's model. ``"rigid"`` (the default for logs): each job holds its
+    processors at once, and every coalition and counterfactual packs jobs under the
+    backfilling rule ``backfill`` (default EASY where every job has a requested time,
+    first-fit otherwise); ``"sequential"``: the paper's split of a job on ``q`` processors
+    into ``q`` one-processor jobs. A JSON schedule is rigid when its jobs have
+    ``processors``. Both are stated in the report's ``window``.
     """
     say = progress or (lambda _msg: None)
     _check_options(
@@ -136,13 +145,15 @@ def audit(
                 "auditing a JSON schedule needs horizon= (a positive number of seconds)"
             )
         T = int(T)
-        inst = expand_parallel(source)
+        if jobs not in (None, "rigid", "sequential"):
+            raise ValueError(f"jobs: {jobs!r}; choose rigid or sequential")
+        inst = source if source.rigid and jobs != "sequential" else expand_parallel(source)
         rec = recorded_schedule(inst, T)
         _check_capacity(rec, inst)
         k = inst.k
         jobs_per = np.bincount(source.org, minlength=k).tolist()
         work = np.zeros(k, dtype=np.int64)
-        np.add.at(work, inst.org, inst.size)
+        np.add.at(work, inst.org, inst.size * inst.width)
         window = {
             "from": None,
             "to": None,
@@ -178,7 +189,10 @@ def audit(
         if t1 is None and horizon is not None and t0 is not None:
             t1 = t0 + int(horizon)
         say("building the window's instance")
-        win = window_instance(log, orgs, t0, t1, machines, contribution)
+        model = jobs or "rigid"
+        if model not in ("rigid", "sequential"):
+            raise ValueError(f"jobs: {jobs!r}; choose rigid or sequential")
+        win = window_instance(log, orgs, t0, t1, machines, contribution, jobs=model)
         inst, T = win.instance, win.horizon
         rec = recorded_schedule(inst, T)
         k = inst.k
@@ -198,6 +212,21 @@ def audit(
             "machines": win.machines,
             "backlog": win.backlog,
         }
+    rule = None
+    if inst.rigid:
+        from ..online.ref_rigid import MAX_K_RIGID
+        from ..online.rigid import resolve_backfill
+
+        rule = resolve_backfill(inst, backfill)
+        exact_max = min(exact_max, MAX_K_RIGID)
+        exact_upto = min(exact_upto, MAX_K_RIGID)
+    elif backfill is not None:
+        raise ValueError(
+            "backfill: applies to rigid jobs (jobs='rigid', the default for logs); with "
+            "sequential jobs every rule gives the same schedule"
+        )
+    window["jobs"] = "rigid" if inst.rigid else "sequential"
+    window["backfill"] = rule
     use_exact = method == "exact" or (method == "auto" and k <= exact_max)
     times = _grid(T, points)
     done_work = rec.work(T)
@@ -207,7 +236,7 @@ def audit(
     ref = None
     if use_exact:
         say(f"REF over all {2**k - 1} coalitions")
-        g = exact_game(inst, T, times)
+        g = exact_game(inst, T, times, backfill=rule)
         ref = g.ref
         report["method"] = "exact"
         report["confidence"] = None
@@ -229,6 +258,7 @@ def audit(
             value_policy=value_policy,
             exact_upto=exact_upto,
             progress_text=say,
+            backfill=rule,
         )
         report["method"] = "sampled"
         report["confidence"] = confidence
@@ -265,6 +295,7 @@ def audit(
             seed=seed,
             skip=() if ref is not None else ("ref", "REF"),
             progress=lambda name: say(f"counterfactual: {name}"),
+            backfill=rule,
         )
     say("building the report")
     M = inst.total_machines
@@ -321,12 +352,11 @@ def _check_capacity(rec, inst: Instance) -> None:
     from .window import _peak
 
     ok = rec.start >= 0
-    peak, at = _peak(
-        rec.start[ok], rec.start[ok] + inst.size[ok], np.ones(int(ok.sum()), dtype=np.int64)
-    )
+    peak, at = _peak(rec.start[ok], rec.start[ok] + inst.size[ok], inst.width[ok])
     if peak > inst.total_machines:
         raise WindowError(
-            f"the recorded schedule runs {peak} jobs at t={at} on {inst.total_machines} machines"
+            f"the recorded schedule runs {peak} processors at t={at} on "
+            f"{inst.total_machines} machines"
         )
 
 

@@ -67,8 +67,10 @@ def counterfactuals(
     seed: int = 0,
     skip: tuple[str, ...] = (),
     progress: Callable[[str], None] | None = None,
+    backfill: str | None = None,
 ) -> list[dict]:
-    """One row per schedule: ``policy``, ``unfairness`` (None without REF), ``utilization``."""
+    """One row per schedule: ``policy``, ``unfairness`` (None without REF), ``utilization``;
+    rigid jobs under the backfilling rule ``backfill``."""
     rows = []
 
     def row(name: str, sched: Schedule) -> dict:
@@ -96,6 +98,10 @@ def counterfactuals(
                 policy = get_policy(name, seed=seed)
             except (TypeError, ValueError):  # a policy without a seed parameter
                 policy = get_policy(name)
-            sched = policy.run(inst, horizon)
+            sched = (
+                policy.run(inst, horizon, backfill=backfill)
+                if inst.rigid
+                else policy.run(inst, horizon)
+            )
         rows.append(row(name, sched))
     return rows

@@ -62,20 +62,33 @@ class ExactGame:
     times: list[int]
     psi_at: list[list[int]]
     phi_at: list[list[Fraction]]
+    #: REF's own value of the grand coalition at the horizon (what the platform could have
+    #: done under REF): the recorded total falls short of it by the platform's loss
+    ref_total: int = 0
 
 
-def exact_game(inst: Instance, horizon: int, times: list[int]) -> ExactGame:
-    """``psi`` and exact ``phi`` at the horizon and at each of ``times`` (one REF run)."""
+def exact_game(
+    inst: Instance, horizon: int, times: list[int], backfill: str | None = None
+) -> ExactGame:
+    """``psi`` and exact ``phi`` at the horizon and at each of ``times`` (one REF run; for
+    rigid jobs REF under the backfilling rule ``backfill``,
+    :func:`coopsched.online.ref_rigid.ref_rigid_schedule`)."""
     k = inst.k
-    ref, values = ref_schedule(inst, horizon, checkpoints=times)
+    if inst.rigid:
+        from ..online.ref_rigid import ref_rigid_schedule
+
+        ref, values = ref_rigid_schedule(inst, horizon, backfill, checkpoints=times)
+    else:
+        ref, values = ref_schedule(inst, horizon, checkpoints=times)
     cps = ref.info.get("checkpoints", [])
     cvals = ref.info.get("checkpoint_values", [])
     recorded = recorded_starts(inst)
-    psi = psi_sp(inst.org, recorded, inst.size, horizon, k)
+    width = inst.processors
+    psi = psi_sp(inst.org, recorded, inst.size, horizon, k, width)
     phi = audit_phi(values, sum(psi))
     psi_at, phi_at = [], []
     for t, vals in zip(cps, cvals, strict=True):
-        p = psi_sp(inst.org, recorded, inst.size, t, k)
+        p = psi_sp(inst.org, recorded, inst.size, t, k, width)
         psi_at.append(p)
         phi_at.append(audit_phi(vals, sum(p)))
-    return ExactGame(psi, phi, ref, list(cps), psi_at, phi_at)
+    return ExactGame(psi, phi, ref, list(cps), psi_at, phi_at, values[-1])

@@ -69,6 +69,7 @@ def sampled_game(
     exact_upto: int = 8,
     progress: Callable[[int], None] | None = None,
     progress_text: Callable[[str], None] | None = None,
+    backfill: str | None = None,
 ) -> SampledGame:
     """Sample ``samples`` orders of the organizations; see the module doc."""
     k = inst.k
@@ -77,7 +78,7 @@ def sampled_game(
     at = {t: i for i, t in enumerate(grid)}
     recorded = recorded_starts(inst)
     order = inst.canonical_order().tolist()  # orders drawn over it: names do not matter
-    psi_grid = [psi_sp(inst.org, recorded, inst.size, t, k) for t in grid]
+    psi_grid = [psi_sp(inst.org, recorded, inst.size, t, k, inst.processors) for t in grid]
     grand = np.array([sum(p) for p in psi_grid], dtype=object)
     cache: dict[int, np.ndarray] = {0: np.zeros(len(grid), dtype=object), G: grand}
 
@@ -85,7 +86,10 @@ def sampled_game(
         x = cache.get(mask)
         if x is None:
             members = [u for u in range(k) if mask >> u & 1]
-            if len(members) <= exact_upto:
+            if inst.rigid:  # every coalition under the platform's backfilling rule
+                name = "ref" if len(members) <= exact_upto else value_policy
+                sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
+            elif len(members) <= exact_upto:
                 sub = inst.restrict(members)
                 sched, _ = ref_schedule(sub, horizon)
             else:

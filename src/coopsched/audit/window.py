@@ -138,8 +138,14 @@ def window_instance(
     t1: int | None = None,
     machines: int | None = None,
     rule: str = "work",
+    jobs: str = "sequential",
 ) -> WindowInstance:
     """The instance of the window ``[t0, t1)`` (default: the whole log), see the module doc.
+
+    ``jobs``: ``"rigid"`` keeps each log job on its processors at once, with its requested
+    time (a job running at ``t0`` keeps what remains of it: its expected end is
+    unchanged; at least 1 s); ``"sequential"`` splits a job on ``q`` processors into ``q``
+    one-processor copies that start together (docs/conventions.md §5).
 
     ``machines`` overrides the log's platform size. Raises :class:`WindowError` naming
     file and line for a start before the submit or an end before the start, and when the
@@ -279,26 +285,50 @@ def window_instance(
         rule_text = f"{rule}: {CONTRIBUTION_RULES[rule]}"
     if size_note:
         rule_text += f" ({size_note})"
-    copies = int(width[idx].sum())
-    check_count(copies, MAX_JOBS, "sequential copies of the window's jobs (processors x jobs)")
-    rep = np.repeat(np.arange(len(idx)), width[idx])
-    inst = Instance(
-        [Organization(n, int(m)) for n, m in zip(names, mach, strict=True)],
-        owner[rep],
-        rel[rep],
-        size[rep],
-        ids=None,
-        meta={"source": log.path, "t0": int(t0), "t1": int(t1), "horizon": int(t1 - t0)},
-        start=rec[rep],
-        pinned=pin[rep],
-    )
+    if jobs not in ("rigid", "sequential"):
+        raise WindowError(f"jobs: {jobs!r}; choose rigid or sequential")
+    if jobs == "sequential":
+        copies = int(width[idx].sum())
+        check_count(copies, MAX_JOBS, "sequential copies of the window's jobs (processors x jobs)")
+    meta = {"source": log.path, "t0": int(t0), "t1": int(t1), "horizon": int(t1 - t0)}
+    organizations = [Organization(n, int(m)) for n, m in zip(names, mach, strict=True)]
+    if jobs == "rigid":
+        req = j["requested"].to_numpy(np.int64)[idx]
+        # a job running at t0 keeps its expected end (start + requested)
+        left = np.where(pin, req - (t0 - start[idx]), req)
+        requested = np.where(req >= 1, np.maximum(left, 1), -1)
+        meta["jobs"] = "rigid"
+        inst = Instance(
+            organizations,
+            owner,
+            rel,
+            size,
+            width[idx],
+            ids=None,
+            meta=meta,
+            start=rec,
+            pinned=pin,
+            requested=requested,
+        )
+    else:
+        rep = np.repeat(np.arange(len(idx)), width[idx])
+        inst = Instance(
+            organizations,
+            owner[rep],
+            rel[rep],
+            size[rep],
+            ids=None,
+            meta=meta,
+            start=rec[rep],
+            pinned=pin[rep],
+        )
     if n_before:
         excluded.setdefault("ended before the window", n_before)
     if absent:
         excluded["organizations without jobs or machines in the window"] = absent
     excluded["submitted after the window"] = int((keep & (submit >= t1)).sum())
     excluded = {k2: v for k2, v in excluded.items() if v}
-    jobs = np.bincount(owner, minlength=k).tolist()
+    jobs_per = np.bincount(owner, minlength=k).tolist()
     assert M is not None  # set in both branches above
     return WindowInstance(
         inst,
@@ -308,7 +338,7 @@ def window_instance(
         rule_text,
         {"waiting": wj.waiting, "running": wj.running},
         excluded,
-        jobs,
+        jobs_per,
         work.tolist(),
     )
 

@@ -24,6 +24,8 @@ of the fast kernel (:mod:`coopsched.online.policies.ref`), which the tests check
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..workloads.instance import Instance
 from .engine import Policy, SimView, simulate
 from .schedule import Schedule
@@ -91,22 +93,67 @@ class _CoalitionRef(Policy):
 
 
 def ref_rigid_schedule(
-    instance: Instance, horizon: int | None, backfill: str | None = None
+    instance: Instance,
+    horizon: int | None,
+    backfill: str | None = None,
+    checkpoints: list[int] | None = None,
+    *,
+    coalition_runs: bool = False,
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition for rigid jobs under ``backfill``, and every
-    coalition's value at the horizon (or at the end), exact (module docstring)."""
+    coalition's value at the horizon (or at the end), exact (module docstring). With
+    ``checkpoints``, ``info["checkpoint_values"]`` holds every coalition's value at each
+    of them (``info["checkpoints"]``, sorted, distinct), as
+    :func:`coopsched.online.policies.ref.ref_schedule` gives them. When every job has one
+    processor the fast kernel's sequential REF is the same schedule and is used, unless
+    ``coalition_runs`` (for tests: both must agree)."""
     from .rigid import resolve_backfill
 
     inst = instance
     k = inst.k
     if k < 1:
         raise ValueError("REF needs at least one organization")
+    if horizon is not None:
+        from ..workloads.limits import check_horizon
+
+        horizon = check_horizon(horizon)
     if k > MAX_K_RIGID:
         raise ValueError(
             f"REF for rigid jobs simulates 2^k coalitions one by one; k={k} is beyond its "
             f"limit of {MAX_K_RIGID}"
         )
     rule = resolve_backfill(inst, backfill)
+    if inst.n and (inst.width == 1).all() and not coalition_runs:
+        # one processor per job: every rule is the greedy engine, so REF is the sequential
+        # REF of the fast kernel (tested against this module on such instances)
+        from .policies.ref import ref_schedule
+
+        seq = Instance(
+            inst.organizations,
+            inst.org,
+            inst.release,
+            inst.size,
+            meta=dict(inst.meta),
+            start=inst.start,
+            pinned=inst.pinned,
+            ids=inst.ids,
+        )
+        s, values = ref_schedule(seq, horizon, checkpoints=checkpoints)
+        out = Schedule(
+            inst,
+            s.start,
+            np.full(inst.n, -1, dtype=np.int64),
+            "ref",
+            s.horizon,
+            info={
+                **s.info,
+                "backfill": rule,
+                "rigid": True,
+                "engine": "kernel",
+                "too_wide": {"count": 0, "machines": inst.total_machines, "first": []},
+            },
+        )
+        return out, values
     NC = 1 << k
     pc = popcounts(k)
     curves: list[ValueCurve | None] = [None] * NC
@@ -137,4 +184,10 @@ def ref_rigid_schedule(
             "rigid": True,
         },
     )
+    if checkpoints is not None:
+        cps = sorted({int(c) for c in checkpoints})
+        out.info["checkpoints"] = cps
+        out.info["checkpoint_values"] = [
+            [0] + [c.psi(t) for c in curves[1:] if c is not None] for t in cps
+        ]
     return out, values

@@ -431,3 +431,33 @@ def test_a_month_of_ricc_with_a_backlog_fits_rand_in_the_memory_budget(tmp_path)
     rel, size = inst.release[order], inst.size[order]
     M = inst.total_machines
     assert int64_bounds("rand", rel, size, M, M, int(inst.machines.max()), T, n) is None
+
+
+def test_the_platforms_loss_is_kept_apart_from_unfairness():
+    """The platform idles two machines: "idle" contributed them and runs nothing. Definition
+    3.2 (grand coalition worth the recorded total, which equals what "busy" gets alone)
+    gives "idle" phi = 0, surplus 0: its wasted contribution is invisible. Against REF's
+    total (the platform as efficient as REF), idle was short-changed by half the loss; the
+    difference is the loss's equal share, and the vs_ref values add up to minus the loss."""
+    from fractions import Fraction
+
+    import coopsched
+    from coopsched.online.engine import simulate
+    from coopsched.online.policies import get_policy
+    from coopsched.workloads.instance import make_instance
+
+    # a platform that idles: every job of "busy" starts late, one at a time
+    inst = make_instance([1, 2], [(0, 0, 4)] * 4, names=["busy", "idle"])
+    late = simulate(inst, get_policy("fifo"), members=[0]).start  # on one machine only
+    inst.start = late
+    r = coopsched.audit(inst, horizon=20, points=0, with_counterfactuals=False)
+    eff = r["efficiency"]
+    assert eff["loss"] == eff["ref_total"] - eff["recorded_total"] > 0
+    idle = next(o for o in r["organizations"] if o["name"] == "idle")
+    assert idle["psi"] == 0 and idle["surplus"] == 0
+    assert idle["vs_ref"] == pytest.approx(-eff["loss"] / 2)
+    assert (
+        sum(Fraction(o["vs_ref"]).limit_denominator() for o in r["organizations"]) == -eff["loss"]
+    )
+    for o in r["organizations"]:
+        assert o["surplus"] == pytest.approx(o["vs_ref"] + eff["loss_share"])

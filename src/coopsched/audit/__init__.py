@@ -21,6 +21,7 @@ import numbers
 import sys
 import types
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -246,6 +247,11 @@ def audit(
         ]
         psi_at, phi_at = g.psi_at, [[float(x) for x in row] for row in g.phi_at]
         ctimes = g.times
+        report["efficiency"] = efficiency(sum(g.psi), g.ref_total, k, T)
+        share = Fraction(g.ref_total - sum(g.psi), k)
+        for r, psi_u, phi_u in zip(rows, g.psi, g.phi, strict=True):
+            r["loss_share"] = float(share)
+            r["vs_ref"] = float(psi_u - phi_u - share)
     else:
         say(f"sampling {samples} orders of {k} organizations")
         sg = sampled_game(
@@ -284,6 +290,7 @@ def audit(
         ]
         psi_at, phi_at = sg.psi_at, [[float(x) for x in row] for row in sg.phi_at]
         ctimes = sg.times
+        report["efficiency"] = None  # REF's own total is not computed by a sampled audit
     report["organizations"] = rows
     report["counterfactuals"] = []
     if with_counterfactuals:
@@ -311,6 +318,27 @@ def audit(
     report["excluded"] = excluded
     report["notes"] = notes
     return report
+
+
+def efficiency(recorded_total: int, ref_total: int, k: int, horizon: int) -> dict:
+    """The platform's loss against REF, kept apart from unfairness.
+
+    The Shapley value is linear and ``v(grand)`` enters every organization's with weight
+    ``1/k``; so when the recorded total falls short of REF's own total by ``loss``,
+    Definition 3.2 lowers every ``phi`` by the same ``loss / k``, and an organization that
+    did little (say, contributed machines and ran nothing) reads as favoured by that
+    much. ``vs_ref = psi - phi - loss / k`` (per organization: what it received against its
+    fair share had the platform been as efficient as REF; they sum to ``-loss``) separates
+    who was short-changed by the platform's choices from what the whole platform lost."""
+    loss = ref_total - recorded_total
+    return {
+        "recorded_total": int(recorded_total),
+        "ref_total": int(ref_total),
+        "loss": int(loss),
+        "loss_fraction": loss / ref_total if ref_total else 0.0,
+        "loss_share": loss / k if k else 0.0,
+        "loss_core_hours": loss / horizon / 3600 if horizon else None,
+    }
 
 
 def _check_options(**opt) -> None:

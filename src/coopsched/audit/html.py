@@ -275,6 +275,25 @@ def _excluded(report: dict) -> str:
     return f'<ul id="excluded">{items}</ul>'
 
 
+def _efficiency(report: dict) -> str:
+    eff = report.get("efficiency")
+    if not eff:
+        return ""
+    side = "below" if eff["loss"] >= 0 else "above"
+    rows = "".join(
+        f"<li>{_esc(o['name'])}: {o['vs_ref']:+,.4g}</li>"
+        for o in report.get("organizations") or []
+        if o.get("vs_ref") is not None
+    )
+    return (
+        '<div class="note" id="efficiency"><b>The platform against REF.</b> The recorded '
+        f"schedule's total utility is {1 - eff['loss_fraction']:.1%} of what REF would have "
+        f"given ({abs(eff['loss']):,} {side} it). Definition 3.2 spreads that difference "
+        f"equally, {eff['loss_share']:+,.4g} to every organization's surplus; without it, what "
+        f"each received against its fair share under REF's total:<ul>{rows}</ul></div>"
+    )
+
+
 def _notes(report: dict) -> str:
     notes = report.get("notes") or []
     if not notes:
@@ -317,6 +336,7 @@ def _render(report: dict, orgs: list[dict]) -> str:
         "value: the share its contribution (machines and jobs) entitles it to. "
         "<b>psi - phi &gt; 0</b>: favoured; <b>&lt; 0</b>: short-changed.</p>",
         _notes(report),
+        _efficiency(report),
     ]
     if sampled:
         conf = report.get("confidence")

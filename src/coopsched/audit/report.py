@@ -40,6 +40,8 @@ ORG_COLUMNS = (
     "surplus",
     "surplus_per_unit",
     "surplus_core_hours",
+    "loss_share",
+    "vs_ref",
 )
 
 
@@ -104,6 +106,13 @@ def render_table(report: dict, console) -> None:
         f"= {w['horizon']:,} s, {w['machines']} machines, organizations by {w['org_by']}"
     )
     console.print(f"[yellow]contribution rule: {w['contribution_rule']}[/yellow]")
+    if w.get("jobs"):
+        model = (
+            f"rigid jobs, backfilling {w.get('backfill')}"
+            if w["jobs"] == "rigid"
+            else "sequential jobs (a job on q processors split into q one-processor jobs)"
+        )
+        console.print(f"platform model: {model}", highlight=False)
     for note in report.get("notes") or ():
         console.print(f"[bold yellow]note:[/bold yellow] {note}", markup=True, highlight=False)
     b = w["backlog"]
@@ -153,6 +162,19 @@ def render_table(report: dict, console) -> None:
         "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
         "core-h: surplus / window / 3600"
     )
+    eff = report.get("efficiency")
+    if eff:
+        side = "below" if eff["loss"] >= 0 else "above"
+        console.print(
+            f"platform: the recorded schedule's total psi is {1 - eff['loss_fraction']:.1%} of "
+            f"REF's ({abs(eff['loss']):,} {side} it, "
+            f"{_num(abs(eff['loss_core_hours'] or 0), '{:.3g}')} core-h); Definition 3.2 "
+            f"spreads that difference equally, {eff['loss_share']:+,.4g} to every "
+            "organization's surplus. Without it (what each received against its fair share "
+            "under REF's total): "
+            + ", ".join(f"{r['name']} {r['vs_ref']:+,.4g}" for r in report["organizations"]),
+            highlight=False,
+        )
     if report["counterfactuals"]:
         cf = Table(title="Counterfactuals: the same window under each policy (unfairness vs REF)")
         cf.add_column("schedule")

@@ -68,6 +68,20 @@ def audit(
     counterfactuals: Annotated[
         bool, typer.Option(help="Run every policy on the same window.")
     ] = True,
+    jobs: Annotated[
+        str | None,
+        typer.Option(
+            help="The platform's model: rigid (default for logs: a job holds its processors "
+            "at once) or sequential (the paper's split into one-processor jobs)."
+        ),
+    ] = None,
+    backfill: Annotated[
+        str | None,
+        typer.Option(
+            help="Rigid jobs: none, first-fit or easy (default: easy where every job has a "
+            "requested time, else first-fit)."
+        ),
+    ] = None,
     format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
     html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
 ) -> None:
@@ -109,6 +123,8 @@ def audit(
             exact_upto=exact_upto,
             points=points,
             with_counterfactuals=counterfactuals,
+            jobs=jobs,
+            backfill=backfill,
             progress=None if status is None else (lambda m: status.update(m)),
         )
     finally:
@@ -133,7 +149,7 @@ def audit(
 _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
 _PARAMS = (
     "t_from|t_to|org_by|mapping|other|horizon|timezone|machines|contribution|method|"
-    "exact_max|samples|confidence|value_policy|exact_upto|seed|points"
+    "exact_max|samples|confidence|value_policy|exact_upto|seed|points|jobs|backfill"
 )
 
 

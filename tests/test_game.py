@@ -496,6 +496,50 @@ def test_cli_game(capsys, tmp_path):
     assert main(["game", "--config", "0,1", "--action", "verify"]) == 1
 
 
+@pytest.mark.parametrize(
+    "spec, organizations, jobs",
+    [
+        ("theorem4:100000", "15,000,150,002", "4,500,045,000,600,004"),
+        ("theorem5:1000", "2,000", "2,000,001"),
+        ("theorem4:9", "137", "3,703"),
+        ("uni:20:1000000:512", "20", "1,000,000"),
+    ],
+)
+def test_cli_game_refuses_games_beyond_the_limit_at_once(capsys, spec, organizations, jobs):
+    """Issue 27 item 9: these ran out of memory or ran for hours; now one line, before any
+    instance is built, with the size and the estimate."""
+    from coopsched.mosp.reports import MAX_GAME_STEPS
+
+    assert main(["game", "--generate", spec]) == 1
+    err = capsys.readouterr().err
+    assert f"--generate {spec}: {organizations} organizations and {jobs} jobs" in err
+    assert f"limit is {MAX_GAME_STEPS:,} steps" in err and "Traceback" not in err
+
+
+def test_paper_instance_sizes_in_closed_form_and_the_guard_boundary():
+    from coopsched.mosp.paper_instances import theorem4_size, theorem5_size
+    from coopsched.mosp.reports import MAX_GAME_STEPS, check_game_size
+    from coopsched.workloads.limits import LimitError
+
+    for x in range(1, 7):
+        t = theorem4(x).instance
+        assert theorem4_size(x) == (t.k, t.n)
+    for K in range(2, 12):
+        t = theorem5(K).instance
+        assert theorem5_size(K) == (t.k, t.n)
+    # the largest paper instances the command accepts (docs/game.md states them)
+    assert 110**2 * 2644 == 31_992_400 <= MAX_GAME_STEPS < 137**2 * 3703
+    assert theorem5_size(49)[0] ** 2 * theorem5_size(49)[1] <= MAX_GAME_STEPS
+    assert theorem5_size(50)[0] ** 2 * theorem5_size(50)[1] > MAX_GAME_STEPS
+    check_game_size(110, 2644, "x")
+    with pytest.raises(ValueError, match="limit"):
+        check_game_size(137, 3703, "x")
+    with pytest.raises(LimitError, match="more than the limit"):  # the library, not only the CLI
+        theorem4(100_000)
+    with pytest.raises(LimitError, match="more than the limit"):
+        theorem5(10_000)
+
+
 def test_quick_game_grid(tmp_path):
     from coopsched.experiments.study import run_study
 

@@ -564,3 +564,44 @@ def test_quick_poa_reproduction(tmp_path):
     t5 = df[df["task.what"] == "theorem5"]
     assert (t5.worst_found == t5.paper).all()
     assert (tmp_path / "p" / "poa.png").exists() and "Theorem 4" in md
+
+
+def test_game_grid_readings_building_blocks():
+    """The readings of Sec. 8 that `reproduce game-readings` compares (docs/reproduction.md)."""
+    from coopsched.experiments.game_grid import (
+        evaluate_cell,
+        grid_instance,
+        priority_order,
+        readings,
+        zipf_counts,
+    )
+
+    assert priority_order("index", 4, 0) == [0, 1, 2, 3]
+    assert priority_order("reverse", 4, 0) == [3, 2, 1, 0]
+    r = priority_order("random", 6, 5)
+    assert sorted(r) == list(range(6)) and r == priority_order("random", 6, 5)
+    with pytest.raises(ValueError, match="priority"):
+        priority_order("alphabetical", 3, 0)
+    c = zipf_counts(100, 5)
+    w = 1 / np.arange(1, 6) ** 1.4267
+    assert c.sum() == 100 and (np.abs(c - 100 * w / w.sum()) < 1).all()
+    assert list(c) == sorted(c, reverse=True)
+    jobs = grid_instance(5, 100, 32, seed=3)
+    counts = grid_instance(5, 100, 32, seed=3, owners="counts")
+    assert (jobs.size == counts.size).all() and (jobs.processors == counts.processors).all()
+    assert np.bincount(counts.org, minlength=5).tolist() == c.tolist()
+    # the same instance under two priority orders: the rows differ only through the order
+    task = {"N": 5, "m": 32, "n": 50, "instances": 2, "seed": 0, "epsilon": False}
+    a = evaluate_cell({**task, "priority": "index"})
+    b = evaluate_cell({**task, "priority": "reverse"})
+    assert a["org_jobs"] == b["org_jobs"] and a["org_ratio"] != b["org_ratio"]
+    import pandas as pd
+
+    org = pd.DataFrame(
+        {"N": [2, 2, 2], "ratio": [0.5, 1.0, 1.0], "jobs": [8, 1, 1], "after_lb": [0.9, 1.0, 1.2]}
+    )
+    inst = pd.DataFrame({"N": [2, 2], "global_ratio": [0.6, 0.8]})
+    t = readings(inst, org, ["N"]).iloc[0]
+    assert t.org_mean == pytest.approx(2.5 / 3) and t.job_weighted == pytest.approx(6 / 10)
+    assert t.below_lb == pytest.approx(1 / 3) and t.below_lb_2plus == 1.0
+    assert t.below_lb_jobs == pytest.approx(0.8) and t.glob == pytest.approx(0.7)

@@ -605,3 +605,29 @@ def test_game_grid_readings_building_blocks():
     assert t.org_mean == pytest.approx(2.5 / 3) and t.job_weighted == pytest.approx(6 / 10)
     assert t.below_lb == pytest.approx(1 / 3) and t.below_lb_2plus == 1.0
     assert t.below_lb_jobs == pytest.approx(0.8) and t.glob == pytest.approx(0.7)
+
+
+def _has_pure_equilibrium(inst, mech) -> bool:
+    """Some configuration is an exact pure equilibrium (exhaustive, stops at the first)."""
+    return any(
+        epsilon(inst, list(c), mech)[0] == 1.0
+        for c in itertools.product(range(inst.k), repeat=inst.n)
+    )
+
+
+def test_sequential_jobs_on_small_clusters_have_a_pure_equilibrium():
+    """docs/game.md: with sequential jobs, a seeded search of 200 random games (2-3
+    organizations, clusters of 2-3 processors, 3-6 jobs of length 1-6, LPT, priority to
+    organizations) finds none without a pure equilibrium -- unlike the parallel-job game
+    below, which the same search rejects."""
+    mech = Mechanism("organizations", "lpt")
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        k = int(rng.integers(2, 4))
+        machines = [int(x) for x in rng.integers(2, 4, size=k)]
+        n = int(rng.integers(3, 7))
+        jobs = [(int(rng.integers(0, k)), int(rng.integers(1, 7)), 1) for _ in range(n)]
+        inst = instance(machines, jobs)
+        assert _has_pure_equilibrium(inst, mech), (machines, jobs)
+    parallel = instance([2, 2], [(0, 1, 2), (0, 4, 1), (1, 3, 2), (1, 5, 2), (1, 7, 1)])
+    assert not _has_pure_equilibrium(parallel, mech)

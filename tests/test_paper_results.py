@@ -395,8 +395,8 @@ def test_theorem_5_3_construction_first_two_batches():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_theorem_5_3_batch_two_decides_the_last_batch_order():
     """What breaks the proof: batch 2 (two jobs of size H for every organization but a,
-    one machine each) cannot start every job at once, and REF serves first the
-    organization with the largest ``phi - psi``, B_1. That gives the B organizations
+    one machine each) cannot start every job at once, and REF serves the organizations in
+    the order of their ``phi - psi``, B_1 before B_2. That gives the B organizations
     ``phi - psi`` differences of order H^2 -- above the batch-1 gaps (order L^2) and the
     gadgets' effects (order XL^2) -- in the opposite order. The last batch follows that
     order, with or without an x-sum subset: sigma_rev in both cases."""

@@ -181,3 +181,70 @@ def test_game_readings_as_stated():
         )
         assert line in text, line
     assert f"{min(by_jobs):.0%} to {max(by_jobs):.0%} of the jobs" in text
+
+
+def _bench(name: str) -> str:
+    return (ROOT / "benchmarks" / name).read_text()
+
+
+def _num(pattern: str, text: str) -> float:
+    import re
+
+    m = re.search(pattern, text)
+    assert m, f"{pattern!r} not found in the benchmark output"
+    return float(m.group(1).replace(",", ""))
+
+
+def test_readme_performance_quotes_the_benchmark_files():
+    """Every figure of the README's Performance section comes from a committed
+    ``benchmarks/results-*`` file that ``benchmarks/run_all.py`` regenerates; after a rerun
+    this fails until the README quotes the new files."""
+    readme = (ROOT / "README.md").read_text()
+    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    text = " ".join(perf.split())
+    # the quoted tables are lines of the files, verbatim
+    files = "\n".join(_bench(f) for f in ("results-engine.txt", "results-ref.txt"))
+    blocks = perf.split("```")[1::2]
+    quoted = [line.rstrip() for b in blocks for line in b.strip("\n").split("\n") if line.strip()]
+    assert len(quoted) > 15
+    assert all(line in files for line in quoted), [q for q in quoted if q not in files]
+    # REF on every window
+    k16 = pd.read_csv(ROOT / "benchmarks" / "results-ref-windows-k16.csv")
+    k20 = pd.read_csv(ROOT / "benchmarks" / "results-ref-windows-k20.csv")
+    c16 = k16.cpu_s
+    assert (
+        f"mean {c16.mean():.1f} s, median {c16.median():.2f} s, 99th percentile "
+        f"{c16.quantile(0.99):.0f} s, worst **{c16.max():.1f} s**, none over 60 s, "
+        f"{c16.sum():.0f} s for all {len(k16)}" in text
+    ) and (c16 > 60).sum() == 0
+    assert f"(up to {k16.jobs.max():,} jobs)" in text
+    assert f"({(k16.simulated_coalitions < 2**16 - 1).sum()} of the {len(k16)} windows" in text
+    unproven = k16.float_unproven
+    assert f"{unproven.sum()} decisions in {(unproven > 0).sum()} of the {len(k16)}" in text
+    c20 = k20.cpu_s
+    assert (
+        f"mean {c20.mean():.1f} s, median {c20.median():.2f} s, 99th percentile "
+        f"{c20.quantile(0.99):.0f} s, worst **{c20.max():.0f} s**, none over 10 minutes" in text
+    ) and (c20 > 600).sum() == 0
+    worst = _bench("results-ref-k20-worst.txt").split("\n")
+    alone = [float(x.split()[0]) for x in worst if x.strip() and x.strip()[0].isdigit()]
+    assert f"took {min(alone):.0f} to {max(alone):.0f} s alone" in text
+    k20r = _bench("results-ref-k20.txt")
+    mean, worst_s = (float(x) for x in k20r.strip().split("\n")[-1].split()[4:6])
+    assert f"take {mean:.2f} s on average, the busier one {worst_s:.2f} s" in text
+    ricc = _num(r"RICC 30-day window.*: ([\d.]+) s,", _bench("results-ref.txt"))
+    assert f"RICC month at about {ricc:.0f} s" in text
+    # audit, Table 2, start-up, game
+    audit = _bench("results-audit.txt")
+    jobs = _num(r"jobs=\s*([\d,]+) audit", audit)
+    cpu = _num(r"CPU\s+([\d.]+) s \(exact", audit)
+    ref = _num(r"([\d.]+) s CPU  REF over", audit)
+    assert f"({jobs:,.0f} jobs of the log) in {cpu:.1f} s" in text
+    assert f"REF over the 255 coalitions {ref:.1f} s" in text
+    t2 = _bench("results-table2.txt")
+    wall, user = _num(r"([\d.]+) s wall", t2), _num(r"([\d.]+) s user", t2)
+    assert f"{wall:.0f} s of wall time" in text and f"({user:.0f} s of CPU" in text
+    helps = _num(r"coopsched --help\s+([\d.]+)s", _bench("results-startup.txt"))
+    assert f"`coopsched --help` {helps:.3f} s" in text
+    x4 = _num(r"theorem4 x=4(?:\s+\S+){7}\s+([\d.]+)", _bench("results-game.txt"))
+    assert f"takes {x4:.1f} s" in text

@@ -496,6 +496,50 @@ def test_cli_game(capsys, tmp_path):
     assert main(["game", "--config", "0,1", "--action", "verify"]) == 1
 
 
+@pytest.mark.parametrize(
+    "spec, organizations, jobs",
+    [
+        ("theorem4:100000", "15,000,150,002", "4,500,045,000,600,004"),
+        ("theorem5:1000", "2,000", "2,000,001"),
+        ("theorem4:9", "137", "3,703"),
+        ("uni:20:1000000:512", "20", "1,000,000"),
+    ],
+)
+def test_cli_game_refuses_games_beyond_the_limit_at_once(capsys, spec, organizations, jobs):
+    """Issue 27 item 9: these ran out of memory or ran for hours; now one line, before any
+    instance is built, with the size and the estimate."""
+    from coopsched.mosp.reports import MAX_GAME_STEPS
+
+    assert main(["game", "--generate", spec]) == 1
+    err = capsys.readouterr().err
+    assert f"--generate {spec}: {organizations} organizations and {jobs} jobs" in err
+    assert f"limit is {MAX_GAME_STEPS:,} steps" in err and "Traceback" not in err
+
+
+def test_paper_instance_sizes_in_closed_form_and_the_guard_boundary():
+    from coopsched.mosp.paper_instances import theorem4_size, theorem5_size
+    from coopsched.mosp.reports import MAX_GAME_STEPS, check_game_size
+    from coopsched.workloads.limits import LimitError
+
+    for x in range(1, 7):
+        t = theorem4(x).instance
+        assert theorem4_size(x) == (t.k, t.n)
+    for K in range(2, 12):
+        t = theorem5(K).instance
+        assert theorem5_size(K) == (t.k, t.n)
+    # the largest paper instances the command accepts (docs/game.md states them)
+    assert 110**2 * 2644 == 31_992_400 <= MAX_GAME_STEPS < 137**2 * 3703
+    assert theorem5_size(49)[0] ** 2 * theorem5_size(49)[1] <= MAX_GAME_STEPS
+    assert theorem5_size(50)[0] ** 2 * theorem5_size(50)[1] > MAX_GAME_STEPS
+    check_game_size(110, 2644, "x")
+    with pytest.raises(ValueError, match="limit"):
+        check_game_size(137, 3703, "x")
+    with pytest.raises(LimitError, match="more than the limit"):  # the library, not only the CLI
+        theorem4(100_000)
+    with pytest.raises(LimitError, match="more than the limit"):
+        theorem5(10_000)
+
+
 def test_quick_game_grid(tmp_path):
     from coopsched.experiments.study import run_study
 
@@ -522,26 +566,68 @@ def test_quick_poa_reproduction(tmp_path):
     assert (tmp_path / "p" / "poa.png").exists() and "Theorem 4" in md
 
 
-def test_paper_instance_sizes_are_known_before_building():
-    from coopsched.mosp import paper_instances as p
+def test_game_grid_readings_building_blocks():
+    """The readings of Sec. 8 that `reproduce game-readings` compares (docs/reproduction.md)."""
+    from coopsched.experiments.game_grid import (
+        evaluate_cell,
+        grid_instance,
+        priority_order,
+        readings,
+        zipf_counts,
+    )
 
-    for x in (1, 2, 3, 6):
-        t = p.theorem4(x)
-        assert (t.instance.k, t.instance.n) == p.theorem4_size(x)
-    for K in (2, 3, 10):
-        t = p.theorem5(K)
-        assert (t.instance.k, t.instance.n) == p.theorem5_size(K)
+    assert priority_order("index", 4, 0) == [0, 1, 2, 3]
+    assert priority_order("reverse", 4, 0) == [3, 2, 1, 0]
+    r = priority_order("random", 6, 5)
+    assert sorted(r) == list(range(6)) and r == priority_order("random", 6, 5)
+    with pytest.raises(ValueError, match="priority"):
+        priority_order("alphabetical", 3, 0)
+    c = zipf_counts(100, 5)
+    w = 1 / np.arange(1, 6) ** 1.4267
+    assert c.sum() == 100 and (np.abs(c - 100 * w / w.sum()) < 1).all()
+    assert list(c) == sorted(c, reverse=True)
+    jobs = grid_instance(5, 100, 32, seed=3)
+    counts = grid_instance(5, 100, 32, seed=3, owners="counts")
+    assert (jobs.size == counts.size).all() and (jobs.processors == counts.processors).all()
+    assert np.bincount(counts.org, minlength=5).tolist() == c.tolist()
+    # the same instance under two priority orders: the rows differ only through the order
+    task = {"N": 5, "m": 32, "n": 50, "instances": 2, "seed": 0, "epsilon": False}
+    a = evaluate_cell({**task, "priority": "index"})
+    b = evaluate_cell({**task, "priority": "reverse"})
+    assert a["org_jobs"] == b["org_jobs"] and a["org_ratio"] != b["org_ratio"]
+    import pandas as pd
+
+    org = pd.DataFrame(
+        {"N": [2, 2, 2], "ratio": [0.5, 1.0, 1.0], "jobs": [8, 1, 1], "after_lb": [0.9, 1.0, 1.2]}
+    )
+    inst = pd.DataFrame({"N": [2, 2], "global_ratio": [0.6, 0.8]})
+    t = readings(inst, org, ["N"]).iloc[0]
+    assert t.org_mean == pytest.approx(2.5 / 3) and t.job_weighted == pytest.approx(6 / 10)
+    assert t.below_lb == pytest.approx(1 / 3) and t.below_lb_2plus == 1.0
+    assert t.below_lb_jobs == pytest.approx(0.8) and t.glob == pytest.approx(0.7)
 
 
-@pytest.mark.parametrize("spec", ["theorem4:100000", "theorem4:10**12", "theorem5:1000"])
-def test_game_refuses_instances_beyond_its_limit_at_once(spec, capsys):
-    import time
+def _has_pure_equilibrium(inst, mech) -> bool:
+    """Some configuration is an exact pure equilibrium (exhaustive, stops at the first)."""
+    return any(
+        epsilon(inst, list(c), mech)[0] == 1.0
+        for c in itertools.product(range(inst.k), repeat=inst.n)
+    )
 
-    from coopsched.cli import main
 
-    spec = spec.replace("10**12", str(10**12))
-    t = time.monotonic()
-    assert main(["game", "--generate", spec]) == 1
-    assert time.monotonic() - t < 5
-    err = capsys.readouterr().err
-    assert "beyond the game's limit" in err and "Traceback" not in err
+def test_sequential_jobs_on_small_clusters_have_a_pure_equilibrium():
+    """docs/game.md: with sequential jobs, a seeded search of 200 random games (2-3
+    organizations, clusters of 2-3 processors, 3-6 jobs of length 1-6, LPT, priority to
+    organizations) finds none without a pure equilibrium -- unlike the parallel-job game
+    below, which the same search rejects."""
+    mech = Mechanism("organizations", "lpt")
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        k = int(rng.integers(2, 4))
+        machines = [int(x) for x in rng.integers(2, 4, size=k)]
+        n = int(rng.integers(3, 7))
+        jobs = [(int(rng.integers(0, k)), int(rng.integers(1, 7)), 1) for _ in range(n)]
+        inst = instance(machines, jobs)
+        assert _has_pure_equilibrium(inst, mech), (machines, jobs)
+    parallel = instance([2, 2], [(0, 1, 2), (0, 4, 1), (1, 3, 2), (1, 5, 2), (1, 7, 1)])
+    assert not _has_pure_equilibrium(parallel, mech)

@@ -214,6 +214,11 @@ def window_instance(
         raise WindowError(
             f"{log.path}: the recorded schedule runs {peak} processors at once (log time {at}), "
             f"more than the {M} {said}; the platform cannot be smaller than what it ran"
+            + (
+                ""
+                if machines is not None
+                else f" (give machines={peak} if the stated size is wrong)"
+            )
         )
     if (orgs.index[idx] < 0).any():
         raise WindowError("some jobs have no organization (assign_unmatched first)")

@@ -7,10 +7,18 @@ Figure 7: the mean ratios ``Cmax(k) / Cmax(k)_local`` (organizations with jobs) 
 ``Cmax / max_k Cmax(k)_local`` by N, with 95% confidence intervals. Figure 8: histograms
 of each organization's makespan over its local lower bound ``max(pmax(k), W(k)/m(k))``,
 before (local) and after (equilibrium).
+
+The paper leaves three things open that move these figures: the priority order between
+organizations (ours: index order, so the organization that Zipf makes the most loaded
+comes first), how the Zipf law sets each organization's jobs (ours: each job's owner
+drawn from it), and over what the mean of Figure 7a is taken (the paper: over
+organizations). The study ``game-readings`` measures the figures under each reading
+(docs/reproduction.md says what it shows).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import zlib
 from dataclasses import dataclass
@@ -24,10 +32,52 @@ from ..mosp.equilibrium import epsilon
 from ..mosp.game import Mechanism, selfishness_violations
 from ..mosp.generators import mosp_instance
 from ..mosp.schedule import mosp_arrays
+from ..workloads.instance import Instance
 from .study import Study, register_study
 
 PAPER = {"local_ratio_N20": 0.428, "global_ratio_N2": 0.892}
 EPSILON_MAX_JOBS = 10  # instances with at most this many jobs get their exact epsilon
+#: Priority orders between organizations: ``index`` (organization 0 first: the one Zipf
+#: gives the most jobs in expectation), ``reverse`` (the least loaded first), ``random``
+#: (a seeded permutation per instance).
+PRIORITIES = ("index", "reverse", "random")
+#: How the Zipf law deals jobs: ``jobs`` (each job's owner drawn from Zipf(1.4267) over
+#: the organizations) or ``counts`` (organization i gets the share ``i**-1.4267 / H`` of
+#: the jobs, largest remainder; the jobs themselves drawn as for ``jobs``).
+OWNERS = ("jobs", "counts")
+
+
+def priority_order(rule: str, N: int, seed: int) -> list[int]:
+    """The organizations from the highest priority, by ``rule`` (:data:`PRIORITIES`)."""
+    if rule == "index":
+        return list(range(N))
+    if rule == "reverse":
+        return list(range(N - 1, -1, -1))
+    if rule == "random":
+        return [int(u) for u in np.random.default_rng([seed, 7]).permutation(N)]
+    raise ValueError(f"priority must be one of {', '.join(PRIORITIES)}, not {rule!r}")
+
+
+def zipf_counts(n: int, N: int, exponent: float = 1.4267) -> np.ndarray:
+    """Jobs per organization: the Zipf shares of ``n``, rounded by largest remainder (ties
+    to the lower index)."""
+    w = 1.0 / np.arange(1, N + 1) ** exponent
+    share = w / w.sum() * n
+    counts = np.floor(share).astype(np.int64)
+    rest = n - int(counts.sum())
+    counts[np.argsort(-(share - counts), kind="stable")[:rest]] += 1
+    return counts
+
+
+def grid_instance(N: int, n: int, m: int, seed: int, owners: str = "jobs") -> Instance:
+    """One instance of the Sec. 8 grid under an ownership reading (:data:`OWNERS`)."""
+    inst = mosp_instance("uni", N, n, m, seed=seed)
+    if owners == "jobs":
+        return inst
+    if owners != "counts":
+        raise ValueError(f"owners must be one of {', '.join(OWNERS)}, not {owners!r}")
+    org = np.repeat(np.arange(N, dtype=np.int64), zipf_counts(n, N))
+    return dataclasses.replace(inst, org=org, meta={**inst.meta, "owners": "counts"})
 
 
 @dataclass
@@ -43,6 +93,7 @@ def evaluate_cell(task: dict) -> dict:
     out: dict[str, list] = {
         "global_ratio": [],
         "org_ratio": [],
+        "org_jobs": [],
         "before_lb": [],
         "after_lb": [],
         "grew": [],
@@ -50,11 +101,11 @@ def evaluate_cell(task: dict) -> dict:
         "epsilon": [],
     }
     cell = zlib.crc32(f"game-{task['N']}-{task['n']}-{task['m']}".encode()) % 100_000
+    priority, owners = task.get("priority", "index"), task.get("owners", "jobs")
     for i in range(task["instances"]):
-        inst = mosp_instance(
-            "uni", task["N"], task["n"], task["m"], seed=task["seed"] * 1_000_003 + cell * 1000 + i
-        )
-        mech = Mechanism("organizations", "lpt")
+        seed = task["seed"] * 1_000_003 + cell * 1000 + i
+        inst = grid_instance(task["N"], task["n"], task["m"], seed, owners)
+        mech = Mechanism("organizations", "lpt", org_order=priority_order(priority, inst.k, seed))
         eq = construct_equilibrium(inst, mech)
         p, q, owner, m = mosp_arrays(inst)
         orgm = eq.schedule.org_makespans()
@@ -63,6 +114,7 @@ def evaluate_cell(task: dict) -> dict:
         out["global_ratio"].append(float(orgm.max() / loc.max()))
         ratios = (orgm[has] / loc[has]).tolist()
         out["org_ratio"].append(ratios)
+        out["org_jobs"].append(np.bincount(owner, minlength=inst.k)[has].tolist())
         lb: list[float] | np.ndarray  # per-organization lower bounds, then as an array
         lb = []
         for k in np.flatnonzero(has):
@@ -74,9 +126,8 @@ def evaluate_cell(task: dict) -> dict:
         out["grew"].append(bool((orgm > loc).any()))
         out["selfish"].append(len(selfishness_violations(eq.schedule)))
         try:  # exact epsilon where every agent has few enough jobs (the n = 10 cells)
-            out["epsilon"].append(
-                epsilon(inst, eq.config, mech)[0] if task["n"] <= EPSILON_MAX_JOBS else None
-            )
+            small = task["n"] <= EPSILON_MAX_JOBS and task.get("epsilon", True)
+            out["epsilon"].append(epsilon(inst, eq.config, mech)[0] if small else None)
         except ValueError:
             out["epsilon"].append(None)
     return out
@@ -89,6 +140,7 @@ def frame(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
         for i in range(len(r["global_ratio"])):
             inst_rows.append(
                 {
+                    **{key: t[key] for key in ("priority", "owners") if key in t},
                     "N": t["N"],
                     "m": t["m"],
                     "n": t["n"],
@@ -100,13 +152,18 @@ def frame(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
                     "epsilon": (r.get("epsilon") or [None] * len(r["grew"]))[i],
                 }
             )
-            for a, b, c in zip(r["org_ratio"][i], r["before_lb"][i], r["after_lb"][i], strict=True):
+            jobs = r.get("org_jobs", [[None] * len(r["org_ratio"][i])] * len(r["org_ratio"]))[i]
+            for a, b, c, nj in zip(
+                r["org_ratio"][i], r["before_lb"][i], r["after_lb"][i], jobs, strict=True
+            ):
                 org_rows.append(
                     {
+                        **{key: t[key] for key in ("priority", "owners") if key in t},
                         "N": t["N"],
                         "m": t["m"],
                         "n": t["n"],
                         "instance": i,
+                        "jobs": nj,
                         "ratio": a,
                         "before_lb": b,
                         "after_lb": c,
@@ -160,6 +217,34 @@ def figures(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec, out: Pa
     plt.close(fig)
 
 
+def readings(inst_df: pd.DataFrame, org_df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Figures 7 and 8 in one row per group of ``by`` (``N`` last), under each reading of
+    the mean: Figure 7a as the paper defines it (mean over organizations with jobs of
+    ``Cmax(k)/Cmax(k)local``) and weighted by each organization's jobs; Figure 7b; the
+    share of organizations below their local lower bound after the construction (all of
+    them, those with at least 2 jobs -- one job can never go below its bound -- and
+    weighted by jobs)."""
+
+    below = (org_df.after_lb < 1).astype(float)
+    w = org_df.jobs.astype(float)
+    o = org_df.assign(
+        below=below, w=w, rw=org_df.ratio * w, bw=below * w, b2=below.where(org_df.jobs >= 2)
+    )
+    g = o.groupby(by)
+    t = pd.DataFrame(
+        {
+            "orgs": g.size(),
+            "org_mean": g.ratio.mean(),
+            "job_weighted": g.rw.sum() / g.w.sum(),
+            "below_lb": g.below.mean(),
+            "below_lb_2plus": g.b2.mean(),
+            "below_lb_jobs": g.bw.sum() / g.w.sum(),
+        }
+    )
+    t["glob"] = inst_df.groupby(by).global_ratio.mean()
+    return t.reset_index()
+
+
 def summarize(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> str:
     lines = [
         "# MOSP game, Section 8: equilibria of Sec. 7.1's algorithm (LPT, priority to organizations)",
@@ -177,6 +262,20 @@ def summarize(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> st
         lines.append(
             f"| {N} | {o.ratio.mean():.3f} ± {ci(o.ratio):.3f} | {g.global_ratio.mean():.3f} ± {ci(g.global_ratio):.3f} | "
             f"{(o.after_lb < 1).mean():.0%} / {(o.before_lb < 1).mean():.0%} |"
+        )
+    lines += [
+        "",
+        "The same figures under other readings of the mean (the paper defines Figure 7a over "
+        "organizations): Figure 7a weighted by each organization's jobs, and the share of "
+        "organizations below their lower bound among those with at least 2 jobs (one job never "
+        "goes below its bound) and weighted by jobs:",
+        "",
+        "| N | Figure 7a, weighted by jobs | below the bound, orgs with >= 2 jobs | below the bound, by jobs |",
+        "|---|---|---|---|",
+    ]
+    for r in readings(inst_df, org_df, ["N"]).itertuples():
+        lines.append(
+            f"| {r.N} | {r.job_weighted:.3f} | {r.below_lb_2plus:.0%} | {r.below_lb_jobs:.0%} |"
         )
     n20 = org_df[org_df.N == 20].ratio.mean() if 20 in spec.Ns else float("nan")
     n2 = inst_df[inst_df.N == 2].global_ratio.mean() if 2 in spec.Ns else float("nan")
@@ -243,3 +342,72 @@ class GameGrid(Study):
         org_df.to_csv(out / "organizations.csv", index=False)
         figures(inst_df, org_df, self.spec, out)
         return summarize(inst_df, org_df, self.spec)
+
+
+def summarize_readings(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> str:
+    t = readings(inst_df, org_df, ["priority", "owners", "N"])
+    lines = [
+        "# MOSP game, Section 8, under each reading the paper leaves open",
+        "",
+        f"{len(inst_df)} instances: {spec.instances} per cell (N in {spec.Ns}, m in {spec.ms}, "
+        f"n in {spec.ns}) for each priority order ({', '.join(PRIORITIES)}) with Zipf owners "
+        "drawn per job, and for index order with Zipf counts per organization (`counts`). "
+        "Same instances (seeds) in every reading as in `reproduce game`. "
+        "Paper: Figure 7a falls with N to 0.428 at N = 20 (if read as the ratio), "
+        "Figure 7b 0.892 at N = 2, and Figure 8 'most of the times' below the bound.",
+        "",
+        "| priority | owners | N | orgs | Figure 7a (paper's mean over orgs) | Figure 7a weighted by jobs "
+        "| Figure 7b | below the bound: orgs | orgs with >= 2 jobs | by jobs |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in t.itertuples():
+        lines.append(
+            f"| {r.priority} | {r.owners} | {r.N} | {r.orgs:.0f} | {r.org_mean:.3f} | "
+            f"{r.job_weighted:.3f} | {r.glob:.3f} | {r.below_lb:.0%} | {r.below_lb_2plus:.0%} | "
+            f"{r.below_lb_jobs:.0%} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@register_study
+class GameReadings(Study):
+    """Cohen et al., Sec. 8, under each priority order and ownership reading."""
+
+    name = "game-readings"
+    title = "Cohen, Cordeiro, Trystram, Sec. 8 under each reading the paper leaves open"
+    files = ("organizations.csv",)
+    options = ("instances",)
+    evaluate = staticmethod(evaluate_cell)
+    #: (priority, owners) pairs measured
+    VARIANTS = (("index", "jobs"), ("reverse", "jobs"), ("random", "jobs"), ("index", "counts"))
+
+    def configure(self, instances: int | None = None) -> None:
+        self.spec = GameSpec(seed=self.seed, instances=10)
+        if self.quick:
+            self.spec.instances = 1
+        if instances:
+            self.spec.instances = instances
+
+    def tasks(self) -> list[dict]:
+        s = self.spec
+        return [
+            {
+                "priority": pr,
+                "owners": ow,
+                "N": N,
+                "m": m,
+                "n": n,
+                "instances": s.instances,
+                "seed": s.seed,
+                "epsilon": False,
+            }
+            for (pr, ow), N, m, n in itertools.product(self.VARIANTS, s.Ns, s.ms, s.ns)
+        ]
+
+    def frame(self, rows: list[dict]) -> pd.DataFrame:
+        return frame(rows)[0]
+
+    def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
+        inst_df, org_df = frame(rows)
+        org_df.to_csv(out / "organizations.csv", index=False)
+        return summarize_readings(inst_df, org_df, self.spec)

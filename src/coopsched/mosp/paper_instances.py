@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..workloads.instance import Instance, Organization
+from ..workloads.limits import MAX_JOBS, check_count
 from .game import Mechanism
 from .schedule import MospSchedule, mosp_arrays
 
@@ -61,16 +62,20 @@ class Theorem4:
 
 
 def theorem4_size(x: int) -> tuple[int, int]:
-    """Organizations and jobs of :func:`theorem4` ``(x)``, without building it."""
+    """``(organizations, jobs)`` of :func:`theorem4` for ``x``, in closed form (without
+    building it): ``n = 3x(x-1)/2 + 2`` organizations of type A with 2 jobs each, and
+    for i = 1..x, B_i with ``i + n + 3(i-1)`` jobs, C_i with ``i + n + 3(i-1) + 2`` and
+    D_i with ``i + 1 + n + 3i``."""
     if x < 1:
         raise ValueError("Theorem 4 needs x >= 1")
     n = 3 * x * (x - 1) // 2 + 2
-    # A: 2 jobs each; level i: B_i, C_i, D_i hold (4i + n - 3) + (4i + n - 1) + (4i + n + 1)
-    return n + 3 * x, 2 * n + 6 * x * (x + 1) + 3 * x * (n - 1)
+    jobs = 2 * n + sum(3 * i + 3 * n + 9 * i - 3 for i in range(1, x + 1))
+    return n + 3 * x, jobs
 
 
 def theorem5_size(K: int) -> tuple[int, int]:
-    """Organizations and jobs of :func:`theorem5` ``(K)``, without building it."""
+    """``(organizations, jobs)`` of :func:`theorem5` for ``K``: ``2K`` organizations,
+    ``(K-1)(2K+1) + 2 + K`` jobs."""
     if K < 2:
         raise ValueError("Theorem 5 needs K >= 2")
     return 2 * K, (K - 1) * (2 * K + 1) + 2 + K
@@ -93,8 +98,7 @@ def theorem4(x: int) -> Theorem4:
     ``(1, m)`` job on the next, and the remaining unit jobs one after the other on the
     last.
     """
-    if x < 1:
-        raise ValueError("Theorem 4 needs x >= 1")
+    check_count(theorem4_size(x)[1], MAX_JOBS, f"jobs of Theorem 4's instance for x = {x}")
     n = 3 * x * (x - 1) // 2 + 2
     m = sum((n + 3 * i) * (x - i + 1) for i in range(x + 1))
     units = n + sum((n + 3 * (i - 1)) + (n + 3 * (i - 1) + 2) + 1 for i in range(1, x + 1))
@@ -170,8 +174,7 @@ def theorem5(K: int) -> Theorem5:
     jobs to the last K machines (tested). Fig. 6b (the optimum, makespan K + 1): the job
     ``K`` goes to the last machine and the first K - 1 organizations fill the other K - 1.
     """
-    if K < 2:
-        raise ValueError("Theorem 5 needs K >= 2")
+    check_count(theorem5_size(K)[1], MAX_JOBS, f"jobs of Theorem 5's instance for K = {K}")
     jobs: list[tuple[int, int, int]] = []
     for i in range(K - 1):
         jobs += [(i, 1, 1)] * (2 * K + 1)

@@ -21,6 +21,26 @@ from .schedule import check, mosp_arrays
 
 ACTIONS = ("construct", "verify", "dynamics", "search")
 
+#: Largest game the ``game`` command takes on, in ``N**2 * n`` (N organizations, n jobs):
+#: the Sec. 7.1 construction lets each organization in turn try every job of its own on
+#: every cluster, and every action builds or checks such configurations. Measured on this
+#: project's 2-core machine (under load, so upper bounds): ``--generate theorem5:32``
+#: (8.4e6 steps) 13 s, ``theorem5:64`` (1.3e8) 224 s, ``theorem4:8`` (3.2e7) 23 s.
+#: Documented in docs/game.md.
+MAX_GAME_STEPS = 5 * 10**7
+
+
+def check_game_size(organizations: int, jobs: int, what: str) -> None:
+    """Refuse a game larger than :data:`MAX_GAME_STEPS` before building it, with the
+    estimate (``what`` names the instance in the message)."""
+    steps = organizations * organizations * jobs
+    if steps > MAX_GAME_STEPS:
+        raise ValueError(
+            f"{what}: {organizations:,} organizations and {jobs:,} jobs make "
+            f"{steps:,} steps (organizations^2 x jobs); the game command's limit is "
+            f"{MAX_GAME_STEPS:,} steps (a minute or more of computing at the limit)"
+        )
+
 
 def parse_ints(text: str, what: str) -> list[int]:
     """Comma-separated integers, e.g. ``2,0,1`` (``what`` names the option in errors)."""
@@ -130,44 +150,27 @@ def game_instance(path: str | Path | None, spec: str, seed: int = 0):
                 inst, mech = papers.theorem1()
                 return inst, mech, None
             if name == "theorem4":
-                check_game_size(spec, *papers.theorem4_size(int(arg)))
+                check_game_size(*papers.theorem4_size(int(arg)), f"--generate {spec}")
                 t4 = papers.theorem4(int(arg))
                 return t4.instance, None, t4.worst_config
             if name == "theorem5":
-                check_game_size(spec, *papers.theorem5_size(int(arg)))
+                check_game_size(*papers.theorem5_size(int(arg)), f"--generate {spec}")
                 t5 = papers.theorem5(int(arg))
                 return t5.instance, None, t5.fig6c_config
             raise ValueError(f"unknown paper instance {name!r}")
-        except GameSizeError:
-            raise
         except ValueError as exc:
+            if "limit" in str(exc):
+                raise
             raise ValueError(
                 f"--generate: theorem1, theorem4:X (X >= 1) or theorem5:K (K >= 2) ({exc})"
             ) from None
+    if path is None:
+        parts = spec.split(":")
+        if len(parts) == 4 and all(x.strip().isdigit() for x in parts[1:]):
+            check_game_size(int(parts[1]), int(parts[2]), f"--generate {spec}")
     inst = load_mosp_instance(path, spec, seed)
-    check_game_size(spec or str(path), inst.k, inst.n)
+    check_game_size(inst.k, inst.n, str(path) if path is not None else f"--generate {spec}")
     return inst, None, None
-
-
-#: The game command's limit on organizations x jobs: a best response weighs every
-#: organization's options over every job, so the cost grows with this product. At the
-#: limit, theorem5:60 (120 organizations, 7,201 jobs: 864,120) took about 3 minutes on
-#: one core (docs/game.md).
-MAX_GAME_WORK = 1_000_000
-
-
-class GameSizeError(ValueError):
-    """An instance too large for the game's exact best responses."""
-
-
-def check_game_size(what: str, orgs: int, jobs: int) -> None:
-    """Refuse, before building anything, a game instance beyond :data:`MAX_GAME_WORK`."""
-    if orgs * jobs > MAX_GAME_WORK:
-        raise GameSizeError(
-            f"--generate {what}: {orgs:,} organizations x {jobs:,} jobs = {orgs * jobs:,}, "
-            f"beyond the game's limit of {MAX_GAME_WORK:,} (theorem5:60, 864,120, takes about "
-            "3 minutes; the cost grows at least with this product)"
-        )
 
 
 def game_report(

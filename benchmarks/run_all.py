@@ -1,0 +1,377 @@
+"""Regenerate every benchmark file the README's Performance section quotes, in one run.
+
+    python benchmarks/run_all.py --list                  # what it would run, nothing more
+    python benchmarks/run_all.py                         # everything (hours: REF at k = 20)
+    python benchmarks/run_all.py --only engine,ref       # some of it
+    python benchmarks/run_all.py --skip ref-windows-k20  # all but the longest
+
+Each job runs one benchmark script (or ``coopsched reproduce``) with the command line the
+results were published with, one after the other, never two at once, and writes its
+output to ``benchmarks/results-*.txt`` behind a header that records the machine: CPU
+model, cores, memory, the load average before and after the job, the date, the commit
+and the versions of Python, numpy and numba. Timings are only meaningful on an otherwise
+idle machine: a job refuses to start while the one-minute load average is above
+``--max-load`` (default 0.5) unless ``--force`` is given, and the header says what the
+load was either way.
+
+The jobs (``--list`` prints their commands):
+
+* ``engine``: ``benchmarks/engine.py --python`` (README: the online engine);
+* ``ref``: ``benchmarks/ref.py --ks 5,8,10,12,16`` (README: REF, exact);
+* ``ref-k20``: ``benchmarks/ref.py --ks 20 --windows 1 --busiest 1 --skip-long``;
+* ``ref-windows-k16`` and ``ref-windows-k20``: ``benchmarks/ref_windows.py`` on every
+  LPC-EGEE window (summaries into ``results-ref-windows-all.txt``, every window into
+  ``results-ref-windows-k16.csv`` / ``-k20.csv``); at k = 20 each window runs alone;
+* ``audit``: ``benchmarks/audit.py --phases``;
+* ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
+  its results compared with the committed ``docs/results/table2/results.csv``;
+* ``startup``: ``benchmarks/startup.py --runs 20``;
+* ``game``: ``benchmarks/game.py``;
+* ``production``: ``benchmarks/production.py`` (docs/production.md);
+* ``peer``: ``benchmarks/peer_accasim.py`` (needs ``pip install accasim``; skipped
+  otherwise);
+* ``studies``: the run time of ``coopsched reproduce table1|fig10|mosp|game|poa
+  --workers 2`` (docs/reproduction.md), into ``results-studies.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import datetime
+import importlib.util
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+
+
+@dataclass
+class Job:
+    """One benchmark: a name, its commands (run in order) and the file it writes."""
+
+    name: str
+    commands: list[list[str]]
+    out: str
+    what: str
+    needs: str = ""  # a module that must be importable, else the job is skipped
+    extra: list[str] = field(default_factory=list)  # other files the commands write
+
+
+def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
+    """Every job, with the command lines of the committed results."""
+    t = ["--traces", traces]
+    b = str(BENCH)
+    return [
+        Job(
+            "engine",
+            [[py, f"{b}/engine.py", *t, "--python"]],
+            "results-engine.txt",
+            "online engine, compiled and Python, every built-in policy",
+        ),
+        Job(
+            "ref",
+            [[py, f"{b}/ref.py", *t, "--ks", "5,8,10,12,16"]],
+            "results-ref.txt",
+            "REF at k = 5..16 on LPC-EGEE windows, whole LPC-EGEE, a RICC month",
+        ),
+        Job(
+            "ref-k20",
+            [
+                [
+                    py,
+                    f"{b}/ref.py",
+                    *t,
+                    "--ks",
+                    "20",
+                    "--windows",
+                    "1",
+                    "--busiest",
+                    "1",
+                    "--skip-long",
+                ]
+            ],
+            "results-ref-k20.txt",
+            "REF at k = 20: a random window and the busiest of 200",
+        ),
+        Job(
+            "ref-windows-k16",
+            [
+                [
+                    py,
+                    f"{b}/ref_windows.py",
+                    *t,
+                    "--k",
+                    "16",
+                    "--dense",
+                    "10",
+                    "--out",
+                    f"{b}/results-ref-windows-k16.csv",
+                ]
+            ],
+            "results-ref-windows-k16.txt",
+            "REF at k = 16 on all 403 LPC-EGEE windows (about 10 CPU-minutes)",
+            extra=["results-ref-windows-k16.csv"],
+        ),
+        Job(
+            "ref-windows-k20",
+            [
+                [
+                    py,
+                    f"{b}/ref_windows.py",
+                    *t,
+                    "--k",
+                    "20",
+                    "--dense",
+                    "10",
+                    "--out",
+                    f"{b}/results-ref-windows-k20.csv",
+                ]
+            ],
+            "results-ref-windows-k20.txt",
+            "REF at k = 20 on all 403 LPC-EGEE windows, each alone (about 2 CPU-hours, 2.3 GB)",
+            extra=["results-ref-windows-k20.csv"],
+        ),
+        Job(
+            "audit",
+            [[py, f"{b}/audit.py", *t, "--phases"]],
+            "results-audit.txt",
+            "exact audits: a RICC month with 8 organizations, the whole LPC-EGEE log",
+        ),
+        Job(
+            "table2",
+            [
+                [
+                    *coopsched,
+                    "reproduce",
+                    "table2",
+                    "--workers",
+                    "2",
+                    "--traces",
+                    traces,
+                    "--out",
+                    "{tmp}",
+                ]
+            ],
+            "results-table2.txt",
+            "coopsched reproduce table2 on 2 cores, timed; results compared with the committed ones",
+        ),
+        Job(
+            "startup", [[py, f"{b}/startup.py", "--runs", "20"]], "results-startup.txt", "start-up"
+        ),
+        Job("game", [[py, f"{b}/game.py"]], "results-game.txt", "exact best responses, MOSP game"),
+        Job(
+            "production",
+            [[py, f"{b}/production.py", *t]],
+            "results-production.txt",
+            "production fair-share policies' throughput",
+        ),
+        Job(
+            "peer",
+            [[py, f"{b}/peer_accasim.py"]],
+            "results-peer.txt",
+            "coopsched beside AccaSim",
+            needs="accasim",
+        ),
+        Job(
+            "studies",
+            [
+                [
+                    *coopsched,
+                    "reproduce",
+                    s,
+                    "--workers",
+                    "2",
+                    *(["--traces", traces] if s in ("table1", "fig10") else []),
+                    "--out",
+                    "{tmp}/" + s,
+                ]
+                for s in ("table1", "fig10", "mosp", "game", "poa")
+            ],
+            "results-studies.txt",
+            "run time of the reproductions table1, fig10, mosp, game and poa on 2 cores",
+        ),
+    ]
+
+
+def machine() -> list[str]:
+    """The header lines that describe this machine and this checkout."""
+    model = platform.processor() or platform.machine()
+    mem = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f", {int(line.split()[1]) / 2**20:.1f} GB memory"
+                break
+    except OSError:
+        pass
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        commit = sha + (" with uncommitted changes" if dirty else "")
+    except OSError:
+        commit = "unknown"
+    versions = [f"Python {platform.python_version()}"]
+    for mod in ("numpy", "numba"):
+        with contextlib.suppress(ImportError):
+            versions.append(f"{mod} {__import__(mod).__version__}")
+    return [
+        f"# machine: {model}, {os.cpu_count()} logical cores{mem}; {platform.system()} "
+        f"{platform.release()}",
+        f"# {', '.join(versions)}; commit {commit}",
+    ]
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _same_table2(out: Path) -> str:
+    """Whether a fresh table2 run gives the committed results (timing columns aside)."""
+    mine, ref = out / "results.csv", ROOT / "docs" / "results" / "table2" / "results.csv"
+    if not mine.exists() or not ref.exists():
+        return "results not compared (a file is missing)"
+
+    def rows(p: Path) -> list[dict[str, str]]:
+        with p.open() as f:
+            return [
+                {k: v for k, v in r.items() if not k.startswith("seconds")}
+                for r in csv.DictReader(f)
+            ]
+
+    a, b = rows(mine), rows(ref)
+    key = lambda r: (r["trace"], r["window"])  # noqa: E731
+    same = sorted(a, key=key) == sorted(b, key=key)
+    return (
+        "committed results reproduced exactly (every column but the timings)"
+        if same
+        else "DIFFERENT from the committed docs/results/table2/results.csv"
+    )
+
+
+def run_job(job: Job, max_load: float, force: bool) -> bool:
+    """Run one job and write its file; False if it was skipped."""
+    if job.needs and importlib.util.find_spec(job.needs) is None:
+        print(f"{job.name}: skipped ({job.needs} is not installed)")
+        return False
+    before = load()
+    if os.getloadavg()[0] > max_load and not force:
+        print(
+            f"{job.name}: refused, load average {before} is above {max_load} (--force runs anyway)"
+        )
+        return False
+    date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    body: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for cmd in job.commands:
+            cmd = [c.replace("{tmp}", tmp) for c in cmd]
+            shown = " ".join(
+                Path(c).relative_to(ROOT).as_posix() if c.startswith(str(ROOT)) else c for c in cmd
+            )
+            print(f"{job.name}: {shown}", flush=True)
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            w0 = time.perf_counter()
+            res = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+            wall = time.perf_counter() - w0
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            body.append(f"# command: {shown}")
+            body.append(res.stdout.rstrip("\n"))
+            if job.name in ("table2", "studies"):
+                body.append(
+                    f"{wall:.2f} s wall, {r1.ru_utime - r0.ru_utime:.2f} s user, "
+                    f"{r1.ru_stime - r0.ru_stime:.2f} s sys, {r1.ru_maxrss} KB maxrss (children)"
+                )
+            if job.name == "table2":
+                body.append(_same_table2(Path(tmp)))
+            if res.returncode:
+                body.append(f"# exit status {res.returncode}")
+    header = [f"# benchmarks/run_all.py, job {job.name} ({job.what}), {date}", *machine()]
+    header.append(f"# load average (1, 5, 15 min) before: {before}; after: {load()}")
+    (BENCH / job.out).write_text("\n".join(header + body) + "\n")
+    print(f"{job.name}: wrote benchmarks/{job.out}", flush=True)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--list", action="store_true", help="print the jobs and their commands; run nothing"
+    )
+    ap.add_argument("--only", default="", help="comma-separated job names")
+    ap.add_argument("--skip", default="", help="comma-separated job names to leave out")
+    ap.add_argument(
+        "--traces", default=str(ROOT.parent / "shared" / "traces"), help="folder of the SWF logs"
+    )
+    ap.add_argument(
+        "--max-load", type=float, default=0.5, help="refuse to start a job above this load"
+    )
+    ap.add_argument("--force", action="store_true", help="run even on a loaded machine")
+    args = ap.parse_args(argv)
+    py = sys.executable
+    script = Path(py).with_name("coopsched")
+    coopsched = (
+        [str(script)]
+        if script.exists()
+        else [py, "-c", "import sys; from coopsched.cli import main; sys.exit(main())"]
+    )
+    every = jobs(py, args.traces, coopsched)
+    names = [j.name for j in every]
+    only = [n for n in args.only.split(",") if n]
+    skip = [n for n in args.skip.split(",") if n]
+    unknown = sorted(set(only + skip) - set(names))
+    if unknown:
+        ap.error(f"unknown job(s) {', '.join(unknown)}; jobs: {', '.join(names)}")
+    chosen = [j for j in every if (not only or j.name in only) and j.name not in skip]
+    if args.list:
+        for j in chosen:
+            files = ", ".join([j.out, *j.extra])
+            print(
+                f"{j.name}: {j.what} -> benchmarks/{files}"
+                + (f" (needs {j.needs})" if j.needs else "")
+            )
+            for cmd in j.commands:
+                print(
+                    "    "
+                    + " ".join(
+                        Path(c).relative_to(ROOT).as_posix() if c.startswith(str(ROOT)) else c
+                        for c in cmd
+                    )
+                )
+        print(f"now: {machine()[0][2:]}; load average {load()}")
+        return 0
+    if not Path(args.traces).is_dir():
+        ap.error(f"--traces {args.traces}: no such folder")
+    ran = [run_job(j, args.max_load, args.force) for j in chosen]
+    if "ref-windows-k16" in [j.name for j in chosen] or "ref-windows-k20" in [
+        j.name for j in chosen
+    ]:
+        parts = [BENCH / f"results-ref-windows-k{k}.txt" for k in (16, 20)]
+        have = [p.read_text() for p in parts if p.exists()]
+        if have:
+            (BENCH / "results-ref-windows-all.txt").write_text("\n".join(have))
+            print("wrote benchmarks/results-ref-windows-all.txt (k = 16 and k = 20 summaries)")
+    print(f"{sum(ran)} of {len(chosen)} job(s) ran")
+    return 0 if all(ran) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -41,6 +41,9 @@ from .compiled import _BIG, _mul_lt, _older, int64_bounds, mt_state, randbelow
 from .kernels import JIT_OPTIONS
 
 NONE, FIRST_FIT, EASY = 0, 1, 2
+#: REF inside one coalition (coopsched.online.ref_rigid): RAND's key with the coalition's
+#: subsets as the kept coalitions, its own value as one more term, ranked once per time
+REFC = 7
 _BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY}
 
 
@@ -165,6 +168,9 @@ def _pick(
     key_f,
     phi_f,
     psi_f,
+    queued,
+    own,
+    rank,
 ):
     """The organization the rule picks among those ``shown`` (as the Python policies do,
     ties to the older queue head). ``misc[0]``: the event time the keys were computed at;
@@ -233,7 +239,7 @@ def _pick(
                 c = _key_cmp(key, key_f, x, u)
                 if c > 0 or (c == 0 and _older(x, u, qjobs, qptr, head)):
                     u = x
-    else:  # RAND: sampled phi - psi, fixed during one event
+    else:  # RAND (sampled phi - psi) or REF inside one coalition (REFC), fixed at t
         ncand = 0
         first = -1
         for x in range(k):
@@ -269,6 +275,36 @@ def _pick(
                 e = t - tl[x]
                 acc -= n_samples * (psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2))
                 key[x] = acc
+            if rule == REFC:
+                # + own[x] v(C): the coalition's own value, its members' psi at t
+                vC = np.int64(0)
+                for y in range(k):
+                    if member[y]:
+                        e = t - tl[y]
+                        vC += psi[y] + work[y] * e + running[y] * (e * (e + 1) // 2)
+                nr = 0
+                for x in range(k):
+                    if member[x]:
+                        key[x] += own[x] * vC
+                    if queued[x] > 0:  # one ranking for every pick at t (the literal reading)
+                        y = nr
+                        while y > 0 and (
+                            key[rank[y - 1]] < key[x]
+                            or (
+                                key[rank[y - 1]] == key[x]
+                                and _older(x, rank[y - 1], qjobs, qptr, head)
+                            )
+                        ):
+                            rank[y] = rank[y - 1]
+                            y -= 1
+                        rank[y] = x
+                        nr += 1
+                misc[2] = nr
+        if rule == REFC:
+            for y in range(misc[2]):
+                if shown[rank[y]] > 0:
+                    return rank[y]
+            return -1
         for x in range(k):
             if shown[x] > 0 and (
                 u < 0 or key[x] > key[u] or (key[x] == key[u] and _older(x, u, qjobs, qptr, head))
@@ -320,12 +356,13 @@ def _engine_rigid(
     c_delta,
     coeff,
     n_samples,
+    own,
     out_start,
     state,
     state_f,
 ):
     n = rel.shape[0]
-    track = rule in (FAIRSHARE, UTFAIRSHARE, DIRECTCONTR, RAND)
+    track = rule in (FAIRSHARE, UTFAIRSHARE, DIRECTCONTR, RAND, REFC)
     queued = np.zeros(k, np.int64)
     shown = np.zeros(k, np.int64)
     head = np.zeros(k, np.int64)
@@ -337,7 +374,8 @@ def _engine_rigid(
     key_f = np.zeros(k)
     psi_f = state_f[1]
     phi_f = state_f[0]
-    misc = np.zeros(2, np.int64)
+    misc = np.zeros(3, np.int64)
+    rank = np.zeros(k, np.int64)
     misc[0] = -1
     misc[1] = state[4, 0]
     phi = state[0]
@@ -492,6 +530,9 @@ def _engine_rigid(
                     key_f,
                     phi_f,
                     psi_f,
+                    queued,
+                    own,
+                    rank,
                 )
                 pos = qjobs[qptr[u] + head[u]]
                 if width[pos] > nfree:
@@ -566,6 +607,7 @@ def run_compiled_rigid(
     random_machines: bool = False,
     rand: dict | None = None,
     state: np.ndarray | None = None,
+    own: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | str:
     """Starts (instance job order), the final state, and the too-wide jobs (instance
     indices), or why int64 cannot be proven exact (a str); the arguments as
@@ -589,14 +631,15 @@ def run_compiled_rigid(
     M = int(machines[is_member].sum())
     n_samples = rand["n_samples"] if rand is not None else 0
     why = int64_bounds(
-        rule,
+        "rand" if rule == "ref-coalition" else rule,
         rel,
         size,
         inst.total_machines,
         M,
         int(machines.max()) if k else 0,
         horizon,
-        n_samples,
+        # REF's keys sum weights adding to L per member, twice, plus L psi: below 4 L vmax
+        2 * n_samples if rule == "ref-coalition" else n_samples,
         rigid=True,
     )
     if why is not None and not (rule == "directcontr" and _wraps_safely(rel, size, M, horizon)):
@@ -637,7 +680,7 @@ def run_compiled_rigid(
     out_start = np.full(len(order), -1, dtype=np.int64)
     state_f = state[:4].astype(np.float64)
     _engine_rigid(
-        rule_named(rule).rule,
+        REFC if rule == "ref-coalition" else rule_named(rule).rule,
         _BACKFILL[backfill],
         k,
         rel,
@@ -663,6 +706,7 @@ def run_compiled_rigid(
         rand["c_delta"].astype(np.int64),
         rand["coeff"],
         np.int64(rand["n_samples"]),
+        np.zeros(k, dtype=np.int64) if own is None else np.ascontiguousarray(own, dtype=np.int64),
         out_start,
         state,
         state_f,

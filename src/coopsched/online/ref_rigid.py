@@ -99,6 +99,7 @@ def ref_rigid_schedule(
     checkpoints: list[int] | None = None,
     *,
     coalition_runs: bool = False,
+    engine: str = "auto",
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition for rigid jobs under ``backfill``, and every
     coalition's value at the horizon (or at the end), exact (module docstring). With
@@ -106,7 +107,10 @@ def ref_rigid_schedule(
     of them (``info["checkpoints"]``, sorted, distinct), as
     :func:`coopsched.online.policies.ref.ref_schedule` gives them. When every job has one
     processor the fast kernel's sequential REF is the same schedule and is used, unless
-    ``coalition_runs`` (for tests: both must agree)."""
+    ``coalition_runs`` (for tests: both must agree). Each coalition runs in the compiled
+    rigid engine (``engine="auto"``; :func:`_compiled_coalition`), or in the Python engine
+    (``engine="python"``, or where int64 cannot be proven exact); ``info["coalition_engines"]``
+    counts which."""
     from .rigid import resolve_backfill
 
     inst = instance
@@ -159,10 +163,21 @@ def ref_rigid_schedule(
     curves: list[ValueCurve | None] = [None] * NC
     scheds: list[Schedule | None] = [None] * NC
     width = inst.width
+    engines = {"compiled": 0, "python": 0}
     for C in sorted(range(1, NC), key=lambda c: (int(pc[c]), c)):
         members = [u for u in range(k) if C >> u & 1]
-        pol = _CoalitionRef(C, curves)
-        s = simulate(inst, pol, horizon, members, backfill=rule, engine="python")
+        fast = (
+            None
+            if engine == "python"
+            else _compiled_coalition(inst, C, members, scheds, horizon, rule)
+        )
+        if fast is None:
+            pol = _CoalitionRef(C, curves)
+            s = simulate(inst, pol, horizon, members, backfill=rule, engine="python")
+            engines["python"] += 1
+        else:
+            s = fast
+            engines["compiled"] += 1
         keep = s.in_coalition
         curves[C] = ValueCurve(s.start[keep], inst.size[keep], width[keep])
         scheds[C] = s
@@ -181,6 +196,7 @@ def ref_rigid_schedule(
             "backfill": rule,
             "too_wide": grand.info.get("too_wide"),
             "coalitions": NC - 1,
+            "coalition_engines": engines,
             "rigid": True,
         },
     )
@@ -191,3 +207,70 @@ def ref_rigid_schedule(
             [0] + [c.psi(t) for c in curves[1:] if c is not None] for t in cps
         ]
     return out, values
+
+
+def _compiled_coalition(inst, C, members, scheds, horizon, rule) -> Schedule | None:
+    """Coalition ``C``'s REF schedule in the compiled rigid engine, or ``None`` when int64
+    cannot be proven exact there.
+
+    REF's key in ``C`` is linear in the values of ``C``'s subsets (Eq. (1), scaled by
+    ``L``): ``L phi_u = sum_{S <= C-u} omega(|S|) (v(S+u) - v(S))``. Every proper subset's
+    value comes from its finished schedule, as running-processor events
+    (:func:`~coopsched.online.utilities.step_events`), with coefficient ``+omega(|T|-1)``
+    for a subset ``T`` holding ``u`` and ``-omega(|T|)`` for one without; ``v(C)`` itself,
+    the members' utilities in the schedule being built, has coefficient ``omega(c-1)``.
+    The kernel ranks the members once per event time by ``L (phi - psi)``, ties to the
+    older queue head, as :class:`_CoalitionRef` does."""
+    from .compiled_rigid import run_compiled_rigid
+    from .utilities import step_events
+
+    k = inst.k
+    L, omega = shapley_weights(k)
+    c = len(members)
+    subsets = []
+    S = (C - 1) & C
+    while S:
+        subsets.append(S)
+        S = (S - 1) & C
+    width = inst.width
+    times, deltas, ptr = [], [], [0]
+    for T in subsets:
+        s = scheds[T]
+        keep = s.in_coalition
+        t_, d_ = step_events(s.start[keep], inst.size[keep], width[keep])
+        if t_.dtype == object:  # beyond int64: leave this coalition to Python integers
+            return None
+        times.append(np.minimum(t_, 2**62))
+        deltas.append(d_)
+        ptr.append(ptr[-1] + len(t_))
+    coeff = np.zeros((k, max(len(subsets), 1)), dtype=np.int64)
+    for j, T in enumerate(subsets):
+        size_t = bin(T).count("1")
+        for u in members:
+            coeff[u, j] = int(omega[c, size_t - 1]) if T >> u & 1 else -int(omega[c, size_t])
+    own = np.zeros(k, dtype=np.int64)
+    own[members] = int(omega[c, c - 1])
+    rand = {
+        "c_ptr": np.array(ptr, dtype=np.int64),
+        "c_time": np.concatenate(times) if times else np.zeros(0, np.int64),
+        "c_delta": np.concatenate(deltas) if deltas else np.zeros(0, np.int64),
+        "coeff": coeff[:, : len(subsets)] if subsets else np.zeros((k, 0), np.int64),
+        "n_samples": int(L),
+    }
+    out = run_compiled_rigid(
+        inst, "ref-coalition", rule, horizon=horizon, members=tuple(members), rand=rand, own=own
+    )
+    if isinstance(out, str):
+        return None
+    from .rigid import too_wide_info
+
+    start, _, wide, M = out
+    return Schedule(
+        instance=inst,
+        start=start,
+        machine=np.full(inst.n, -1, dtype=np.int64),
+        policy="ref",
+        horizon=None if horizon is None else int(horizon),
+        members=tuple(members),
+        info={"engine": "compiled", "backfill": rule, "too_wide": too_wide_info(inst, wide, M)},
+    )

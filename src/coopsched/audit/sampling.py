@@ -57,6 +57,31 @@ def sampled_coalitions(k: int, samples: int, seed: int, order: list[int]) -> lis
     return list(seen)
 
 
+def interchangeable(inst: Instance) -> list[list[int]]:
+    """Groups of two or more organizations that are interchangeable in every coalition:
+    no job at all and the same machines (the only organizations that
+    :meth:`~coopsched.workloads.instance.Instance.canonical_order` leaves tied)."""
+    has_jobs = np.zeros(inst.k, dtype=bool)
+    has_jobs[inst.org] = True
+    by: dict[int, list[int]] = {}
+    for u in range(inst.k):
+        if not has_jobs[u]:
+            by.setdefault(int(inst.machines[u]), []).append(u)
+    return [g for g in by.values() if len(g) > 1]
+
+
+def symmetrize(values: np.ndarray, groups: list[list[int]], worst: bool = False) -> np.ndarray:
+    """Each group's estimates replaced by their mean (their maximum if ``worst``).
+
+    The Shapley value gives interchangeable players equal shares (symmetry axiom); the
+    sampled orders place them differently, so their raw estimates differ by chance and
+    would depend on the order the organizations are listed in. The mean keeps the sum."""
+    out = np.array(values, dtype=np.float64)
+    for g in groups:
+        out[g] = out[g].max() if worst else out[g].mean()
+    return out
+
+
 def sampled_game(
     inst: Instance,
     horizon: int,
@@ -121,13 +146,14 @@ def sampled_game(
         for g in range(len(grid))
     ]
     final = est[at[int(horizon)]]
+    groups = interchangeable(inst)
     return SampledGame(
         psi=psi_grid[at[int(horizon)]],
-        phi=final.phi,
-        halfwidth=final.halfwidth,
+        phi=symmetrize(final.phi, groups),
+        halfwidth=symmetrize(final.halfwidth, groups, worst=True),
         times=[t for t in grid if t in set(times)],
         psi_at=[psi_grid[at[t]] for t in grid if t in set(times)],
-        phi_at=[est[at[t]].phi for t in grid if t in set(times)],
+        phi_at=[symmetrize(est[at[t]].phi, groups) for t in grid if t in set(times)],
         samples=samples,
         confidence=confidence,
         value_policy=value_policy,

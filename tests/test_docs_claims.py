@@ -248,3 +248,33 @@ def test_readme_performance_quotes_the_benchmark_files():
     assert f"`coopsched --help` {helps:.3f} s" in text
     x4 = _num(r"theorem4 x=4(?:\s+\S+){7}\s+([\d.]+)", _bench("results-game.txt"))
     assert f"takes {x4:.1f} s" in text
+
+
+def test_rigid_price_of_fairness_as_stated():
+    s = pd.read_csv(RESULTS / "rigid" / "summary.csv")
+    keys = ["trace", "length", "rule"]
+    ref = s[s.policy == "ref"].set_index(keys)
+    fifo = s[s.policy == "fifo"].set_index(keys)
+    price = s.groupby(keys).util.max() - ref.util
+    text = page("docs/reproduction.md")
+    assert len(ref) == 36
+    assert f"by {100 * price.mean():.2f} points on average" in text
+    assert f"by {100 * price.max():.2f} points at most" in text
+    worst = price.idxmax()
+    assert worst == ("CTC-SP2", 500_000, "easy")
+    assert f"{ref.util[worst]:.1%} against {fifo.util[worst]:.1%}".replace("%", " %") in text
+    gap = ref.util - fifo.util
+    assert f"never more than {-100 * gap.min():.1f} points below FIFO" in text
+    assert f"up to {100 * gap.max():.1f} point above it" in text
+    assert f"in {(ref.wait < fifo.wait).sum()} of the 36 cells" in text
+    rule = ref.util.unstack("rule")
+    assert f"by up to {100 * (rule['first-fit'] - rule['none']).max():.1f} points" in text
+    assert f"EASY by up to {100 * (rule['easy'] - rule['none']).max():.1f} points" in text
+    by_policy = s[s.policy != "ref"].groupby("policy").ratio.mean()
+    assert f"RAND ({by_policy['rand']:,.0f} s per unit of work)" in text
+    by_rule = s[s.policy != "ref"].groupby("rule").ratio.mean()
+    assert f"({by_rule['first-fit']:,.0f} on average against {by_rule['none']:,.0f}" in text
+    readme = page("README.md")
+    assert f"within {100 * price.mean():.2f} points of the best policy's" in readme
+    assert f"and {100 * price.max():.2f} points at worst" in readme
+    assert f"below FIFO's in {(ref.wait < fifo.wait).sum()} of 36 cells" in readme

@@ -84,6 +84,17 @@ def reproduce(
             "reproductions) or 'all' (every registered policy but REF, the reference)."
         ),
     ] = None,
+    logs: Annotated[
+        str | None,
+        typer.Option(
+            help="rigid: the logs, comma-separated (default SDSC-SP2,CTC-SP2,KTH-SP2,HPC2N,"
+            "CEA-Curie,LPC-EGEE)."
+        ),
+    ] = None,
+    lengths: Annotated[
+        str | None,
+        typer.Option(help="rigid: window lengths in seconds, comma-separated (50000,500000)."),
+    ] = None,
 ) -> None:
     """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl)."""
     from ..experiments.study import STUDIES, get_study, run_study
@@ -109,6 +120,8 @@ def reproduce(
         "long_windows": long_windows,
         "states": states,
         "policies": policies,
+        "logs": logs,
+        "lengths": lengths,
         "machines": {"METACENTRUM": metacentrum_machines} if metacentrum_machines else None,
     }
     if "instances" in cls.options:

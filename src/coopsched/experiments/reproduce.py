@@ -47,6 +47,7 @@ TRACE_FILES = {
     "SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz",
     "CTC-SP2": "CTC-SP2-1996-3.1-cln.swf.gz",
     "SDSC-Par": "SDSC-Par-1996-3.1-cln.swf.gz",
+    "CEA-Curie": "CEA-Curie-2011-2.1-cln.swf.gz",
 }
 #: The four traces of Tables 1 and 2 (the paper's two, and two stand-ins).
 PAPER_TRACES = ("LPC-EGEE", "RICC", "METACENTRUM", "HPC2N")

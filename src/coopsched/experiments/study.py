@@ -218,4 +218,13 @@ def run_study(
 
 
 def _load_builtin() -> None:
-    from . import game_grid, migration_study, mosp_grid, poa, production, reproduce, sensitivity  # noqa: F401
+    from . import (  # noqa: F401
+        game_grid,
+        migration_study,
+        mosp_grid,
+        poa,
+        production,
+        reproduce,
+        rigid_study,
+        sensitivity,
+    )

@@ -284,7 +284,8 @@ def test_cli_json_csv_and_errors(tmp_path, capsys):
     assert {c["policy"] for c in r["counterfactuals"]} >= {"ref", "fifo", "fairshare"}
     assert main(["audit", str(p), "--horizon", "12", "--format", "csv"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("name,machines,jobs,work,psi,phi") and len(out) == 3
+    assert out[0].startswith("# model: ")  # the platform model, as a comment line
+    assert out[1].startswith("name,machines,jobs,work,psi,phi") and len(out) == 4
     assert main(["audit", str(p)]) == 1
     assert "needs --horizon (a positive number of seconds)" in capsys.readouterr().err
     html = tmp_path / "r.html"

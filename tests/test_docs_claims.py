@@ -278,3 +278,26 @@ def test_rigid_price_of_fairness_as_stated():
     assert f"within {100 * price.mean():.2f} points of the best policy's" in readme
     assert f"and {100 * price.max():.2f} points at worst" in readme
     assert f"below FIFO's in {(ref.wait < fifo.wait).sum()} of 36 cells" in readme
+
+
+def _audit_rows(name: str) -> dict[str, list[str]]:
+    """The organization rows of a committed audit table: name -> its cells."""
+    rows = {}
+    for line in (RESULTS / "audit" / name).read_text().splitlines():
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        if line.startswith("│") and len(cells) == 9:
+            rows[cells[0]] = cells
+    return rows
+
+
+def test_sdsc_sp2_rigid_against_split_as_stated():
+    rigid = _audit_rows("sdsc-sp2-1998-04-27.txt")
+    split = _audit_rows("sdsc-sp2-1998-04-27-sequential.txt")
+    text = page("docs/audit.md")
+    for g in ("22", "75", "6", "52", "73", "50"):
+        r, s = rigid[g], split[g]
+        assert f"| {g} | {r[1]} | {r[2]} |" in text
+        core_r, core_s = r[8].replace("-", "−"), s[8].replace("-", "−")
+        assert f"| {core_r} | {core_s} |" in text, g
+    assert f"from {float(split['22'][5]):.2e} to {float(rigid['22'][5]):.2e}" in text
+    assert f"from {float(split['75'][5]):.2e} to {float(rigid['75'][5]):.2e}" in text

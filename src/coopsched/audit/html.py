@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from .report import platform_model
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -209,6 +210,7 @@ def _window_table(report: dict) -> str:
         ("Time zone", w.get("timezone") or "not stated"),
         ("Organizations by", w.get("org_by")),
         ("Contribution rule", w.get("contribution_rule")),
+        ("Platform model", platform_model(report) or "not stated"),
         (
             "Backlog at the start",
             f"{_num(backlog.get('waiting', 0))} waiting, {_num(backlog.get('running', 0))} running",

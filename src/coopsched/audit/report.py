@@ -79,10 +79,25 @@ def to_json(report: dict) -> str:
     return json.dumps(report, indent=1)
 
 
+def platform_model(report: dict) -> str | None:
+    """The model the coalitions and counterfactuals were scheduled under, in words (every
+    output states it: docs/audit.md); ``None`` for a report without one."""
+    w = report.get("window") or {}
+    if not w.get("jobs"):
+        return None
+    if w["jobs"] == "rigid":
+        return f"rigid jobs, backfilling {w.get('backfill')}"
+    return "sequential jobs (a job on q processors split into q one-processor jobs)"
+
+
 def to_csv(report: dict) -> str:
     """One CSV row per organization, the columns of :data:`ORG_COLUMNS` plus ``phi_exact``;
-    the report's ``notes`` (caveats about the input) come first as ``# note:`` lines."""
+    the platform model and the report's ``notes`` (caveats about the input) come first as
+    ``# model:`` and ``# note:`` lines."""
     out = io.StringIO()
+    model = platform_model(report)
+    if model:
+        out.write(f"# model: {model}\n")
     for note in report.get("notes") or ():  # caveats first, as comment lines (comment="#")
         out.write(f"# note: {note}\n")
     w = csv.DictWriter(out, fieldnames=[*ORG_COLUMNS, "phi_exact"], lineterminator="\n")
@@ -106,12 +121,8 @@ def render_table(report: dict, console) -> None:
         f"= {w['horizon']:,} s, {w['machines']} machines, organizations by {w['org_by']}"
     )
     console.print(f"[yellow]contribution rule: {w['contribution_rule']}[/yellow]")
-    if w.get("jobs"):
-        model = (
-            f"rigid jobs, backfilling {w.get('backfill')}"
-            if w["jobs"] == "rigid"
-            else "sequential jobs (a job on q processors split into q one-processor jobs)"
-        )
+    model = platform_model(report)
+    if model:
         console.print(f"platform model: {model}", highlight=False)
     for note in report.get("notes") or ():
         console.print(f"[bold yellow]note:[/bold yellow] {note}", markup=True, highlight=False)

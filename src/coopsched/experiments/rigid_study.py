@@ -281,7 +281,8 @@ def summarize_rigid(df: pd.DataFrame, columns: tuple[str, ...], out: Path) -> st
     ref = stats[stats.policy == "ref"].set_index(["trace", "length", "rule"])["util"]
     for trace, length in stats[["trace", "length"]].drop_duplicates().itertuples(index=False):
         cells = [
-            f"{ref.get((trace, length, r), float('nan')):.1%}" for r in ("none", "first-fit", "easy")
+            f"{ref.get((trace, length, r), float('nan')):.1%}"
+            for r in ("none", "first-fit", "easy")
         ]
         lines.append(f"| {trace} | {length:,} | " + " | ".join(cells) + " |")
     lines += [

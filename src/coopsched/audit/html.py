@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
+
 from .report import platform_model
 
 if TYPE_CHECKING:

@@ -249,23 +249,25 @@ def summarize_rigid(df: pd.DataFrame, columns: tuple[str, ...], out: Path) -> st
         "| FIFO wait | REF bsld | wide wait |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    # plain records: (trace, length, rule) -> policy -> the means
+    cells: dict[tuple[str, int, str], dict[str, dict[str, float]]] = {}
+    for rec in stats.to_dict("records"):
+        key = (str(rec["trace"]), int(rec["length"]), str(rec["rule"]))
+        cells.setdefault(key, {})[str(rec["policy"])] = {
+            m: float(rec[m]) for m in ("util", "wait", "bsld", "wide_wait", "ratio")
+        }
     prices = []
-    for (trace, length, rule), g in stats.groupby(["trace", "length", "rule"], sort=False):
-        by = g.set_index("policy")
-        best = by["util"].idxmax()
-        price = by.loc[best, "util"] - by.loc["ref", "util"]
+    for (trace, length, rule), by in cells.items():
+        best = max(by, key=lambda p: by[p]["util"])
+        ref, fifo = by["ref"], by.get("fifo")
+        price = by[best]["util"] - ref["util"]
         prices.append((trace, length, rule, price, best))
-        fifo = by.loc["fifo"] if "fifo" in by.index else None
+        f_util = f"{fifo['util']:.1%}" if fifo else ""
+        f_wait = f"{fifo['wait']:,.0f}" if fifo else ""
         lines.append(
-            f"| {trace} | {length:,} | {rule} | {by.loc['ref', 'util']:.1%} "
-            f"| {by.loc[best, 'util']:.1%} ({best}) | {100 * price:+.2f} "
-            f"| {fifo['util']:.1%} | {by.loc['ref', 'wait']:,.0f} | {fifo['wait']:,.0f} "
-            f"| {by.loc['ref', 'bsld']:.1f} | {by.loc['ref', 'wide_wait']:,.0f} |"
-            if fifo is not None
-            else f"| {trace} | {length:,} | {rule} | {by.loc['ref', 'util']:.1%} "
-            f"| {by.loc[best, 'util']:.1%} ({best}) | {100 * price:+.2f} | | "
-            f"{by.loc['ref', 'wait']:,.0f} | | {by.loc['ref', 'bsld']:.1f} "
-            f"| {by.loc['ref', 'wide_wait']:,.0f} |"
+            f"| {trace} | {length:,} | {rule} | {ref['util']:.1%} "
+            f"| {by[best]['util']:.1%} ({best}) | {100 * price:+.2f} | {f_util} "
+            f"| {ref['wait']:,.0f} | {f_wait} | {ref['bsld']:.1f} | {ref['wide_wait']:,.0f} |"
         )
     worst = max(prices, key=lambda p: p[3])
     lines += [
@@ -278,27 +280,27 @@ def summarize_rigid(df: pd.DataFrame, columns: tuple[str, ...], out: Path) -> st
         "| log | window (s) | none | first-fit | EASY |",
         "|---|---|---|---|---|",
     ]
-    ref = stats[stats.policy == "ref"].set_index(["trace", "length", "rule"])["util"]
-    for trace, length in stats[["trace", "length"]].drop_duplicates().itertuples(index=False):
-        cells = [
-            f"{ref.get((trace, length, r), float('nan')):.1%}"
-            for r in ("none", "first-fit", "easy")
-        ]
-        lines.append(f"| {trace} | {length:,} | " + " | ".join(cells) + " |")
+    pairs = list(dict.fromkeys((t, n) for t, n, _ in cells))
+    for trace, length in pairs:
+        row = [cells.get((trace, length, r), {}).get("ref") for r in RULES]
+        lines.append(
+            f"| {trace} | {length:,} | "
+            + " | ".join(f"{c['util']:.1%}" if c else "" for c in row)
+            + " |"
+        )
     lines += [
         "",
         "## dpsi / p_tot against REF under the same rule (mean)",
         "",
     ]
-    piv = stats[stats.policy != "ref"].pivot_table(
-        index=["trace", "length", "rule"], columns="policy", values="ratio", sort=False
-    )
-    cols = [c for c in columns if c in piv.columns]
+    cols = [c for c in columns if c != "ref" and any(c in by for by in cells.values())]
     lines.append("| log | window | rule | " + " | ".join(column_label(c) for c in cols) + " |")
     lines.append("|---|---|---|" + "---|" * len(cols))
-    for (trace, length, rule), r in piv.iterrows():
+    for (trace, length, rule), by in cells.items():
         lines.append(
-            f"| {trace} | {length:,} | {rule} | " + " | ".join(f"{r[c]:.1f}" for c in cols) + " |"
+            f"| {trace} | {length:,} | {rule} | "
+            + " | ".join(f"{by[c]['ratio']:.1f}" if c in by else "" for c in cols)
+            + " |"
         )
     lines += [
         "",

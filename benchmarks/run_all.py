@@ -166,6 +166,12 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "coopsched reproduce table2 on 2 cores, timed; results compared with the committed ones",
         ),
         Job(
+            "rigid",
+            [[py, f"{b}/rigid.py", *t]],
+            "results-rigid.txt",
+            "rigid jobs with EASY: whole SDSC-SP2 and CEA-Curie, growth with the log's length",
+        ),
+        Job(
             "startup", [[py, f"{b}/startup.py", "--runs", "20"]], "results-startup.txt", "start-up"
         ),
         Job("game", [[py, f"{b}/game.py"]], "results-game.txt", "exact best responses, MOSP game"),

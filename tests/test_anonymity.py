@@ -32,11 +32,16 @@ def relabel(inst: Instance, perm: list[int], names: list[str]) -> tuple[Instance
     new_index = np.empty(inst.k, dtype=np.int64)
     new_index[perm] = np.arange(inst.k)
     orgs = [Organization(names[i], inst.organizations[u].machines) for i, u in enumerate(perm)]
-    pinned = inst.pinned
-    return (
-        Instance(orgs, new_index[inst.org], inst.release, inst.size, pinned=pinned),
-        new_index,
+    other = Instance(
+        orgs,
+        new_index[inst.org],
+        inst.release,
+        inst.size,
+        inst.processors,
+        pinned=inst.pinned,
+        requested=inst.requested,
     )
+    return other, new_index
 
 
 @st.composite
@@ -165,3 +170,95 @@ def test_machine_split_remainder_ties_follow_the_first_job_not_the_index():
     # equal work: one machine is left over; it goes to the earlier first job
     assert contribution([5, 5], 3, "work", tie_rank=[7, 2]) == [1, 2]
     assert contribution([5, 5], 3, "work", tie_rank=[2, 7]) == [2, 1]
+
+
+# ------------------------------------------------------------------ rigid jobs, backfilled
+# The audit's default model: each job holds its processors at once, under a backfilling rule.
+
+RULES = ("none", "first-fit", "easy")
+
+
+@st.composite
+def rigid_relabelled(draw, max_k: int = 4, max_jobs: int = 10):
+    inst, perm, names, horizon = draw(relabelled(max_k=max_k, max_jobs=max_jobs))
+    n = inst.n
+    q = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
+    slack = draw(st.lists(st.sampled_from([-1, 0, 1, 2]), min_size=n, max_size=n))
+    rigid = Instance(
+        inst.organizations,
+        inst.org,
+        inst.release,
+        inst.size,
+        np.array(q, dtype=np.int64),
+        requested=np.maximum(1, inst.size + np.array(slack, dtype=np.int64)),
+    )
+    return rigid, perm, names, horizon, draw(st.sampled_from(RULES))
+
+
+@pytest.mark.parametrize("name", [c.name for c in available()])
+@settings(max_examples=15, deadline=None)
+@given(case=rigid_relabelled())
+def test_relabelling_organizations_changes_no_rigid_schedule(name, case):
+    inst, perm, names, horizon, rule = case
+    other, new_index = relabel(inst, perm, names)
+    a = simulate(inst, get_policy(name), horizon, backfill=rule)
+    b = simulate(other, get_policy(name), horizon, backfill=rule)
+    assert a.info["backfill"] == b.info["backfill"] == rule
+    assert a.start.tolist() == b.start.tolist()
+    assert a.info["too_wide"] == b.info["too_wide"]
+    pa, pb = a.psi(), b.psi()
+    assert pa == [pb[new_index[u]] for u in range(inst.k)]
+
+
+@pytest.mark.parametrize("name", [n for n in compiled_names() if n != "rand"])
+@settings(max_examples=10, deadline=None)
+@given(case=rigid_relabelled())
+def test_relabelling_organizations_changes_no_compiled_rigid_schedule(name, case):
+    inst, perm, names, horizon, rule = case
+    other, new_index = relabel(inst, perm, names)
+    a = simulate(inst, get_policy(name), horizon, backfill=rule, engine="compiled")
+    b = simulate(other, get_policy(name), horizon, backfill=rule, engine="compiled")
+    assert a.start.tolist() == b.start.tolist()
+    assert a.psi() == [b.psi()[new_index[u]] for u in range(inst.k)]
+
+
+@pytest.mark.parametrize("engine", ["python", "auto"])
+@settings(max_examples=30, deadline=None)
+@given(case=rigid_relabelled(max_k=4, max_jobs=10))
+def test_relabelling_changes_no_rigid_coalition_value_or_phi(engine, case):
+    from coopsched.online.ref_rigid import ref_rigid_schedule
+    from coopsched.online.shapley import shapley
+
+    inst, perm, names, horizon, rule = case
+    other, new_index = relabel(inst, perm, names)
+    T = horizon if horizon is not None else 40
+    a, va = ref_rigid_schedule(inst, T, rule, coalition_runs=True, engine=engine)
+    b, vb = ref_rigid_schedule(other, T, rule, coalition_runs=True, engine=engine)
+    assert a.start.tolist() == b.start.tolist()
+    for C in range(1 << inst.k):
+        D = sum(1 << int(new_index[u]) for u in range(inst.k) if C >> u & 1)
+        assert va[C] == vb[D]
+    phi_a, phi_b = shapley(va, inst.k), shapley(vb, inst.k)
+    assert phi_a == [phi_b[new_index[u]] for u in range(inst.k)]
+
+
+@settings(max_examples=10, deadline=None)
+@given(case=rigid_relabelled(max_k=3, max_jobs=8), recorded=st.sampled_from(["fifo", "ref"]))
+def test_relabelling_changes_no_number_of_a_rigid_audit(case, recorded):
+    import coopsched
+
+    inst, perm, names, horizon, rule = case
+    T = horizon or 30
+    inst.start = simulate(inst, get_policy(recorded), backfill=rule).start
+    inst.organizations = [
+        Organization(f"org{u}", o.machines) for u, o in enumerate(inst.organizations)
+    ]
+    other, new_index = relabel(inst, perm, names)
+    other.start = inst.start
+    kw = {"horizon": T, "method": "exact", "points": 3, "backfill": rule}
+    a = coopsched.audit(inst, **kw)
+    b = coopsched.audit(other, **kw)
+    assert a["window"]["jobs"] == b["window"]["jobs"] == "rigid"
+    rename = {f"org{u}": names[new_index[u]] for u in range(inst.k)}
+    assert {rename[n]: v for n, v in _by_name(a).items()} == _by_name(b)
+    assert _cf(a) == _cf(b)

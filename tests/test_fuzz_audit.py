@@ -4,6 +4,8 @@ numbers involved and, for input files, the line. Never a traceback, never a sile
 
 from __future__ import annotations
 
+import html as html_lib
+import json
 from pathlib import Path
 
 import pytest
@@ -185,3 +187,34 @@ def test_simulate_names_bad_members(members, error):
     for name in ("fifo", "ref"):
         with pytest.raises(error, match=r"^members: "):
             simulate(inst, get_policy(name), 5, members)
+
+
+def test_an_undecided_repeated_hour_is_noted_in_every_output(tmp_path, capsys):
+    """The sacct reader reports a local time in a repeated daylight-saving hour that the
+    record's own order does not decide (count and first line); the audit carries that note
+    into the table, the JSON, the CSV and the HTML report."""
+    header = "JobID|User|Account|Group|Partition|Submit|Start|End|AllocCPUS|State"
+    rows = [
+        "7|u1|acc|grp|batch|2024-10-27T01:00:00|2024-10-27T01:00:05|2024-10-27T01:30:00|1|COMPLETED",
+        "8|u2|bcc|grp|batch|2024-10-27T02:10:00|2024-10-27T02:20:00|2024-10-27T02:30:00|1|COMPLETED",
+    ]
+    p = tmp_path / "sacct.txt"
+    p.write_text("\n".join([header, *rows]) + "\n")
+    base = ["audit", str(p), "--org-by", "account", "--timezone", "Europe/Warsaw"]
+    base += ["--machines", "2"]
+    where = f"(first: {p}:3)"
+
+    html = tmp_path / "r.html"
+    assert main([*base, "--format", "json", "--html", str(html)]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and notes[0].startswith("1 job(s) with a local time in a repeated")
+    assert where in notes[0]
+    assert html_lib.escape(notes[0]) in html.read_text()
+
+    assert main([*base, "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == f"# note: {notes[0]}"
+
+    assert main(base) == 0
+    table = " ".join(capsys.readouterr().out.split())  # the console may wrap long lines
+    assert f"note: {notes[0]}" in table

@@ -218,3 +218,55 @@ def test_an_undecided_repeated_hour_is_noted_in_every_output(tmp_path, capsys):
     assert main(base) == 0
     table = " ".join(capsys.readouterr().out.split())  # the console may wrap long lines
     assert f"note: {notes[0]}" in table
+
+
+# ------------------------------------------------------------------ mapping files that cannot be read
+
+
+def _bad_mapping(tmp_path: Path, kind: str, monkeypatch) -> tuple[Path, str]:
+    p = tmp_path / "orgs.toml"
+    if kind == "latin-1":
+        p.write_bytes(b'[[organization]]\nname = "ph\xe9"\naccounts = ["physics"]\n')
+        return p, f"{p}:2: byte 0xe9 at column 11 is not UTF-8"
+    if kind == "directory":
+        p.mkdir()
+        return p, f"{p}: is a directory, not a file"
+    if kind == "unreadable":  # chmod does not stop root: the read itself fails
+        p.write_text('[[organization]]\nname = "a"\naccounts = ["physics"]\n')
+        for method in ("read_bytes", "read_text"):
+
+            def refuse(self, *args, _real=getattr(Path, method), **kw):
+                if self == p:
+                    raise PermissionError(13, "Permission denied", str(self))
+                return _real(self, *args, **kw)
+
+            monkeypatch.setattr(Path, method, refuse)
+        return p, f"{p}: cannot read: Permission denied"
+    if kind == "invalid TOML":
+        p.write_text('[[organization]]\nname = "a"\naccounts = [physics]\n')
+        return p, f"{p}: invalid TOML: Invalid value (at line 3, column 13)"
+    p.write_text('[[organization]]\nname = "a"\naccounts = ["a"\n')
+    return p, f"{p}: invalid TOML: Unclosed array (at end of document)"
+
+
+KINDS = ["latin-1", "directory", "unreadable", "invalid TOML", "unterminated TOML"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_mapping_that_cannot_be_read_is_one_line_naming_the_file(
+    tmp_path, capsys, monkeypatch, kind
+):
+    m, expected = _bad_mapping(tmp_path, kind, monkeypatch)
+    err = cli_error(capsys, [*BASE, "--mapping", str(m)])
+    assert err.startswith(f"error: {expected}")
+    assert err.count("\n") == 1 and "Errno" not in err and "codec" not in err
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_mapping_that_cannot_be_read_from_python(tmp_path, monkeypatch, kind):
+    from coopsched.audit.organizations import MappingError
+
+    m, expected = _bad_mapping(tmp_path, kind, monkeypatch)
+    with pytest.raises(MappingError) as info:
+        coopsched.audit(SACCT, timezone="UTC", mapping=m)
+    assert str(info.value).startswith(expected) and "\n" not in str(info.value)

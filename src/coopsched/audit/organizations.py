@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..workloads.recorded import ORG_KEYS
+from ..workloads.limits import regular_file
+from ..workloads.recorded import ORG_KEYS, decode_utf8
 
 #: Mapping-file member lists and the log column each one matches.
 MEMBER_LISTS: dict[str, str] = {
@@ -83,13 +84,18 @@ def by_column(jobs: pd.DataFrame, key: str, source: str) -> Organizations:
 
 def read_mapping(path: str | Path) -> list[dict]:
     """The organizations of a TOML mapping file, validated; errors name file and entry."""
-    p = Path(path)
+    p = regular_file(path, MappingError)
     try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise MappingError(f"{p}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise MappingError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    text = decode_utf8(raw, str(p), MappingError)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)"
         raise MappingError(f"{p}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise MappingError(f"{p}: invalid TOML: nested too deeply") from None
     unknown = set(data) - {"organization"}
     if unknown:
         raise MappingError(f"{p}: unknown top-level key(s) {sorted(unknown)}")

@@ -346,9 +346,7 @@ def _check_options(**opt) -> None:
     parameter (the command line names the flag)."""
     from ..workloads.limits import MAX_EXACT, MAX_MACHINES, MAX_SAMPLES, check_horizon
 
-    horizon = check_horizon(opt["horizon"])
-    if horizon is not None and horizon >= MAX_EXACT:
-        raise ValueError(f"horizon: {horizon} s is not below 2^53")
+    horizon = check_horizon(opt["horizon"], below=MAX_EXACT)
     for name, low, high in (
         ("machines", 1, MAX_MACHINES),
         ("samples", 1, MAX_SAMPLES),

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..workloads.instance import Instance, InstanceError
-from ..workloads.limits import check_horizon, check_members
+from ..workloads.limits import MAX_EXACT, check_horizon, check_members
 from .schedule import Schedule
 
 
@@ -327,7 +327,7 @@ def simulate(
         engine = "compiled" if compiled else "python"
     if engine not in ENGINES:
         raise ValueError(f"engine: {engine!r}; choose from {', '.join(ENGINES)}")
-    check_horizon(horizon)
+    check_horizon(horizon, below=MAX_EXACT)
     cls = type(policy)
     rule = None
     if instance.rigid:

@@ -68,9 +68,13 @@ def regular_file(path: str | Path, error: type[Exception] = LimitError) -> Path:
     return p
 
 
-def check_horizon(horizon: object, name: str = "horizon") -> int | None:
+def check_horizon(
+    horizon: object, name: str = "horizon", *, below: int | None = None
+) -> int | None:
     """``horizon`` as an int (``None`` stays ``None``): a positive integer, never a bool,
-    a float or a string; the error names the parameter (``name``)."""
+    a float or a string, and less than ``below`` when given (the public entry points pass
+    :data:`MAX_EXACT`, the command line's limit; the exact kernels alone go to 2^63); the
+    error names the parameter (``name``)."""
     if horizon is None:
         return None
     if isinstance(horizon, bool) or not isinstance(horizon, numbers.Integral):
@@ -78,6 +82,9 @@ def check_horizon(horizon: object, name: str = "horizon") -> int | None:
     value = int(horizon)
     if value < 1:
         raise ValueError(f"{name}: {value} is not a positive number of seconds")
+    if below is not None and value >= below:
+        limit = "2^53" if below == MAX_EXACT else f"{below:,}"
+        raise LimitError(f"{name}: {value:,} s is not below {limit}")
     return value
 
 

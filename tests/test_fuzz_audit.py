@@ -161,9 +161,11 @@ def test_a_log_claiming_an_absurd_platform_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "horizon, error", [(-1, ValueError), (0, ValueError), (2.5, TypeError), ("x", TypeError)]
+    "horizon, error",
+    [(-1, ValueError), (0, ValueError), (2.5, TypeError), ("x", TypeError), (2**53, ValueError)],
 )
 def test_compare_and_simulate_name_the_horizon(horizon, error):
+    """The command line's limits, 2^53 included (``--horizon must be ... below 2^53``)."""
     from coopsched.online.engine import simulate
     from coopsched.online.policies import get_policy
 
@@ -270,3 +272,34 @@ def test_a_mapping_that_cannot_be_read_from_python(tmp_path, monkeypatch, kind):
     with pytest.raises(MappingError) as info:
         coopsched.audit(SACCT, timezone="UTC", mapping=m)
     assert str(info.value).startswith(expected) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "policies, error, pattern",
+    [
+        ("fifo", TypeError, r"^policies: .* got the string 'fifo' \(write \['fifo'\]\)"),
+        (3, TypeError, r"^policies: .* got int"),
+        ({"fifo"}, TypeError, r"^policies: .* got set"),
+        ([], ValueError, r"^policies: empty"),
+        (["fifo", 3], TypeError, r"^policies\[1\]: 3 is neither"),
+    ],
+)
+def test_compare_names_bad_policies(policies, error, pattern):
+    inst = make_instance([1, 1], [(0, 0, 3), (1, 0, 2)])
+    with pytest.raises(error, match=pattern):
+        coopsched.compare(inst, 5, policies)
+
+
+def test_compare_takes_a_list_or_tuple_of_names_and_policy_objects():
+    from coopsched.online.policies import get_policy
+
+    inst = make_instance([1, 1], [(0, 0, 3), (1, 0, 2)])
+    a = coopsched.compare(inst, 5, ("fifo", "ref"))
+    b = coopsched.compare(inst, 5, [get_policy("fifo"), "ref"])
+    assert a.index.tolist() == b.index.tolist() == ["fifo", "ref"]
+    assert a["unfairness"].tolist() == b["unfairness"].tolist()
+
+
+def test_compare_cli_with_no_policy_named(capsys):
+    err = cli_error(capsys, ["compare", "--policies", ","])
+    assert err == "error: --policies: no policy named; give names separated by commas\n"

@@ -203,6 +203,8 @@ def compare(
 
     _check_format(format)
     names = None if policies is None else [p.strip() for p in policies.split(",") if p.strip()]
+    if names == []:
+        raise CLIError("--policies: no policy named; give names separated by commas")
     for p in names or []:
         policy_class(p)  # fail early on a typo, before loading the trace
     inst = _load(

@@ -25,12 +25,30 @@ def make_policies(policies: Sequence[str | Policy] | None, seed: int = 0) -> lis
     """Policy objects from names (every registered policy when ``None``) or objects.
 
     A policy built from a name gets ``seed`` when it takes one (REF is deterministic).
+    ``policies`` must be a list or tuple (a single string would be read letter by letter);
+    anything else is a :class:`TypeError` naming ``policies``.
     """
+    if policies is None:
+        policies = names()
+    elif isinstance(policies, str | bytes):
+        raise TypeError(
+            f"policies: expected a list of policy names or Policy objects, got the string "
+            f"{policies!r} (write [{policies!r}])"
+        )
+    elif not isinstance(policies, Sequence):
+        raise TypeError(
+            "policies: expected a list of policy names or Policy objects, got "
+            f"{type(policies).__name__}"
+        )
+    elif not policies:
+        raise ValueError("policies: empty; give at least one policy (or None for all)")
     out = []
-    for p in names() if policies is None else policies:
+    for i, p in enumerate(policies):
         if isinstance(p, Policy):
             out.append(p)
             continue
+        if not isinstance(p, str):
+            raise TypeError(f"policies[{i}]: {p!r} is neither a policy name nor a Policy object")
         cls_params = policy_class(p).param_names()
         out.append(get_policy(p, **({"seed": seed} if "seed" in cls_params else {})))
     return out
@@ -48,11 +66,11 @@ def compare_policies(
     (``None`` when ``k > ref_max_k``, REF being exponential in ``k``). A rigid instance runs
     every policy, REF included, under the backfilling rule ``backfill``
     (:mod:`coopsched.online.rigid`)."""
-    from ..workloads.limits import check_horizon
+    from ..workloads.limits import MAX_EXACT, check_horizon
 
     if horizon is None:
         raise TypeError("horizon: required (seconds); the comparison is made at the horizon")
-    horizon = int(check_horizon(horizon))  # type: ignore[arg-type]
+    horizon = int(check_horizon(horizon, below=MAX_EXACT))  # type: ignore[arg-type]
     pols = make_policies(policies, seed)
     rule = None
     if instance.rigid:

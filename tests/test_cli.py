@@ -217,3 +217,51 @@ def test_compare_includes_production_policies(instance_file, capsys):
     for name in ("slurm-classic", "slurm-fairtree", "maui", "htcondor", "fairshare", "ref"):
         assert name in out
     assert main(["simulate", str(instance_file), "--policy", "slurm-classic"]) == 0
+
+
+SACCT_HEADER = "JobID|User|Account|Group|Partition|Submit|Start|End|AllocCPUS|State"
+SACCT_JOB = (
+    "7|u1|acc|grp|batch|2024-01-01T10:00:00|2024-01-01T10:00:05|2024-01-01T10:01:00|2|COMPLETED"
+)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_warnings_are_one_plain_line_on_stderr(tmp_path, capsys, fmt):
+    """A repeated sacct record is merged with a warning: shown as ``warning: ...`` on
+    stderr, without Python's ``file:line: UserWarning`` and source line, never on stdout."""
+    import warnings
+
+    p = tmp_path / "dup.txt"
+    p.write_text("\n".join([SACCT_HEADER, SACCT_JOB, SACCT_JOB]) + "\n")
+    before = warnings.showwarning
+    args = ["audit", str(p), "--timezone", "UTC", "--org-by", "account", "--format", fmt]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    expected = (
+        f"warning: {p}: 1 record(s) repeat an earlier one exactly (first: line 3); "
+        "each job run is counted once\n"
+    )
+    assert expected in err
+    assert [line.startswith("warning: ") for line in err.splitlines()].count(True) == 1
+    assert "UserWarning" not in err and "warnings.warn" not in err and ".py:" not in err
+    assert "repeat an earlier one" not in out
+    assert warnings.showwarning is before  # the caller's display is given back
+
+
+def test_every_command_shows_warnings_plainly(capsys, monkeypatch):
+    """The display is set once, at the entry point: a warning from any command (here a
+    multi-line one from the policy registry) is one line."""
+    import warnings
+
+    from coopsched.online import policies
+
+    real = policies.policies_report
+
+    def noisy():
+        warnings.warn("policy plug-in 'x':\n  cannot import it", UserWarning, stacklevel=2)
+        return real()
+
+    monkeypatch.setattr(policies, "policies_report", noisy)
+    assert main(["policies", "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert err == "warning: policy plug-in 'x': cannot import it\n"

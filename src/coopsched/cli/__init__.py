@@ -7,6 +7,7 @@ import gc
 import signal
 import sys
 import threading
+import warnings
 
 import typer
 
@@ -30,6 +31,13 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def _plain_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a warning as one plain line on stderr (``warning: ...``), without Python's
+    ``file:line: Category`` prefix and source line: the user did not write that code."""
+    text = " ".join(str(message).split())
+    print(f"warning: {text}", file=sys.stderr if file is None else file)
+
+
 class Interrupted(BaseException):
     """Raised by the SIGINT/SIGTERM handler of :func:`main` (a BaseException, so that no
     ``except Exception`` swallows it and the CLI framework does not turn it into a bare
@@ -37,7 +45,9 @@ class Interrupted(BaseException):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: one-line errors, non-zero exits, no tracebacks for bad input.
+    """Entry point: one-line errors, non-zero exits, no tracebacks for bad input;
+    warnings as one ``warning: ...`` line each on stderr (Python's filters still decide
+    which are shown).
 
     Ctrl-C (SIGINT) and SIGTERM stop the command with ``error: interrupted`` (or
     ``terminated``) and exit status 128 + the signal number (130 for Ctrl-C), after the
@@ -55,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
     try:
-        code = _run(argv, received)
+        with warnings.catch_warnings():  # the caller's warning display comes back after
+            warnings.showwarning = _plain_warning
+            code = _run(argv, received)
     except (Interrupted, KeyboardInterrupt):
         code = 130 if not received else 128 + received[0]
         received = received or [signal.SIGINT]

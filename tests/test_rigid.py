@@ -509,3 +509,25 @@ def test_rigid_ref_coalitions_run_compiled_exactly(inst, rule):
     b, vb = ref_rigid_schedule(inst, 16, rule, coalition_runs=True)
     assert b.info["coalition_engines"]["python"] == 0
     assert a.start.tolist() == b.start.tolist() and va == vb
+
+
+def test_a_rigid_audit_beyond_the_exact_limit_says_it_was_sampled():
+    """Exact rigid REF stops at MAX_K_RIGID organizations: with more (and fewer than
+    exact_max) the auto audit samples, and its notes say why."""
+    import coopsched
+    from coopsched.online.ref_rigid import MAX_K_RIGID
+
+    k = MAX_K_RIGID + 1
+    base = make_instance([1] * k, [(u % k, 0, 3) for u in range(2 * k)])
+    inst = rigid(base, 1 + base.org % 2, np.full(2 * k, 4))
+    rec = simulate(inst, get_policy("fifo"), 12, backfill="easy")
+    inst.start = rec.start
+    report = coopsched.audit(
+        inst, horizon=12, samples=2, with_counterfactuals=False, points=0, exact_upto=2
+    )
+    assert "sampling" in report
+    assert any(f"stops at {MAX_K_RIGID} organizations" in n for n in report["notes"])
+    two = rigid(make_instance([1, 1], [(0, 0, 3), (1, 0, 3)]), [1, 2], [4, 4])
+    two.start = simulate(two, get_policy("fifo"), 12, backfill="easy").start
+    small = coopsched.audit(two, horizon=12, with_counterfactuals=False, points=0)
+    assert not any("stops at" in n for n in small["notes"])

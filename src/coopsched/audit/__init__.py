@@ -219,6 +219,12 @@ def audit(
         from ..online.rigid import resolve_backfill
 
         rule = resolve_backfill(inst, backfill)
+        if method == "auto" and MAX_K_RIGID < k <= exact_max:
+            notes.append(
+                f"{k} organizations: exact REF for rigid jobs stops at {MAX_K_RIGID} "
+                f"organizations (2^k coalition runs), so this audit is sampled although "
+                f"exact_max is {exact_max}"
+            )
         exact_max = min(exact_max, MAX_K_RIGID)
         exact_upto = min(exact_upto, MAX_K_RIGID)
     elif backfill is not None:

@@ -74,6 +74,7 @@ def audit(
     *,
     org_by: str | None = None,
     mapping: str | Path | None = None,
+    shares: str | Path | None = None,
     other: str | None = None,
     t_from: str | int | None = None,
     t_to: str | int | None = None,
@@ -102,6 +103,9 @@ def audit(
     (``other`` gathers unmatched jobs); window ``[t_from, t_to)`` as log seconds or ISO
     dates in the log's zone (``timezone`` overrides it); ``machines`` overrides the
     platform size; ``contribution`` splits the machines when the mapping does not.
+    ``shares``: a Slurm account tree (``sacctmgr show assoc -P`` or ``sshare -a -l -P``,
+    :mod:`.shares`): with ``org_by="account"``, each account contributes machines in
+    proportion to its normalized shares (instead of ``contribution``).
     ``method``: ``exact``, ``sampled`` or ``auto`` (exact up to ``exact_max``
     organizations). ``points``: checkpoints of the curves over the window.
 
@@ -135,7 +139,7 @@ def audit(
     excluded: dict[str, int] = {}
     notes: list[str] = []
     if isinstance(source, Instance):
-        if org_by or mapping or other or t_from is not None or t_to is not None:
+        if org_by or mapping or shares or other or t_from is not None or t_to is not None:
             raise WindowError(
                 "a JSON schedule names its organizations and starts at 0: give horizon=, "
                 "not org_by=, mapping=, other=, t_from= or t_to="
@@ -178,7 +182,19 @@ def audit(
             from ..workloads.recorded import check_timezone
 
             log.timezone = check_timezone(timezone, "timezone")
-        if org_by is not None and mapping is None:
+        if shares is not None:
+            if mapping is not None:
+                raise MappingError(
+                    "shares: give shares= (Slurm's shares) or mapping= (a TOML file), not both"
+                )
+            if org_by != "account":
+                raise MappingError(
+                    "shares: Slurm's shares are per account: give org_by=account with shares="
+                )
+            from .shares import by_shares
+
+            orgs = by_shares(log.jobs, shares, other, log.path)
+        elif org_by is not None and mapping is None:
             orgs = by_column(log.jobs, org_by, log.path)
         elif mapping is not None and org_by is None:
             orgs = by_mapping(log.jobs, mapping)
@@ -206,7 +222,7 @@ def audit(
             "horizon": T,
             "timezone": log.timezone,
             "log": log.path,
-            "org_by": org_by
+            "org_by": (f"{org_by} (shares {shares})" if shares else org_by)
             if org_by
             else f"mapping {mapping}" + (f" (+ {other})" if other else ""),
             "contribution_rule": win.contribution_rule,

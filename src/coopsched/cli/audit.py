@@ -27,6 +27,13 @@ def audit(
     mapping: Annotated[
         Path | None, typer.Option(help="TOML file naming organizations, members, machines.")
     ] = None,
+    shares: Annotated[
+        Path | None,
+        typer.Option(
+            help="Slurm account tree with shares (sacctmgr show assoc -P, or sshare -a -l -P): "
+            "with --org-by account, machines split by each account's normalized shares."
+        ),
+    ] = None,
     other: Annotated[
         str | None, typer.Option(help="Gather jobs that match no organization under this name.")
     ] = None,
@@ -107,6 +114,7 @@ def audit(
             log,
             org_by=org_by,
             mapping=mapping,
+            shares=shares,
             other=other,
             t_from=from_,
             t_to=to,
@@ -148,7 +156,7 @@ def audit(
 #: Parameters of :func:`coopsched.audit.audit` whose flag is not ``--`` + the name with dashes.
 _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
 _PARAMS = (
-    "t_from|t_to|org_by|mapping|other|horizon|timezone|machines|contribution|method|"
+    "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
     "exact_max|samples|confidence|value_policy|exact_upto|seed|points|jobs|backfill"
 )
 

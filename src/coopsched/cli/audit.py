@@ -89,6 +89,13 @@ def audit(
             "requested time, else first-fit)."
         ),
     ] = None,
+    skip_malformed: Annotated[
+        bool,
+        typer.Option(
+            help="Leave malformed log records out (counted, the first listed in every output) "
+            "instead of stopping at the first."
+        ),
+    ] = False,
     format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
     html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
 ) -> None:
@@ -133,6 +140,7 @@ def audit(
             with_counterfactuals=counterfactuals,
             jobs=jobs,
             backfill=backfill,
+            skip_malformed=skip_malformed,
             progress=None if status is None else (lambda m: status.update(m)),
         )
     finally:
@@ -157,7 +165,8 @@ def audit(
 _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
 _PARAMS = (
     "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
-    "exact_max|samples|confidence|value_policy|exact_upto|seed|points|jobs|backfill"
+    "exact_max|samples|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
+    "skip_malformed"
 )
 
 

@@ -36,7 +36,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from coopsched.workloads.recorded import COLUMNS, RecordedLog, decode_utf8
+from coopsched.workloads.recorded import COLUMNS, RecordedLog, decode_utf8, note_malformed
 
 #: Columns the reader needs.
 REQUIRED: tuple[str, ...] = ("JobID", "User", "Submit", "Start", "End", "AllocCPUS")
@@ -209,12 +209,6 @@ class SacctError(ValueError):
     """Malformed sacct input: the message names the file, the line and the field."""
 
 
-#: Exclusion reason for records left out by ``skip_malformed=True``.
-MALFORMED = "malformed record (skip_malformed)"
-#: How many malformed records the note of a log lists (the count covers all).
-MALFORMED_LISTED = 5
-
-
 class Problems:
     """Malformed records of one file: the first is a :class:`SacctError` (strict, the
     default), or, with ``skip``, every one is recorded (``rows``: row -> message) so that
@@ -257,17 +251,6 @@ class Problems:
         """Every malformed record's message, in the file's order."""
         rows = sorted(self.rows.items(), key=lambda kv: int(self.lines[kv[0]]))
         return [m for _, m in sorted(self.early + [(int(self.lines[i]), m) for i, m in rows])]
-
-    def account(self, excluded: dict[str, int], notes: list[str], option: str) -> list[str]:
-        """Count the malformed records in ``excluded`` and list the first in ``notes``."""
-        found = self.messages()
-        if found:
-            excluded[MALFORMED] = len(found)
-            notes.append(
-                f"{len(found)} malformed record(s) left out ({option}); first: "
-                + "; ".join(found[:MALFORMED_LISTED])
-            )
-        return found
 
 
 def local_timezone() -> str:
@@ -539,7 +522,8 @@ def read_sacct(
     platform's processor count: a job allocated more is an error (the count is wrong).
     ``skip_malformed``: a malformed record (a line with the wrong number of fields, a field
     that is not what its column holds) is left out, counted in ``excluded`` and listed
-    (first :data:`MALFORMED_LISTED`, line and reason) in ``notes``, instead of being an
+    (the first :data:`~coopsched.workloads.recorded.MALFORMED_LISTED`, line and reason) in
+    ``notes``, instead of being an
     error. The header is never skipped.
     """
     path_s, zone_name, zone, text = _open(path, timezone, machines)
@@ -751,7 +735,7 @@ def assemble(
     for reason, mask in ((END_BEFORE_START, end_first), (START_BEFORE_SUBMIT, early)):
         if mask.any():
             excluded[reason] = int(mask.sum())
-    prob.account(excluded, notes, option)
+    note_malformed(prob.messages(), excluded, notes, option)
     keep = ~(end_first | early | dropped)
 
     jobs = pd.DataFrame(

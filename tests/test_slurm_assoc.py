@@ -163,7 +163,7 @@ def test_audit_with_shares_splits_the_platform_by_normalized_shares(name):
         "physics": (80, 7),
     }
     rule = r["window"]["contribution_rule"]
-    assert rule.startswith("shares: machines split in proportion to each account's normalized")
+    assert rule.startswith("shares: machines split by each account's normalized Slurm share")
     assert str(TREE / name) in rule and "largest remainder" in rule
 
 

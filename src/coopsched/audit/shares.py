@@ -75,7 +75,6 @@ def by_shares(
 def rule_text(tree: AccountTree) -> str:
     """The contribution rule, as every output states it."""
     return (
-        f"shares: machines split in proportion to each account's normalized Slurm share "
-        f"(the user associations directly under it; {tree.source} {tree.path}), largest "
-        "remainder; accounts with shares and no jobs keep their machines"
+        f"shares: machines split by each account's normalized Slurm share ({tree.source} "
+        f"{tree.path}), largest remainder; accounts with shares and no jobs keep their machines"
     )

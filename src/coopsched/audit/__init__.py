@@ -157,7 +157,7 @@ def audit(
         if org_by or mapping or shares or other or t_from is not None or t_to is not None:
             raise WindowError(
                 "a JSON schedule names its organizations and starts at 0: give horizon=, "
-                "not org_by=, mapping=, other=, t_from= or t_to="
+                "not org_by=, mapping=, shares=, other=, t_from= or t_to="
             )
         T = horizon if horizon is not None else source.meta.get("horizon")
         if T is None or int(T) <= 0:

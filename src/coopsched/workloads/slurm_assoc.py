@@ -103,31 +103,48 @@ class AccountTree:
             p = self.parent[p]
         return out
 
+    def _totals(self) -> dict[str | None, int]:
+        """Per account, the raw shares of its children (sub-accounts and users), in one pass."""
+        out: dict[str | None, int] = {}
+        for a, s in self.shares.items():
+            out[self.parent[a]] = out.get(self.parent[a], 0) + s
+        for a, _u, s in self.users:
+            out[a] = out.get(a, 0) + s
+        return out
+
     def _siblings_total(self, account: str | None) -> int:
         """The raw shares of the children (sub-accounts and users) of ``account``."""
-        return sum(s for a, s in self.shares.items() if self.parent[a] == account) + sum(
-            s for a, _u, s in self.users if a == account
-        )
+        return self._totals().get(account, 0)
 
     def normalized(self, account: str) -> Fraction:
         """Slurm's normalized share of ``account``: 1 for the root, else its raw share over
         its siblings' times its parent's normalized share."""
-        p = self.parent[account]
-        if p is None:
-            return Fraction(1)
-        total = self._siblings_total(p)
-        if total == 0:
-            return Fraction(0)
-        return Fraction(self.shares[account], total) * self.normalized(p)
+        return self._normalized(account, self._totals(), {})
+
+    def _normalized(
+        self, account: str, totals: dict[str | None, int], memo: dict[str, Fraction]
+    ) -> Fraction:
+        if account not in memo:
+            p = self.parent[account]
+            if p is None:
+                memo[account] = Fraction(1)
+            elif not totals.get(p):
+                memo[account] = Fraction(0)
+            else:
+                memo[account] = Fraction(self.shares[account], totals[p]) * self._normalized(
+                    p, totals, memo
+                )
+        return memo[account]
 
     def own_shares(self) -> dict[str, Fraction]:
         """Per account, the normalized shares of the user associations directly under it
         (they sum to 1 over the tree when some user holds shares)."""
+        totals: dict[str | None, int] = self._totals()
+        memo: dict[str, Fraction] = {}
         out = {a: Fraction(0) for a in self.parent}
         for a, _u, s in self.users:
-            total = self._siblings_total(a)
-            if total:
-                out[a] += Fraction(s, total) * self.normalized(a)
+            if totals.get(a):
+                out[a] += Fraction(s, totals[a]) * self._normalized(a, totals, memo)
         return out
 
 

@@ -38,13 +38,23 @@ from .window import WindowError, expand_parallel, format_time, parse_time, windo
 __all__ = ["audit", "load_log", "MappingError", "WindowError"]
 
 
-def load_log(path: str | Path, timezone: str | None = None) -> RecordedLog | Instance:
-    """A recorded log by file name: ``.json`` (a JSON schedule, an :class:`Instance` with
-    ``start``), ``.swf``/``.swf.gz`` (SWF), anything else Slurm ``sacct`` output."""
+def load_log(
+    path: str | Path, timezone: str | None = None, skip_malformed: bool = False
+) -> RecordedLog | Instance:
+    """A recorded log by file name: ``.json`` (``sacct --json`` output, told by its content,
+    or a JSON schedule, an :class:`Instance` with ``start``), ``.swf``/``.swf.gz`` (SWF),
+    anything else Slurm ``sacct`` output. ``skip_malformed``: the readers of logs leave
+    malformed records out, count and list them, instead of stopping at the first."""
     p = Path(path)
     name = p.name.lower()
     if name.endswith(".json"):
         from ..workloads.jsonio import read_instance
+        from ..workloads.sacct_json import is_sacct_json, read_json_document, read_sacct_json
+
+        if is_sacct_json(read_json_document(p)):
+            return read_sacct_json(p, timezone=timezone, skip_malformed=skip_malformed)
+        if skip_malformed:
+            raise WindowError(f"skip_malformed: applies to logs (sacct, SWF), not to {p}")
 
         inst = read_instance(p)
         if inst.start is None:
@@ -53,14 +63,14 @@ def load_log(path: str | Path, timezone: str | None = None) -> RecordedLog | Ins
     if name.endswith(".swf") or name.endswith(".swf.gz"):
         from ..workloads.swf import read_swf_recorded
 
-        return read_swf_recorded(p, timezone=timezone)
+        return read_swf_recorded(p, timezone=timezone, skip_malformed=skip_malformed)
     try:
         from ..workloads.sacct import read_sacct
     except ImportError:
         raise WindowError(
             f"{p}: expected a .json schedule or an .swf/.swf.gz log (no sacct reader in this build)"
         ) from None
-    return read_sacct(p, timezone=timezone)
+    return read_sacct(p, timezone=timezone, skip_malformed=skip_malformed)
 
 
 def _grid(horizon: int, points: int) -> list[int]:
@@ -74,6 +84,7 @@ def audit(
     *,
     org_by: str | None = None,
     mapping: str | Path | None = None,
+    shares: str | Path | None = None,
     other: str | None = None,
     t_from: str | int | None = None,
     t_to: str | int | None = None,
@@ -93,6 +104,7 @@ def audit(
     progress: Callable[[str], None] | None = None,
     jobs: str | None = None,
     backfill: str | None = None,
+    skip_malformed: bool = False,
 ) -> dict:
     """The audit report (the dict of :mod:`coopsched.audit.report`).
 
@@ -102,6 +114,9 @@ def audit(
     (``other`` gathers unmatched jobs); window ``[t_from, t_to)`` as log seconds or ISO
     dates in the log's zone (``timezone`` overrides it); ``machines`` overrides the
     platform size; ``contribution`` splits the machines when the mapping does not.
+    ``shares``: a Slurm account tree (``sacctmgr show assoc -P`` or ``sshare -a -l -P``,
+    :mod:`.shares`): with ``org_by="account"``, each account contributes machines in
+    proportion to its normalized shares (instead of ``contribution``).
     ``method``: ``exact``, ``sampled`` or ``auto`` (exact up to ``exact_max``
     organizations). ``points``: checkpoints of the curves over the window.
 
@@ -111,6 +126,10 @@ def audit(
     first-fit otherwise); ``"sequential"``: the paper's split of a job on ``q`` processors
     into ``q`` one-processor jobs. A JSON schedule is rigid when its jobs have
     ``processors``. Both are stated in the report's ``window``.
+
+    ``skip_malformed``: a malformed record of a log (sacct text or JSON, SWF) is left out,
+    counted in ``excluded`` and listed (the first five, with line and reason) in ``notes``,
+    instead of stopping the audit (the default, strict: the error names file, line, field).
     """
     say = progress or (lambda _msg: None)
     _check_options(
@@ -131,14 +150,14 @@ def audit(
         raise ValueError(f"confidence: {confidence!r} must be in (0, 1)")
     if isinstance(source, str | Path):
         say(f"reading {source}")
-        source = load_log(source, timezone=timezone)
+        source = load_log(source, timezone=timezone, skip_malformed=skip_malformed)
     excluded: dict[str, int] = {}
     notes: list[str] = []
     if isinstance(source, Instance):
-        if org_by or mapping or other or t_from is not None or t_to is not None:
+        if org_by or mapping or shares or other or t_from is not None or t_to is not None:
             raise WindowError(
                 "a JSON schedule names its organizations and starts at 0: give horizon=, "
-                "not org_by=, mapping=, other=, t_from= or t_to="
+                "not org_by=, mapping=, shares=, other=, t_from= or t_to="
             )
         T = horizon if horizon is not None else source.meta.get("horizon")
         if T is None or int(T) <= 0:
@@ -174,11 +193,26 @@ def audit(
     else:
         log = source
         notes = list(log.notes)
+        if horizon is not None and (t_from is None or t_to is not None):
+            # _check_options took a .json path for a schedule; sacct --json is a log
+            raise ValueError("horizon: needs t_from= (the window's start) and no t_to= for a log")
         if timezone is not None and log.timezone != timezone:
             from ..workloads.recorded import check_timezone
 
             log.timezone = check_timezone(timezone, "timezone")
-        if org_by is not None and mapping is None:
+        if shares is not None:
+            if mapping is not None:
+                raise MappingError(
+                    "shares: give shares= (Slurm's shares) or mapping= (a TOML file), not both"
+                )
+            if org_by != "account":
+                raise MappingError(
+                    "shares: Slurm's shares are per account: give org_by=account with shares="
+                )
+            from .shares import by_shares
+
+            orgs = by_shares(log.jobs, shares, other, log.path)
+        elif org_by is not None and mapping is None:
             orgs = by_column(log.jobs, org_by, log.path)
         elif mapping is not None and org_by is None:
             orgs = by_mapping(log.jobs, mapping)
@@ -206,7 +240,7 @@ def audit(
             "horizon": T,
             "timezone": log.timezone,
             "log": log.path,
-            "org_by": org_by
+            "org_by": (f"{org_by} (shares {shares})" if shares else org_by)
             if org_by
             else f"mapping {mapping}" + (f" (+ {other})" if other else ""),
             "contribution_rule": win.contribution_rule,

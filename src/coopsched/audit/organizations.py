@@ -55,12 +55,16 @@ class Organizations:
     ``index[j]`` is the organization of the log's job ``j`` (-1: unmatched, only when
     no ``other`` bucket was asked for, before :meth:`check_all_matched`); ``machines``
     are the contributions from a mapping file, or ``None`` to apply a contribution rule.
+    ``shares``, when given (Slurm's shares, :mod:`.shares`), are integer weights the
+    window splits the platform's machines by (largest remainder), stated as ``shares_rule``.
     """
 
     names: list[str]
     index: np.ndarray
     machines: list[int] | None
     described_by: str
+    shares: list[int] | None = None
+    shares_rule: str = ""
 
 
 def _sort_key(v: str):

@@ -226,6 +226,16 @@ def window_instance(
     # (with a contribution rule, no work means no machines)
     present = np.zeros(len(orgs.names), dtype=bool)
     present[orgs.index[idx]] = True
+    shares_m: list[int] | None = None
+    if orgs.shares is not None:
+        # Slurm's shares split the whole platform over every account of the tree (the
+        # window only breaks remainder ties: first job in the window first)
+        assert M is not None  # given, stated, or the peak (no mapping machines)
+        fifo_all = np.lexsort((np.arange(len(idx)), rel))
+        first_all = np.full(len(orgs.names), len(idx), dtype=np.int64)
+        np.minimum.at(first_all, orgs.index[idx][fifo_all], np.arange(len(idx)))
+        shares_m = contribution(orgs.shares, M, "work", first_all.tolist())
+        present |= np.array(shares_m) > 0
     if orgs.machines is not None:
         present |= np.array(orgs.machines) > 0
         if orgs.described_by.endswith("+other"):
@@ -240,7 +250,11 @@ def window_instance(
     owner = remap[orgs.index[idx]]
     work = np.zeros(k, dtype=np.int64)
     np.add.at(work, owner, width[idx] * size)
-    if given_m is not None:
+    if shares_m is not None:
+        assert M is not None
+        mach = [shares_m[u] for u in keep_org]
+        rule_text = orgs.shares_rule
+    elif given_m is not None:
         mach = list(given_m)
         with_other = orgs.described_by.endswith("+other")
         given = sum(mach[:-1]) if with_other else sum(mach)

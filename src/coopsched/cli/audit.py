@@ -27,6 +27,13 @@ def audit(
     mapping: Annotated[
         Path | None, typer.Option(help="TOML file naming organizations, members, machines.")
     ] = None,
+    shares: Annotated[
+        Path | None,
+        typer.Option(
+            help="Slurm account tree with shares (sacctmgr show assoc -P, or sshare -a -l -P): "
+            "with --org-by account, machines split by each account's normalized shares."
+        ),
+    ] = None,
     other: Annotated[
         str | None, typer.Option(help="Gather jobs that match no organization under this name.")
     ] = None,
@@ -82,6 +89,13 @@ def audit(
             "requested time, else first-fit)."
         ),
     ] = None,
+    skip_malformed: Annotated[
+        bool,
+        typer.Option(
+            help="Leave malformed log records out (counted, the first listed in every output) "
+            "instead of stopping at the first."
+        ),
+    ] = False,
     format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
     html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
 ) -> None:
@@ -107,6 +121,7 @@ def audit(
             log,
             org_by=org_by,
             mapping=mapping,
+            shares=shares,
             other=other,
             t_from=from_,
             t_to=to,
@@ -125,6 +140,7 @@ def audit(
             with_counterfactuals=counterfactuals,
             jobs=jobs,
             backfill=backfill,
+            skip_malformed=skip_malformed,
             progress=None if status is None else (lambda m: status.update(m)),
         )
     finally:
@@ -148,8 +164,9 @@ def audit(
 #: Parameters of :func:`coopsched.audit.audit` whose flag is not ``--`` + the name with dashes.
 _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
 _PARAMS = (
-    "t_from|t_to|org_by|mapping|other|horizon|timezone|machines|contribution|method|"
-    "exact_max|samples|confidence|value_policy|exact_upto|seed|points|jobs|backfill"
+    "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
+    "exact_max|samples|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
+    "skip_malformed"
 )
 
 

@@ -33,6 +33,26 @@ COLUMNS: dict[str, str] = {
     "line": "line number in the source file (int), for error messages",
 }
 
+#: Exclusion reason for records a reader left out with ``skip_malformed=True``.
+MALFORMED = "malformed record (skip_malformed)"
+#: How many malformed records a log's note lists (the count covers all of them).
+MALFORMED_LISTED = 5
+
+
+def note_malformed(
+    found: list[str], excluded: dict[str, int], notes: list[str], option: str = "--skip-malformed"
+) -> None:
+    """Count the malformed records ``found`` (one message each: file, line, field, reason)
+    in ``excluded`` and list the first :data:`MALFORMED_LISTED` in ``notes``, which every
+    output of the audit repeats."""
+    if found:
+        excluded[MALFORMED] = len(found)
+        notes.append(
+            f"{len(found)} malformed record(s) left out ({option}); first: "
+            + "; ".join(found[:MALFORMED_LISTED])
+        )
+
+
 #: The grouping keys an operator may use as organizations (``--org-by``).
 ORG_KEYS: tuple[str, ...] = ("user", "group", "account", "partition", "queue")
 

@@ -28,6 +28,7 @@ import itertools
 import os
 import re
 import warnings
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -35,7 +36,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from coopsched.workloads.recorded import COLUMNS, RecordedLog, decode_utf8
+from coopsched.workloads.recorded import COLUMNS, RecordedLog, decode_utf8, note_malformed
 
 #: Columns the reader needs.
 REQUIRED: tuple[str, ...] = ("JobID", "User", "Submit", "Start", "End", "AllocCPUS")
@@ -208,6 +209,50 @@ class SacctError(ValueError):
     """Malformed sacct input: the message names the file, the line and the field."""
 
 
+class Problems:
+    """Malformed records of one file: the first is a :class:`SacctError` (strict, the
+    default), or, with ``skip``, every one is recorded (``rows``: row -> message) so that
+    the reader leaves them out, counts them and lists the first ones.
+
+    ``where(i)`` locates row ``i`` for a message: ``file:line`` for text, ``file: jobs[i]``
+    for JSON. Line-level problems found before rows exist go to ``early`` (line, message).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        lines: np.ndarray,
+        skip: bool,
+        where: Callable[[int], str] | None = None,
+        error: type[ValueError] = SacctError,
+    ) -> None:
+        self.path, self.lines, self.skip, self.error = path, lines, skip, error
+        self.where = where or (lambda i: f"{path}:{lines[i]}")
+        self.rows: dict[int, str] = {}
+        self.early: list[tuple[int, str]] = []
+
+    def flag(self, mask: np.ndarray, message: Callable[[int], str]) -> np.ndarray:
+        """Rows of ``mask`` are malformed: raise for the first (strict) or record them all."""
+        idx = np.flatnonzero(mask)
+        if idx.size and not self.skip:
+            i = int(idx[0])
+            raise self.error(f"{self.where(i)}: {message(i)}")
+        for i in idx.tolist():
+            self.rows.setdefault(i, f"{self.where(i)}: {message(i)}")
+        return mask
+
+    def mask(self, n: int) -> np.ndarray:
+        """The rows found malformed, as a mask of ``n`` rows."""
+        out = np.zeros(n, dtype=bool)
+        out[list(self.rows)] = True
+        return out
+
+    def messages(self) -> list[str]:
+        """Every malformed record's message, in the file's order."""
+        rows = sorted(self.rows.items(), key=lambda kv: int(self.lines[kv[0]]))
+        return [m for _, m in sorted(self.early + [(int(self.lines[i]), m) for i, m in rows])]
+
+
 def local_timezone() -> str:
     """The IANA name of this machine's time zone (``TZ``, ``/etc/timezone``, ``/etc/localtime``).
 
@@ -282,14 +327,13 @@ def _seconds(
 ) -> np.ndarray:
     """Times as Unix seconds (-1 for none), local times in a repeated hour read as their
     first occurrence (:func:`_seconds_both` gives both readings)."""
-    return _seconds_both(values, zone, lines, path, column, allow_none)[0]
+    return _seconds_both(values, zone, Problems(path, lines, False), column, allow_none)[0]
 
 
 def _seconds_both(
     values: pd.Series,
     zone: ZoneInfo,
-    lines: np.ndarray,
-    path: str,
+    prob: Problems,
     column: str,
     allow_none: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -303,25 +347,26 @@ def _seconds_both(
     hour.
     """
     none = values.isin(_NO_TIME).to_numpy()
-    if not allow_none and none.any():
-        i = _first(none)
-        raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time")
+    if not allow_none:
+        prob.flag(none, lambda i: f"field {column}: {values.iloc[i]!r} is not a time")
     epoch_s = values.str.fullmatch(r"[0-9]{1,16}").to_numpy(dtype=bool)
     shaped = values.str.fullmatch(_TIME_PATTERN).to_numpy(dtype=bool)
-    if (bad := ~none & ~shaped & ~epoch_s).any():
-        i = _first(bad)
-        raise SacctError(
-            f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a time "
+    bad = prob.flag(
+        ~none & ~shaped & ~epoch_s,
+        lambda i: (
+            f"field {column}: {values.iloc[i]!r} is not a time "
             "YYYY-MM-DDTHH:MM:SS (sacct's default format) nor Unix seconds "
             "(SLURM_TIME_FORMAT=%s)"
-        )
+        ),
+    )
     local = shaped & ~none
     stamps = pd.to_datetime(
         values.where(local), format="%Y-%m-%dT%H:%M:%S", errors="coerce"
     ).to_numpy(dtype="datetime64[s]")
-    if (bad := local & np.isnat(stamps)).any():
-        i = _first(bad)
-        raise SacctError(f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a date")
+    nat = prob.flag(
+        local & np.isnat(stamps), lambda i: f"field {column}: {values.iloc[i]!r} is not a date"
+    )
+    local &= ~nat
     naive = np.where(local, stamps.astype("int64"), 0)
     epoch = datetime(1970, 1, 1)
 
@@ -343,15 +388,16 @@ def _seconds_both(
             offsets[i] = offset(int(naive[i]), fold)
         out.append(naive - offsets)
     digits = np.zeros(len(values), dtype=np.int64)
+    big = np.zeros(len(values), dtype=bool)
     if epoch_s.any():
         digits[epoch_s] = values[epoch_s].astype("int64").to_numpy()
-        if (big := epoch_s & (digits >= 2**53)).any():
-            i = _first(big)
-            raise SacctError(
-                f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is beyond 2^53 seconds"
-            )
+        big = prob.flag(
+            epoch_s & (digits >= 2**53),
+            lambda i: f"field {column}: {values.iloc[i]!r} is beyond 2^53 seconds",
+        )
+    unknown = none | bad | nat | big  # malformed (skipped) rows too
     return tuple(  # type: ignore[return-value]
-        np.where(none, -1, np.where(epoch_s, digits, x)) for x in out
+        np.where(unknown, -1, np.where(epoch_s, digits, x)) for x in out
     )
 
 
@@ -412,37 +458,39 @@ def timelimit_seconds(value: str) -> int | None:
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
-def _timelimits(values: pd.Series, lines: np.ndarray, path: str) -> np.ndarray:
+def _timelimits(values: pd.Series, prob: Problems) -> np.ndarray:
     """The ``Timelimit`` column in seconds (``-1``: none), or an error naming the line."""
     out = np.full(len(values), -1, dtype=np.int64)
+    bad: dict[int, str] = {}
     for i, (v, secs) in enumerate((v, timelimit_seconds(v)) for v in values.tolist()):
         if secs is None:
-            raise SacctError(
-                f"{path}:{lines[i]}: field Timelimit: {v!r} is not a time limit "
+            bad[i] = (
+                f"field Timelimit: {v!r} is not a time limit "
                 "([D-][HH:]MM:SS, UNLIMITED or Partition_Limit)"
             )
-        if secs >= 2**53:
-            raise SacctError(f"{path}:{lines[i]}: field Timelimit: {v!r} is beyond 2^53 s")
-        out[i] = secs if secs > 0 else -1
+        elif secs >= 2**53:
+            bad[i] = f"field Timelimit: {v!r} is beyond 2^53 s"
+        else:
+            out[i] = secs if secs > 0 else -1
+    if bad:
+        mask = np.zeros(len(values), dtype=bool)
+        mask[list(bad)] = True
+        prob.flag(mask, bad.__getitem__)
     return out
 
 
-def _counts(values: pd.Series, lines: np.ndarray, path: str, column: str) -> np.ndarray:
-    """Whole numbers >= 0, or an error naming the first line that is not one."""
+def _counts(values: pd.Series, prob: Problems, column: str) -> np.ndarray:
+    """Whole numbers >= 0, or an error naming the first line that is not one (skipped
+    records: 0)."""
     ok = values.str.fullmatch(r"[0-9]+").to_numpy(dtype=bool)
-    if not ok.all():
-        i = _first(~ok)
-        raise SacctError(
-            f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is not a whole number >= 0"
-        )
-    big = (values.str.len() > 15).to_numpy(dtype=bool)  # 10^15 < 2^53: shorter ones are exact
+    prob.flag(~ok, lambda i: f"field {column}: {values.iloc[i]!r} is not a whole number >= 0")
+    big = ok & (values.str.len() > 15).to_numpy(dtype=bool)  # 10^15 < 2^53: shorter are exact
     if big.any():
         for i in np.flatnonzero(big).tolist():
-            if int(values.iloc[i]) >= 2**53:
-                raise SacctError(
-                    f"{path}:{lines[i]}: field {column}: {values.iloc[i]!r} is beyond 2^53"
-                )
-    return values.astype("int64").to_numpy()
+            if int(values.iloc[i]) < 2**53:
+                big[i] = False
+        prob.flag(big, lambda i: f"field {column}: {values.iloc[i]!r} is beyond 2^53")
+    return values.where(pd.Series(ok & ~big, index=values.index), "0").astype("int64").to_numpy()
 
 
 def _open(
@@ -462,13 +510,21 @@ def _open(
 
 
 def read_sacct(
-    path: str | os.PathLike, timezone: str | None = None, machines: int | None = None
+    path: str | os.PathLike,
+    timezone: str | None = None,
+    machines: int | None = None,
+    skip_malformed: bool = False,
 ) -> RecordedLog:
     """Read ``sacct -P`` output into a :class:`RecordedLog` (``docs/formats.md``, sacct).
 
     ``timezone`` is the IANA zone sacct printed its local times in (default: this machine's,
     :func:`local_timezone`); the result states it. ``machines``, when given, is the
     platform's processor count: a job allocated more is an error (the count is wrong).
+    ``skip_malformed``: a malformed record (a line with the wrong number of fields, a field
+    that is not what its column holds) is left out, counted in ``excluded`` and listed
+    (the first :data:`~coopsched.workloads.recorded.MALFORMED_LISTED`, line and reason) in
+    ``notes``, instead of being an
+    error. The header is never skipped.
     """
     path_s, zone_name, zone, text = _open(path, timezone, machines)
 
@@ -483,6 +539,13 @@ def read_sacct(
     duplicates = 0
     first_duplicate = 0
     i_job = i_submit = i_start = 0
+    early: list[tuple[int, str]] = []  # malformed lines (skip_malformed)
+
+    def malformed(lineno: int, message: str) -> None:
+        if not skip_malformed:
+            raise SacctError(f"{path_s}:{lineno}: {message}")
+        early.append((lineno, f"{path_s}:{lineno}: {message}"))
+
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -498,19 +561,21 @@ def read_sacct(
         fields = line.split("|")
         if trailing:
             if fields[-1] != "":
-                raise SacctError(
-                    f"{path_s}:{lineno}: line does not end with '|' like the header (sacct -p)"
-                )
+                malformed(lineno, "line does not end with '|' like the header (sacct -p)")
+                continue
             fields.pop()
         if len(fields) != len(columns):
-            raise SacctError(
-                f"{path_s}:{lineno}: {len(fields)} fields, the header has {len(columns)} "
-                "(a '|' inside a field? leave free-text columns such as JobName out)"
+            malformed(
+                lineno,
+                f"{len(fields)} fields, the header has {len(columns)} "
+                "(a '|' inside a field? leave free-text columns such as JobName out)",
             )
+            continue
         job = fields[i_job].strip()
         m = _JOBID_RE.match(job)
         if m is None:
-            raise SacctError(f"{path_s}:{lineno}: field JobID: {job!r} is not a Slurm job id")
+            malformed(lineno, f"field JobID: {job!r} is not a Slurm job id")
+            continue
         if m.group(2) is not None:
             steps += 1
             continue
@@ -551,6 +616,8 @@ def read_sacct(
             raw[c] = raw[c].astype(object).str.strip()
     lines = np.asarray(numbers, dtype=np.int64)
     n = len(raw)
+    prob = Problems(path_s, lines, skip_malformed)
+    prob.early = early
 
     def column(name: str) -> pd.Series:
         return raw[name] if name in raw.columns else pd.Series([""] * n, dtype=object)
@@ -558,17 +625,13 @@ def read_sacct(
     raw_state = column("State")
     parsed = raw_state.str.extract(_STATE_RE.pattern, expand=True)[0]
     known = parsed.isin(STATES).to_numpy() | (raw_state == "").to_numpy()
-    if not known.all():
-        i = _first(~known)
-        raise SacctError(
-            f"{path_s}:{lines[i]}: field State: {raw_state.iloc[i]!r} is not a job state"
-        )
+    prob.flag(~known, lambda i: f"field State: {raw_state.iloc[i]!r} is not a job state")
     state = parsed.fillna("").to_numpy(dtype=object)
     (submit, start, end), unresolved, unresolved_line = _resolve_folds(
         [
-            _seconds_both(raw["Submit"], zone, lines, path_s, "Submit", allow_none=False),
-            _seconds_both(raw["Start"], zone, lines, path_s, "Start", allow_none=True),
-            _seconds_both(raw["End"], zone, lines, path_s, "End", allow_none=True),
+            _seconds_both(raw["Submit"], zone, prob, "Submit", allow_none=False),
+            _seconds_both(raw["Start"], zone, prob, "Start", allow_none=True),
+            _seconds_both(raw["End"], zone, prob, "End", allow_none=True),
         ],
         lines,
     )
@@ -579,53 +642,116 @@ def read_sacct(
             f"their own order does not decide (first: {path_s}:{unresolved_line}); read as the "
             "first occurrence. Export with SLURM_TIME_FORMAT=%s to avoid the question"
         )
-    alloc = _counts(raw["AllocCPUS"], lines, path_s, "AllocCPUS")
+    alloc = _counts(raw["AllocCPUS"], prob, "AllocCPUS")
+    never = _never(start, end, alloc, state)
+    requested_cpus = None
+    if "ReqCPUS" in raw.columns and never.any():  # only where it is used: never started
+        requested_cpus = _counts(
+            raw["ReqCPUS"].where(pd.Series(never, index=raw.index), "0"), prob, "ReqCPUS"
+        )
+    limits = (
+        _timelimits(raw["Timelimit"], prob)
+        if "Timelimit" in raw.columns
+        else np.full(n, -1, dtype=np.int64)
+    )
+    return assemble(
+        path_s,
+        prob,
+        {
+            "job": raw["JobID"].to_numpy(dtype=object),
+            "user": column("User").to_numpy(dtype=object),
+            "group": column("Group").to_numpy(dtype=object),
+            "account": column("Account").to_numpy(dtype=object),
+            "partition": column("Partition").to_numpy(dtype=object),
+        },
+        submit,
+        start,
+        end,
+        alloc,
+        state,
+        requested_cpus,
+        limits,
+        machines,
+        excluded,
+        notes,
+        zone_name,
+        "sacct",
+        "--skip-malformed",
+    )
 
-    # 3. the rules (docs/formats.md): never started, widths, contradictory times
-    # Slurm records a job cancelled while pending with Start = End = the cancel time
-    never = (
+
+def _never(start: np.ndarray, end: np.ndarray, alloc: np.ndarray, state: np.ndarray) -> np.ndarray:
+    """Jobs that never started. Slurm records a job cancelled while pending with Start = End
+    = the cancel time."""
+    return (
         (start < 0)
         | (alloc == 0)
         | (state == "PENDING")
         | ((state == "CANCELLED") & (start == end))
     )
+
+
+def assemble(
+    path_s: str,
+    prob: Problems,
+    names: dict[str, np.ndarray],
+    submit: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    alloc: np.ndarray,
+    state: np.ndarray,
+    requested_cpus: np.ndarray | None,
+    limits: np.ndarray,
+    machines: int | None,
+    excluded: dict[str, int],
+    notes: list[str],
+    zone_name: str,
+    source: str,
+    option: str,
+) -> RecordedLog:
+    """The rules of ``docs/formats.md`` (never started, widths, contradictory times,
+    malformed records) applied to parsed sacct columns, whether from text or JSON.
+
+    ``names`` holds the ``job``, ``user``, ``group``, ``account`` and ``partition`` columns;
+    times are Unix seconds (-1: none); ``requested_cpus`` replaces ``alloc`` for jobs that
+    never started when given; ``limits`` are time limits in seconds (-1: none).
+    """
+    n = len(submit)
+    dropped = prob.mask(n)
+    never = _never(start, end, alloc, state)
     processors = alloc.copy()
-    if "ReqCPUS" in raw.columns and never.any():
-        requested = raw["ReqCPUS"][never]
-        processors[never] = _counts(requested, lines[never], path_s, "ReqCPUS")
+    if requested_cpus is not None:
+        processors[never] = requested_cpus[never]
     start = np.where(never, -1, start)
     end = np.where(never, -1, end)
-    if machines is not None and (wide := ~never & (processors > machines)).any():
+    if machines is not None and (wide := ~dropped & ~never & (processors > machines)).any():
         i = _first(wide)
         raise SacctError(
-            f"{path_s}:{lines[i]}: field AllocCPUS: job {raw['JobID'].iloc[i]} was allocated "
+            f"{prob.where(i)}: field AllocCPUS: job {names['job'][i]} was allocated "
             f"{processors[i]} processors, more than the platform's {machines} (check machines=)"
         )
-    end_first = ~never & (end >= 0) & (end < start)
-    early = ~never & ~end_first & (start < submit)
+    end_first = ~dropped & ~never & (end >= 0) & (end < start)
+    early = ~dropped & ~never & ~end_first & (start < submit)
     for reason, mask in ((END_BEFORE_START, end_first), (START_BEFORE_SUBMIT, early)):
         if mask.any():
             excluded[reason] = int(mask.sum())
-    keep = ~(end_first | early)
+    note_malformed(prob.messages(), excluded, notes, option)
+    keep = ~(end_first | early | dropped)
 
     jobs = pd.DataFrame(
         {
-            "job": raw["JobID"].to_numpy(dtype=object)[keep],
+            "job": names["job"][keep],
             "submit": submit[keep],
             "start": start[keep],
             "end": end[keep],
             "processors": processors[keep],
-            "requested": (
-                _timelimits(raw["Timelimit"], lines, path_s)
-                if "Timelimit" in raw.columns
-                else np.full(n, -1, dtype=np.int64)
-            )[keep],
-            "user": column("User").to_numpy(dtype=object)[keep],
-            "group": column("Group").to_numpy(dtype=object)[keep],
-            "account": column("Account").to_numpy(dtype=object)[keep],
-            "partition": column("Partition").to_numpy(dtype=object)[keep],
+            "requested": limits[keep],
+            "user": names["user"][keep],
+            "group": names["group"][keep],
+            "account": names["account"][keep],
+            "partition": names["partition"][keep],
             "queue": np.full(int(keep.sum()), "", dtype=object),
-            "line": lines[keep],
+            "line": prob.lines[keep],
         },
         columns=list(COLUMNS),
     )
@@ -640,6 +766,6 @@ def read_sacct(
         machines=machines,
         epoch=0,
         timezone=zone_name,
-        source="sacct",
+        source=source,
         notes=notes,
     )

@@ -76,6 +76,8 @@ class SWFTrace:
     jobs: pd.DataFrame
     dropped: dict[str, int] = field(default_factory=dict)
     lines: int = 0
+    #: Lines left out by ``skip_malformed``: (line number, message naming file, line, field).
+    malformed: list[tuple[int, str]] = field(default_factory=list)
 
     def _int_header(self, key: str) -> int | None:
         value = self.header.get(key)
@@ -189,23 +191,42 @@ def _open_text(path: Path) -> str:
 def _locate_error(path: str, lines: list[str]) -> SWFError:
     """Scan line by line and describe the first malformed data line."""
     for no, line in enumerate(lines, start=1):
-        s = line.strip()
-        if not s or s.startswith(";"):
-            continue
-        parts = s.split()
-        if len(parts) != len(FIELDS):
-            return SWFError(f"{path}:{no}: expected {len(FIELDS)} fields, found {len(parts)}")
-        for i, tok in enumerate(parts):
-            where = f"{path}:{no}: field {i + 1} ({FIELDS[i]})"
-            try:
-                value = float(tok)
-            except ValueError:
-                return SWFError(f"{where}: {tok!r} is not a number")
-            try:
-                exact_number(value, where)
-            except LimitError as exc:
-                return SWFError(str(exc))
+        problem = _line_problem(path, no, line)
+        if problem is not None:
+            return SWFError(problem)
     return SWFError(f"{path}: malformed SWF data")
+
+
+#: Fields that hold whole numbers (a fraction there is malformed).
+_WHOLE = ("submit", "wait", "run_time", "alloc_procs", "req_procs", "user")
+
+
+def _line_problem(path: str, no: int, line: str) -> str | None:
+    """What is wrong with one data line (file, line, field), or ``None``: the checks
+    :func:`read_swf` makes on the whole file, one line at a time."""
+    s = line.strip()
+    if not s or s.startswith(";"):
+        return None
+    if len(line) > MAX_SWF_LINE:
+        return f"{path}:{no}: line of {len(line):,} characters (limit {MAX_SWF_LINE})"
+    parts = s.split()
+    if len(parts) != len(FIELDS):
+        return f"{path}:{no}: expected {len(FIELDS)} fields, found {len(parts)}"
+    for i, tok in enumerate(parts):
+        where = f"{path}:{no}: field {i + 1} ({FIELDS[i]})"
+        try:
+            value = float(tok)
+        except ValueError:
+            return f"{where}: {tok!r} is not a number"
+        try:
+            exact_number(value, where)
+        except LimitError as exc:
+            return str(exc)
+        if FIELDS[i] in _WHOLE and value != int(value):
+            return f"{where}: {value!r} is not a whole number"
+        if FIELDS[i] == "submit" and value < 0:
+            return f"{where}: negative submit time {value:g}"
+    return None
 
 
 def _check_job_numbers(
@@ -244,16 +265,38 @@ def parse_header(lines: list[str]) -> dict[str, str]:
     return header
 
 
-def read_swf(path: str | Path) -> SWFTrace:
+def read_swf(path: str | Path, skip_malformed: bool = False) -> SWFTrace:
     """Read an SWF (or gzip-compressed SWF) file.
 
     Raises :class:`SWFError` for a missing or empty file, a line with a wrong number of
     fields, a field that is not a number, a negative submit time, or a fractional value
     in an integer field (submit time, wait time, run time, processors, user).
+    ``skip_malformed``: such lines are left out instead and listed in
+    :attr:`SWFTrace.malformed` (file, line, field, reason); other errors (no job lines, a
+    job number used twice) remain errors.
     """
     p = regular_file(path, SWFError)
     text = _open_text(p)
     lines = text.splitlines()
+    if not skip_malformed:
+        return _parse(p, lines)
+    try:  # the fast reader first; line by line only when some line is malformed
+        return _parse(p, lines)
+    except SWFError:
+        pass
+    malformed = []
+    for no, line in enumerate(lines, start=1):
+        problem = _line_problem(str(p), no, line)
+        if problem is not None:
+            malformed.append((no, problem))
+            lines[no - 1] = ""  # left out; the other lines keep their numbers
+    trace = _parse(p, lines)
+    trace.malformed = malformed
+    return trace
+
+
+def _parse(p: Path, lines: list[str]) -> SWFTrace:
+    """:func:`read_swf` on the file's lines."""
     comment = [ln.lstrip().startswith(";") for ln in lines]
     # comments may be long (free text); a data line has 18 numbers
     longest = max(
@@ -293,7 +336,7 @@ def read_swf(path: str | Path) -> SWFTrace:
             + ("not a finite number" if not np.isfinite(arr[i, f]) else "not below 2^53")
         )
     df["line"] = data_lines
-    for col in ("submit", "wait", "run_time", "alloc_procs", "req_procs", "user"):
+    for col in _WHOLE:
         values = arr[:, FIELDS.index(col)]
         frac = np.flatnonzero(values != np.floor(values))
         if frac.size:
@@ -355,7 +398,7 @@ def _fmt(v: float) -> str:
     return str(int(v)) if v == int(v) else repr(v)
 
 
-def read_swf_recorded(path: str | Path, timezone: str | None = None):
+def read_swf_recorded(path: str | Path, timezone: str | None = None, skip_malformed: bool = False):
     """An SWF log as a recorded schedule (:class:`~coopsched.workloads.recorded.RecordedLog`).
 
     The actual start is submit (field 2) + wait (field 3), the end start + run time
@@ -366,22 +409,32 @@ def read_swf_recorded(path: str | Path, timezone: str | None = None):
     (or ``MaxNodes``). Exclusions are counted by reason, never silent: the reader's own
     (run time <= 0, processors <= 0) and jobs whose wait is unknown (field 3 = -1), whose
     start cannot be known. A wait below -1 (a start before the submit) is an error naming
-    the line and field.
+    the line and field (with ``skip_malformed``, malformed records are left out, counted in
+    ``excluded`` and the first listed in ``notes``).
     """
-    from .recorded import RecordedLog, check_timezone
+    from .recorded import RecordedLog, check_timezone, note_malformed
 
-    trace = read_swf(path)
+    trace = read_swf(path, skip_malformed=skip_malformed)
     j = trace.jobs
     wait = j["wait"].to_numpy()
     bad = np.flatnonzero(wait < -1)
-    if bad.size:
-        i = bad[0]
-        raise SWFError(
-            f"{trace.path}:{int(j['line'].iloc[i])}: field 3 (wait): {int(wait[i])} is negative "
-            "(the job would start before its submit time)"
+    found = list(trace.malformed)  # (line, message)
+    for i in bad.tolist():
+        message = (
+            f"{trace.path}:{int(j['line'].iloc[i])}: field 3 (wait): {int(wait[i])} is "
+            "negative (the job would start before its submit time)"
         )
+        if not skip_malformed:
+            raise SWFError(message)
+        found.append((int(j["line"].iloc[i]), message))
+    if bad.size:
+        j = j.drop(index=j.index[bad])
+        found.sort()
+    wait = j["wait"].to_numpy()
     unknown = wait == -1
     excluded = {k: v for k, v in trace.dropped.items() if v}
+    notes: list[str] = []
+    note_malformed([m for _, m in found], excluded, notes)
     if unknown.any():
         excluded["wait unknown (field 3 = -1)"] = int(unknown.sum())
     j = j.loc[~unknown]
@@ -417,4 +470,5 @@ def read_swf_recorded(path: str | Path, timezone: str | None = None):
         epoch=trace.unix_start_time,
         timezone=tz,
         source="swf",
+        notes=notes,
     )

@@ -22,6 +22,7 @@ from coopsched.audit.html import (
     LEGEND_EACH,
     LEGEND_MAX,
     SHOW_EACH,
+    duration,
     render_html,
 )
 
@@ -283,6 +284,15 @@ def test_equivalent_wait_is_the_uniform_delay_that_gives_the_surplus():
     assert wait_hours({"surplus": 1.0, "work": 0}) is None
 
 
+def test_durations_in_the_unit_people_read():
+    cases = {1 / 3600: "1 s", -59 / 3600: "59 s", 1.5 / 60: "1.5 min", 1.0: "1 h"}
+    cases |= {47.9: "47.9 h", 72.0: "3 days"}
+    for hours, text in cases.items():
+        assert duration(hours) == text, hours
+    assert duration(-0.5, signed=True) == "-30 min" and duration(2.0, signed=True) == "+2 h"
+    assert duration(0.0, signed=True) == "0 s" and duration(None) == "—"
+
+
 def test_time_axis_in_the_logs_dates_and_zone():
     report = make_report(["a", "b"])  # 22:13 to 04:13 UTC: Paris is one hour ahead
     utc = render_html(report)
@@ -307,7 +317,7 @@ def test_headline_in_core_hours_and_wait_per_job():
     hours = -worst["surplus"] / worst["work"] / 3600
     assert f"Most short-changed: <b>{worst['name']}</b>" in head
     assert f"{-worst['surplus_core_hours']:.3g} core-hours behind" in head
-    assert f"waited {hours:.3g} hours longer" in head
+    assert f"waited {duration(hours)} longer" in head
     assert f"Most favoured: <b>{best['name']}</b>" in head
     # psi and phi stay for the specialists, in their units
     assert "processor-seconds x seconds" in _section(page, 'id="specialists"', "</summary>")

@@ -8,7 +8,8 @@ SVG drawn by matplotlib. It reads at 5 as at 140 organizations (issue #29 item 6
   core-hours and ``vs_ref`` columns give the same order: they are the surplus scaled by a
   constant, and shifted by a constant);
 * the headline is in core-hours of work ahead of (or behind) the fair share, averaged over
-  the window, and in the equivalent extra wait per job (:func:`wait_hours`); ``psi`` and
+  the window, and in the equivalent extra wait per job (:func:`wait_hours`, shown in
+  seconds, minutes, hours or days as its size asks); ``psi`` and
   ``phi`` in processor-seconds x seconds stay in a table for specialists;
 * a row whose sign is decided (exact audit, or ``|surplus|`` beyond the interval's
   half-width) carries a mark; sampled intervals are error bars;
@@ -143,6 +144,28 @@ def _signed(value: float | None) -> str:
     if abs(value) >= 1000:
         return f"{value:+,.0f}"
     return f"{value:+,.3g}"
+
+
+def duration(hours: float | None, signed: bool = False) -> str:
+    """A duration in the unit people read it in: seconds, minutes, hours or days (three
+    significant digits); '—' when missing."""
+    if hours is None or math.isnan(hours):
+        return "—"
+    seconds = hours * 3600
+    size = abs(seconds)
+    value, unit = (
+        (seconds, "s")
+        if size < 60
+        else (seconds / 60, "min")
+        if size < 3600
+        else (hours, "h")
+        if size < 2 * 86400
+        else (hours / 24, "days")
+    )
+    if not signed:
+        value = abs(value)
+    text = f"{value:+.3g}" if signed and value else f"{value:.3g}"
+    return f"{text} {unit}"
 
 
 def _colors(n: int) -> list:
@@ -556,7 +579,7 @@ def _org_row(rank: int, o: dict, sampled: bool, horizon: float | None, with_ref:
         f'<td class="name">{_esc(o["name"])}</td>'
         f'<td class="mark" title="{title}">{mark}</td>'
         f'<td class="{_sign_class(ch)}">{ch_cell}</td>'
-        f'<td class="{_sign_class(-wait if wait is not None else None)}">{_signed(wait)}</td>'
+        f'<td class="{_sign_class(-wait if wait is not None else None)}">{duration(wait, signed=True)}</td>'
         f"{ref_cell}"
         f"<td>{_num(o.get('machines'))}</td><td>{_num(o.get('jobs'))}</td></tr>"
     )
@@ -569,7 +592,7 @@ def _org_table(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
         '<thead><tr><th>#</th><th class="name">Organization</th><th class="mark">Sign</th>'
         "<th>Core-hours ahead (+) / behind (−) the fair share"
         + (" ± interval" if sampled else "")
-        + "</th><th>Equivalent extra wait per job (h)</th>"
+        + "</th><th>Equivalent extra wait per job</th>"
         + ("<th>Core-hours, platform's loss taken out</th>" if with_ref else "")
         + "<th>Machines</th><th>Jobs</th></tr></thead>"
     )
@@ -667,7 +690,7 @@ def _headline(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
             )
         if wait is not None:
             more = "longer" if wait > 0 else "less"
-            text += f", as if each of its jobs had waited {_num(abs(wait), 3)} hours {more}"
+            text += f", as if each of its jobs had waited {duration(abs(wait))} {more}"
         if sampled:
             text += " (sign decided)" if decided(o, sampled) else " (sign undecided)"
         return text

@@ -231,12 +231,12 @@ def core_hours(org: dict, horizon: float | None) -> float | None:
 def wait_hours(org: dict) -> float | None:
     """Equivalent extra wait per job, hours: ``-surplus / work / 3600``.
 
-    Starting every job of the organization ``d`` seconds later lowers its ``psi`` by ``d``
-    times the work (processor-seconds) those jobs did in the window, since ``psi`` adds, over
-    every second of the window, the work done by then. So the surplus is what a uniform
-    shift of ``-surplus / work`` seconds on each of its jobs would take away: positive, its
-    jobs waited that much longer than under the fair share, as if each had; negative, that
-    much less. ``None`` without work."""
+    ``psi`` adds, over every second of the window, the work (processor-seconds) done by then,
+    so starting every job of the organization ``d`` seconds earlier raises its ``psi`` by
+    ``d`` times the work those jobs did in the window (as long as they still end inside it).
+    With ``d = -surplus / work`` that makes ``psi`` equal to ``phi``: its jobs waited, in
+    effect, ``d`` longer each than under its fair share (``d`` negative: less). ``None``
+    without work."""
     work = org.get("work")
     if not work:
         return None
@@ -809,9 +809,9 @@ def _render(report: dict, orgs: list[dict]) -> str:
         "share: what its contribution (machines and jobs) entitles it to. <b>Core-hours "
         "ahead (+)</b>: on average over the window, it had done that much more work than "
         "under its fair share (favoured); <b>behind (−)</b>: less (short-changed). The "
-        "<b>equivalent extra wait per job</b> is the same surplus as a delay: if every one of "
-        "its jobs had started that many hours later (earlier, if negative), it would have "
-        "received exactly its fair share.</p>",
+        "<b>equivalent extra wait per job</b> is the same surplus as a delay: had every one "
+        "of its jobs started that much earlier (later, if negative), it would have received "
+        "exactly its fair share; its jobs waited, in effect, that much longer each.</p>",
         _headline(orgs, sampled, horizon),
         _notes(report),
         _efficiency(report),

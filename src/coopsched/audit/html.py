@@ -71,6 +71,7 @@ td{white-space:nowrap}
 th{background:#f2f2f2}td.name,th.name{text-align:left}
 tr.recorded td{font-weight:600;background:#f7f7ff}td.pos{color:#0b6e2f}td.neg{color:#a3161a}
 td.mark,th.mark{text-align:left}tr.undecided td.mark{color:#666}
+tr.undecided td.pos,tr.undecided td.neg{opacity:.65}
 tbody.gap td{text-align:center;color:#555;font-style:italic}
 .note{background:#fff6d6;border:1px solid #e6c44f;padding:.5rem .8rem;border-radius:4px}
 #headline{background:#eef4fb;border:1px solid #9bb7d9;padding:.6rem .9rem;border-radius:4px}
@@ -364,7 +365,8 @@ def _contribution_figure(orgs: list[dict], sampled: bool) -> str:
     """Horizontal bars: Shapley value phi (with its interval when sampled) against psi."""
     top, bottom, between, y, gap = _rows_with_gap(orgs)
     shown = top + bottom
-    fig = _new_figure(9.0, max(2.4, 0.42 * (len(y) + (1 if between else 0)) + 1.3))
+    rows = len(y) + (1 if between else 0)
+    fig = _new_figure(9.0, max(2.4, (0.42 if rows <= 12 else 0.3) * rows + 1.3))
     ax = fig.add_subplot()
     phi = np.array([float(o["phi"]) for o in shown])
     psi = np.array([float(o["psi"]) for o in shown])

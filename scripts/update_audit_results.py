@@ -1,6 +1,6 @@
 """Rerun the worked audits of docs/audit.md and rewrite docs/results/audit/.
 
-    python scripts/update_audit_results.py [--traces DIR]
+    python scripts/update_audit_results.py [--traces DIR] [--slurm-only]
 
 Each audit runs through the command line, exactly as the page shows it, on the rigid
 model (the default for logs) and, for the comparison the page draws, on the sequential
@@ -56,6 +56,11 @@ def screenshot(html: Path, png: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
+    ap.add_argument(
+        "--slurm-only",
+        action="store_true",
+        help="only the Slurm capture (seconds): its outputs, HTML page and screenshot",
+    )
     a = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     w = lambda name, text: (OUT / name).write_text(text)  # noqa: E731
@@ -66,6 +71,9 @@ def main() -> None:
     w("slurm-capture.txt", coopsched("audit", *slurm, "--html", str(html.relative_to(ROOT))))
     w("slurm-capture-sequential.txt", coopsched("audit", *slurm, "--jobs", "sequential"))
     screenshot(html, OUT / "slurm-capture.png")
+    if a.slurm_only:
+        print(f"rewrote the Slurm capture's outputs in {OUT}")
+        return
 
     # LPC-EGEE, the week of 20 December 2004, groups as organizations (serial jobs)
     lpc = [

@@ -6,6 +6,9 @@ skip with a reason when chromium or the playwright driver is missing.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import html
 import re
 import shutil
 from pathlib import Path
@@ -13,7 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coopsched.audit.html import FIGURES, render_html
+from coopsched.audit.html import (
+    COLLAPSE_ABOVE,
+    FIGURES,
+    LEGEND_EACH,
+    LEGEND_MAX,
+    SHOW_EACH,
+    duration,
+    render_html,
+)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 EVIL = '<b>lab</b> & "co" $x$'
@@ -75,6 +86,12 @@ def make_report(names: list[str], sampled: bool = False, seed: int = 0) -> dict:
     }
 
 
+def _sorted_names(report: dict) -> list[tuple[str, float]]:
+    """(name, surplus), most short-changed first: the order the page must show."""
+    orgs = sorted(report["organizations"], key=lambda o: o["surplus"])
+    return [(o["name"], o["surplus"]) for o in orgs]
+
+
 # --- page content, no browser ---------------------------------------------------------------
 
 
@@ -112,23 +129,42 @@ def test_sampled_note_and_intervals_only_when_sampled():
     assert sampled.count("<td>[") == 2
 
 
+def _section(page: str, start: str, end: str) -> str:
+    """The page from ``start`` to the first ``end`` after it."""
+    i = page.index(start)
+    return page[i : page.index(end, i)]
+
+
 def test_twenty_organizations_and_one():
     for k in (1, 20):
         names = [f"org{i:02d}" for i in range(k)]
         page = render_html(make_report(names, seed=k))
-        table = page[page.index('id="organizations"') :]
+        table = _section(page, 'id="organizations"', 'id="specialists"')
         assert table.count('<td class="name">org') == k
+        assert _section(page, 'id="utilities"', "</table>").count('<td class="name">org') == k
         util = page[page.index('id="fig-utilization"') :]
-        assert all(f">{n}<" in util for n in names)
+        if k <= LEGEND_MAX:
+            assert all(f">{n}<" in util for n in names)
+        else:  # the most short-changed and most favoured named, the others under one entry
+            order = [n for n, _ in _sorted_names(make_report(names, seed=k))]
+            named = order[:LEGEND_EACH] + order[-LEGEND_EACH:]
+            assert all(f">{n}<" in util for n in named)
+            assert not any(f">{n}<" in util for n in order if n not in named)
+            assert f">{k - 2 * LEGEND_EACH} others (grey)<" in util
 
 
 def test_surplus_sign_is_coloured():
-    report = make_report(["a", "b", "c"], seed=3)
+    report = make_report(list("abcdef"), seed=0)
     page = render_html(report)
-    signs = ["pos" if o["surplus"] > 0 else "neg" for o in report["organizations"]]
-    rows = re.findall(r'<tr><td class="name">[^<]*</td>.*?</tr>', page)[: len(signs)]
-    for row, sign in zip(rows, signs, strict=True):
-        assert f'class="{sign}"' in row
+    assert {o["surplus"] > 0 for o in report["organizations"]} == {True, False}
+    for o in report["organizations"]:
+        sign = "pos" if o["surplus"] > 0 else "neg"
+        for table in ("organizations", "utilities"):
+            part = page[page.index(f'id="{table}"') :]
+            row = re.search(
+                rf'<tr[^>]*>(<td>\d+</td>)?<td class="name">{o["name"]}</td>.*?</tr>', part
+            )
+            assert row is not None and f'class="{sign}"' in row.group(0), (table, o["name"])
 
 
 def test_interval_bound_at_zero_is_drawn():
@@ -178,6 +214,140 @@ def test_no_organizations_is_an_error():
         render_html(report)
 
 
+def _big(k: int) -> dict:
+    """A report of ``k`` organizations: exact at 5, sampled (with intervals) beyond."""
+    return make_report([f"org{i:03d}" for i in range(k)], sampled=k > 5, seed=k)
+
+
+@functools.cache
+def _big_page(k: int) -> str:
+    return render_html(_big(k))
+
+
+def _table_names(page: str, table: str) -> list[str]:
+    part = _section(page, f'id="{table}"', "</table>")
+    return [html.unescape(n) for n in re.findall(r'<td class="name">([^<]*)</td>', part)]
+
+
+@pytest.mark.parametrize("k", [5, 30, 140])
+def test_rows_are_sorted_most_short_changed_first(k):
+    report, page = _big(k), _big_page(k)
+    order = [n for n, _ in _sorted_names(report)]
+    assert order != [o["name"] for o in report["organizations"]], "the test needs a reorder"
+    assert _table_names(page, "organizations") == order
+    assert _table_names(page, "utilities") == order
+    surplus = [float(x) for x in re.findall(r'data-surplus="([^"]+)"', page)]
+    assert surplus == sorted(surplus) and len(surplus) == k
+    ranks = re.findall(r'<tr class="(?:un)?decided"[^>]*><td>(\d+)</td>', page)
+    assert ranks == [str(i + 1) for i in range(k)]
+
+
+def test_decided_marks_follow_the_intervals():
+    report = _big(30)
+    orgs = report["organizations"]
+    # one organization exactly on the bound: |surplus| = half-width is not decided
+    orgs[0]["phi_low"], orgs[0]["phi_high"] = orgs[0]["phi"] - 5e6, orgs[0]["phi"] + 5e6
+    orgs[0]["surplus"] = -5e6
+    page = render_html(report)
+    expected = {o["name"]: abs(o["surplus"]) > (o["phi_high"] - o["phi_low"]) / 2 for o in orgs}
+    assert 0 < sum(expected.values()) < len(orgs), "the test needs both kinds"
+    rows = re.findall(r'<tr class="(decided|undecided)" data-name="([^"]+)"', page)
+    assert {n: c == "decided" for c, n in rows} == expected
+    marks = re.findall(r'<td class="mark"[^>]*>([^<]*)</td>', page)
+    assert sum(m.startswith("✓") for m in marks) == sum(expected.values())
+    n_short = sum(expected[o["name"]] and o["surplus"] < 0 for o in orgs)
+    assert f"Signs decided by the intervals: {n_short} short-changed" in page
+    # an exact audit decides every sign
+    exact = render_html(make_report([f"o{i}" for i in range(6)], seed=0))
+    assert exact.count('<tr class="decided"') == 6 and 'class="undecided"' not in exact
+    assert "every sign is decided" in exact
+
+
+def test_equivalent_wait_is_the_uniform_delay_that_gives_the_surplus():
+    """Starting every job d seconds later lowers psi_sp by d x work: the page's 'extra wait
+    per job' of a surplus psi(late) - psi(fair) is d."""
+    from coopsched.audit.html import core_hours, wait_hours
+    from coopsched.online.utilities import psi_sp
+
+    rng = np.random.default_rng(1)
+    n, T, d = 40, 200_000, 5_400
+    size = rng.integers(60, 3_600, n)
+    width = rng.integers(1, 9, n)
+    start = rng.integers(0, T - d - 4_000, n)
+    org = np.zeros(n, dtype=np.int64)
+    fair = psi_sp(org, start, size, T, 1, width)[0]
+    late = psi_sp(org, start + d, size, T, 1, width)[0]
+    work = int((size * width).sum())
+    row = {"surplus": float(late - fair), "work": work, "surplus_core_hours": None}
+    assert wait_hours(row) == pytest.approx(d / 3600)
+    assert core_hours(row, T) == pytest.approx(-d * work / T / 3600)
+    assert wait_hours({"surplus": 1.0, "work": 0}) is None
+
+
+def test_durations_in_the_unit_people_read():
+    cases = {1 / 3600: "1 s", -59 / 3600: "59 s", 1.5 / 60: "1.5 min", 1.0: "1 h"}
+    cases |= {47.9: "47.9 h", 72.0: "3 days"}
+    for hours, text in cases.items():
+        assert duration(hours) == text, hours
+    assert duration(-0.5, signed=True) == "-30 min" and duration(2.0, signed=True) == "+2 h"
+    assert duration(0.0, signed=True) == "0 s" and duration(None) == "—"
+
+
+def test_time_axis_in_the_logs_dates_and_zone():
+    report = make_report(["a", "b"])  # 22:13 to 04:13 UTC: Paris is one hour ahead
+    utc = render_html(report)
+    report["window"]["timezone"] = "Europe/Paris"
+    paris = render_html(report)
+    for page, zone in ((utc, "UTC"), (paris, "Europe/Paris")):
+        fig = _section(page, 'id="fig-surplus"', "</figure>")
+        assert f"date and time ({zone})" in fig and "since the start" not in fig
+    assert ">05:00<" in _section(paris, 'id="fig-surplus"', "</figure>")
+    assert ">05:00<" not in _section(utc, 'id="fig-surplus"', "</figure>")
+    report["window"]["from"] = None  # no date (a JSON schedule): hours since the start
+    fig = _section(render_html(report), 'id="fig-surplus"', "</figure>")
+    assert "hours since the start of the window" in fig
+
+
+def test_headline_in_core_hours_and_wait_per_job():
+    report = make_report(list("abcdef"), seed=0)
+    page = render_html(report)
+    worst = min(report["organizations"], key=lambda o: o["surplus"])
+    best = max(report["organizations"], key=lambda o: o["surplus"])
+    head = _section(page, 'id="headline"', "</p>")
+    hours = -worst["surplus"] / worst["work"] / 3600
+    assert f"Most short-changed: <b>{worst['name']}</b>" in head
+    assert f"{-worst['surplus_core_hours']:.3g} core-hours behind" in head
+    assert f"waited {duration(hours)} longer" in head
+    assert f"Most favoured: <b>{best['name']}</b>" in head
+    # psi and phi stay for the specialists, in their units
+    assert "processor-seconds x seconds" in _section(page, 'id="specialists"', "</summary>")
+
+
+def test_long_lists_collapse_and_get_a_search_box():
+    small, mid, big = _big_page(5), _big_page(30), _big_page(140)
+    assert "<script" not in small and 'id="org-search"' not in small
+    assert 'id="org-search"' in mid and 'id="show-all"' not in mid
+    assert 'id="show-all"' in big and 'class="more"' in big
+    more = _section(big, '<tbody class="more">', "</tbody>")
+    assert more.count("<tr") == 140 - 2 * SHOW_EACH and COLLAPSE_ABOVE < 140
+    # the page's only script is inline and fetches nothing
+    assert big.count("<script") == 1 and "<script>" in big
+    script = _section(big, "<script>", "</script>")
+    for word in ("http", "fetch", "XMLHttpRequest", "import", "src="):
+        assert word not in script
+
+
+def test_many_organizations_name_a_few_in_the_legends():
+    page, order = _big_page(140), [n for n, _ in _sorted_names(_big(140))]
+    for fig in ("fig-surplus", "fig-utilization"):
+        part = _section(page, f'id="{fig}"', "</figure>")
+        assert ">130 others (grey)<" in part
+        assert sum(f">{n}<" in part for n in order) == 2 * LEGEND_EACH
+    bars = _section(page, 'id="fig-verdict"', "</figure>")
+    assert "100 organizations in between" in bars
+    assert f">{order[0]}<" in bars and f">{order[-1]}<" in bars
+
+
 # --- in a real headless browser ---------------------------------------------------------------
 
 FLAGS = [
@@ -191,8 +361,8 @@ FLAGS = [
 ]
 
 
-@pytest.fixture
-def browser_page(tmp_path):
+@contextlib.contextmanager
+def _browser(tmp_path: Path, javascript: bool = True):
     """A page of a fresh headless chromium profile; records console errors and requests."""
     if CHROMIUM is None:
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
@@ -206,6 +376,7 @@ def browser_page(tmp_path):
             headless=True,
             args=FLAGS,
             viewport={"width": 1200, "height": 900},
+            java_script_enabled=javascript,
         )
         try:
             page = context.new_page()
@@ -217,6 +388,18 @@ def browser_page(tmp_path):
             yield page
         finally:
             context.close()
+
+
+@pytest.fixture
+def browser_page(tmp_path):
+    with _browser(tmp_path) as page:
+        yield page
+
+
+@pytest.fixture
+def browser_page_without_js(tmp_path):
+    with _browser(tmp_path, javascript=False) as page:
+        yield page
 
 
 def _open(page, tmp_path: Path, report: dict) -> Path:
@@ -261,3 +444,77 @@ def test_browser_screenshot_is_not_blank(browser_page, tmp_path):
     assert img.std() > 20
     assert (img < 200).mean() > 0.02, "almost nothing drawn"
     assert browser_page.errors == []
+
+
+#: A typical laptop window and a phone's.
+WIDTHS = (1280, 400)
+
+
+def _visible_rows(page) -> int:
+    return page.locator("#organizations tbody tr[data-name]:visible").count()
+
+
+@pytest.mark.parametrize("k", [5, 30, 140])
+def test_browser_many_organizations_fit_sorted_and_marked(browser_page, tmp_path, k):
+    from PIL import Image
+
+    report = _big(k)
+    path = tmp_path / f"report{k}.html"
+    path.write_text(_big_page(k), encoding="utf-8")
+    for width in WIDTHS:
+        browser_page.set_viewport_size({"width": width, "height": 900})
+        browser_page.goto(path.as_uri(), wait_until="load")
+        scroll, inner = browser_page.evaluate(
+            "[document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        assert scroll <= inner, (k, width, scroll, inner)
+        shot = tmp_path / f"report{k}-{width}.png"
+        browser_page.screenshot(path=str(shot), full_page=True)
+        img = np.asarray(Image.open(shot).convert("L"), dtype=float)
+        assert img.shape[1] == width and img.std() > 20
+    names = browser_page.eval_on_selector_all(
+        "#organizations tbody tr[data-name]", "rows => rows.map(r => r.dataset.name)"
+    )
+    assert names == [n for n, _ in _sorted_names(report)]
+    decided = [
+        abs(o["surplus"]) > (o["phi_high"] - o["phi_low"]) / 2 if k > 5 else True
+        for o in report["organizations"]
+    ]
+    assert browser_page.locator("#organizations tr.decided").count() == sum(decided)
+    marks = browser_page.locator("#organizations tr.decided td.mark").all_inner_texts()
+    assert all(m.startswith("✓") for m in marks)
+    assert _visible_rows(browser_page) == (k if k <= COLLAPSE_ABOVE else 2 * SHOW_EACH)
+    assert browser_page.locator("#org-search").is_visible() is (k > 10)
+    assert browser_page.errors == []
+    assert browser_page.requests == [path.as_uri()] * len(WIDTHS)
+
+
+def test_browser_show_all_and_search(browser_page, tmp_path):
+    path = tmp_path / "report.html"
+    path.write_text(_big_page(140), encoding="utf-8")
+    browser_page.goto(path.as_uri(), wait_until="load")
+    assert _visible_rows(browser_page) == 2 * SHOW_EACH
+    browser_page.locator("#show-all").check()
+    assert _visible_rows(browser_page) == 140
+    browser_page.locator("#show-all").uncheck()
+    assert _visible_rows(browser_page) == 2 * SHOW_EACH
+    # a search looks through the hidden rows too
+    browser_page.locator("#org-search").fill("ORG07")
+    visible = browser_page.locator("#organizations tbody tr[data-name]:visible")
+    found = visible.evaluate_all("rows => rows.map(r => r.dataset.name)")
+    assert sorted(found) == [f"org07{i}" for i in range(10)]
+    assert browser_page.locator("#org-search-count").inner_text() == "10 of 140 organizations"
+    browser_page.locator("#org-search").fill("")
+    assert _visible_rows(browser_page) == 2 * SHOW_EACH
+    assert browser_page.errors == []
+
+
+def test_browser_without_javascript_still_shows_all(browser_page_without_js, tmp_path):
+    page = browser_page_without_js
+    path = tmp_path / "report.html"
+    path.write_text(_big_page(140), encoding="utf-8")
+    page.goto(path.as_uri(), wait_until="load")
+    assert not page.locator("#org-search").is_visible()  # no dead control
+    assert _visible_rows(page) == 2 * SHOW_EACH
+    page.locator("#organizations tbody.gap label").click()  # "show all", in the table
+    assert _visible_rows(page) == 140

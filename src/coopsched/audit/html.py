@@ -1,11 +1,25 @@
 """The audit report as one self-contained HTML page (issue #14, ``coopsched audit --html``).
 
 :func:`render_html` turns the audit's report dict (see ``docs/audit.md``) into a page that
-opens offline: no script, no external font, style sheet or image; every figure is an inline
-SVG drawn by matplotlib. The page shows, per organization, what it received (``psi``, its
-utility in the recorded schedule, Skowron & Rzadca Eq. 3) against its Shapley value
-(``phi``, what its contribution entitles it to), the surplus ``psi - phi`` over time, each
-organization's utilization over time, and the counterfactual policies' unfairness.
+opens offline: no external script, font, style sheet or image; every figure is an inline
+SVG drawn by matplotlib. It reads at 5 as at 140 organizations (issue #29 item 6):
+
+* organizations are listed by surplus ``psi - phi``, the most short-changed first (the
+  core-hours and ``vs_ref`` columns give the same order: they are the surplus scaled by a
+  constant, and shifted by a constant);
+* the headline is in core-hours of work ahead of (or behind) the fair share, averaged over
+  the window, and in the equivalent extra wait per job (:func:`wait_hours`, shown in
+  seconds, minutes, hours or days as its size asks); ``psi`` and
+  ``phi`` in processor-seconds x seconds stay in a table for specialists;
+* a row whose sign is decided (exact audit, or ``|surplus|`` beyond the interval's
+  half-width) carries a mark; sampled intervals are error bars;
+* beyond :data:`COLLAPSE_ABOVE` organizations the table shows the most short-changed and the
+  most favoured, the others behind a "show all" box (CSS only); a search box filters the
+  rows. The search is the page's one inline script: without JavaScript the box stays hidden
+  and everything else works (the browser's own find searches the table once all are shown);
+* time axes are dates in the log's time zone; legends name at most :data:`LEGEND_MAX`
+  organizations (the most short-changed and the most favoured), the others drawn in grey
+  under one entry.
 """
 
 from __future__ import annotations
@@ -15,6 +29,7 @@ import io
 import math
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,22 +41,73 @@ if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 
 #: Figure ids of the page, in order (the browser test checks each one).
-FIGURES: tuple[str, ...] = ("fig-contribution", "fig-surplus", "fig-utilization")
+FIGURES: tuple[str, ...] = ("fig-verdict", "fig-contribution", "fig-surplus", "fig-utilization")
+
+#: Above this many organizations, the table shows the :data:`SHOW_EACH` most short-changed
+#: and most favoured; the others are behind the "show all" box.
+COLLAPSE_ABOVE = 40
+SHOW_EACH = 15
+#: Above this many organizations, a search box (shown by the page's script) filters the table.
+SEARCH_ABOVE = 10
+#: Bar charts draw every organization up to this many, else the :data:`BAR_EACH` most
+#: short-changed and most favoured.
+BAR_MAX = 40
+BAR_EACH = 20
+#: Curves name every organization in the legend up to this many, else the
+#: :data:`LEGEND_EACH` most short-changed and most favoured (the others grey, one entry).
+LEGEND_MAX = 10
+LEGEND_EACH = 5
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
-margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1b1b1b;line-height:1.45}
+margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1b1b1b;line-height:1.45;
+overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;
 border-bottom:1px solid #ddd;padding-bottom:.2rem}
-table{border-collapse:collapse;margin:.6rem 0;font-size:.92rem}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.92rem;overflow-wrap:normal}
 th,td{border:1px solid #ccc;padding:.25rem .55rem;text-align:right}
 td{white-space:nowrap}
 th{background:#f2f2f2}td.name,th.name{text-align:left}
 tr.recorded td{font-weight:600;background:#f7f7ff}td.pos{color:#0b6e2f}td.neg{color:#a3161a}
+td.mark,th.mark{text-align:left}tr.undecided td.mark{color:#666}
+tr.undecided td.pos,tr.undecided td.neg{opacity:.65}
+tbody.gap td{text-align:center;color:#555;font-style:italic}
 .note{background:#fff6d6;border:1px solid #e6c44f;padding:.5rem .8rem;border-radius:4px}
-.meta td{text-align:left}.meta th{text-align:left}
-figure.chart{margin:1rem 0}figure.chart svg{width:100%;height:auto}
+#headline{background:#eef4fb;border:1px solid #9bb7d9;padding:.6rem .9rem;border-radius:4px}
+.meta td{text-align:left;white-space:normal}.meta th{text-align:left}
+figure.chart{margin:1rem 0;overflow-x:auto}
+figure.chart svg{width:100%;min-width:560px;height:auto}
 figcaption{font-size:.9rem;color:#444}
+#show-all:not(:checked)~.scroll tbody.more{display:none}
+#show-all:checked~.scroll tbody.gap{display:none}
+#organizations.searching tbody.more{display:table-row-group!important}
+#organizations.searching tbody.gap{display:none}
+details{margin:.8rem 0}summary{cursor:pointer}
+"""
+
+#: The search box's script: shows the box (hidden without JavaScript) and filters the
+#: organizations' rows by name; while a query is typed, the collapsed rows are searched too.
+_SCRIPT = """
+(function () {
+  var box = document.getElementById("org-search-box");
+  var q = document.getElementById("org-search");
+  var t = document.getElementById("organizations");
+  var n = document.getElementById("org-search-count");
+  if (!box || !q || !t || !n) { return; }
+  var rows = t.querySelectorAll("tbody tr[data-name]");
+  box.hidden = false;
+  q.addEventListener("input", function () {
+    var s = q.value.trim().toLowerCase(), hits = 0;
+    t.classList.toggle("searching", s !== "");
+    for (var i = 0; i < rows.length; i++) {
+      var hit = rows[i].getAttribute("data-name").toLowerCase().indexOf(s) >= 0;
+      rows[i].hidden = !hit;
+      if (hit) { hits++; }
+    }
+    n.textContent = s === "" ? "" : hits + " of " + rows.length + " organizations";
+  });
+})();
 """
 
 
@@ -68,6 +134,39 @@ def _num(value: Any, digits: int = 4) -> str:
     if x == int(x) and abs(x) < 1e15:
         return f"{int(x):,}"
     return f"{x:,.{digits}g}"
+
+
+def _signed(value: float | None) -> str:
+    """A signed quantity in people's units: three significant digits, whole beyond 1,000."""
+    if value is None or math.isnan(value):
+        return "—"
+    if value == 0:
+        return "0"
+    if abs(value) >= 1000:
+        return f"{value:+,.0f}"
+    return f"{value:+,.3g}"
+
+
+def duration(hours: float | None, signed: bool = False) -> str:
+    """A duration in the unit people read it in: seconds, minutes, hours or days (three
+    significant digits); '—' when missing."""
+    if hours is None or math.isnan(hours):
+        return "—"
+    seconds = hours * 3600
+    size = abs(seconds)
+    value, unit = (
+        (seconds, "s")
+        if size < 60
+        else (seconds / 60, "min")
+        if size < 3600
+        else (hours, "h")
+        if size < 2 * 86400
+        else (hours / 24, "days")
+    )
+    if not signed:
+        value = abs(value)
+    text = f"{value:+.3g}" if signed and value else f"{value:.3g}"
+    return f"{text} {unit}"
 
 
 def _colors(n: int) -> list:
@@ -99,10 +198,79 @@ def _new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
+# --- per-organization quantities in people's units ------------------------------------------
+
+
+def _horizon(report: dict) -> float | None:
+    h = (report.get("window") or {}).get("horizon")
+    return float(h) if h else None
+
+
+def halfwidth(org: dict) -> float:
+    """Half-width of the interval of ``phi`` (and of the surplus): 0 in an exact audit."""
+    low, high = org.get("phi_low"), org.get("phi_high")
+    if low is None or high is None:
+        return 0.0
+    return max(float(high) - float(low), 0.0) / 2
+
+
+def decided(org: dict, sampled: bool) -> bool:
+    """Whether the sign of the surplus is known: always in an exact audit; in a sampled one
+    when ``|surplus|`` exceeds the interval's half-width (the interval excludes 0)."""
+    return not sampled or abs(float(org.get("surplus") or 0.0)) > halfwidth(org)
+
+
+def core_hours(org: dict, horizon: float | None) -> float | None:
+    """``surplus / T / 3600``: core-hours of work done ahead of (+) or behind (-) the fair
+    share, on average over the window (``surplus_core_hours`` of the report)."""
+    value = org.get("surplus_core_hours")
+    if value is not None:
+        return float(value)
+    return float(org.get("surplus") or 0.0) / horizon / 3600 if horizon else None
+
+
+def wait_hours(org: dict) -> float | None:
+    """Equivalent extra wait per job, hours: ``-surplus / work / 3600``.
+
+    ``psi`` adds, over every second of the window, the work (processor-seconds) done by then,
+    so starting every job of the organization ``d`` seconds earlier raises its ``psi`` by
+    ``d`` times the work those jobs did in the window (as long as they still end inside it).
+    With ``d = -surplus / work`` that makes ``psi`` equal to ``phi``: its jobs waited, in
+    effect, ``d`` longer each than under its fair share (``d`` negative: less). ``None``
+    without work."""
+    work = org.get("work")
+    if not work:
+        return None
+    return -float(org.get("surplus") or 0.0) / float(work) / 3600
+
+
+def _by_surplus(orgs: list[dict]) -> list[dict]:
+    """The organizations by surplus, the most short-changed (most negative) first; ties keep
+    the report's order."""
+    return sorted(orgs, key=lambda o: float(o.get("surplus") or 0.0))
+
+
+def _ends(items: list, limit: int, each: int) -> tuple[list, list, int]:
+    """All of ``items`` up to ``limit``, else the first and last ``each`` and how many between."""
+    if len(items) <= limit:
+        return list(items), [], 0
+    return list(items[:each]), list(items[-each:]), len(items) - 2 * each
+
+
+def _verdict(org: dict, sampled: bool) -> str:
+    s = float(org.get("surplus") or 0.0)
+    if not decided(org, sampled):
+        return "undecided"
+    return "short-changed" if s < 0 else "favoured" if s > 0 else "even"
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+
 def _legend(ax, handles: list, names: Sequence[str]) -> None:
     """A legend with explicit labels (names starting with '_' are kept), outside if many."""
     labels = [_mpl_text(n) for n in names]
-    if len(names) <= 8:
+    if len(names) <= 5:
         ax.legend(handles, labels, fontsize=8, loc="best")
     else:
         ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -114,24 +282,106 @@ def _bound(org: dict, key: str) -> float:
     return float(org["phi"] if value is None else value)
 
 
+def _rows_with_gap(orgs: list[dict]) -> tuple[list[dict], list[dict], int, np.ndarray, float]:
+    """The bar charts' rows: ``(top, bottom, between, y of each drawn row, y of the gap)``."""
+    top, bottom, between = _ends(orgs, BAR_MAX, BAR_EACH)
+    shown = len(top) + len(bottom)
+    y = np.array([i if i < len(top) else i + 1 for i in range(shown)], dtype=float)
+    return top, bottom, between, y, float(len(top))
+
+
+def _gap_label(ax, y: float, between: int) -> None:
+    ax.text(
+        0.5,
+        y,
+        f"... {between} organizations in between (all are in the table)",
+        transform=ax.get_yaxis_transform(),
+        ha="center",
+        va="center",
+        fontsize=8,
+        color="#444",
+        style="italic",
+    )
+
+
+def _verdict_figure(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
+    """Horizontal bars: each organization's surplus in core-hours (most short-changed on top),
+    sampled intervals as error bars; decided signs solid, undecided ones hatched."""
+    from matplotlib.artist import Artist
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    top, bottom, between, y, gap = _rows_with_gap(orgs)
+    shown = top + bottom
+    fig = _new_figure(9.0, max(2.4, 0.22 * (len(y) + (1 if between else 0)) + 1.6))
+    ax = fig.add_subplot()
+    in_hours = horizon is not None
+    scale = horizon * 3600 if horizon else 1.0
+    value = np.array(
+        [core_hours(o, horizon) if in_hours else float(o.get("surplus") or 0.0) for o in shown],
+        dtype=float,
+    )
+    sure = [decided(o, sampled) for o in shown]
+    colors = ["#a3161a" if v < 0 else "#0b6e2f" for v in value]
+    faces = [c if d else "#ffffff" for c, d in zip(colors, sure, strict=True)]
+    hatches = ["" if d else "////" for d in sure]
+    for yi, v, face, edge, hatch in zip(y, value, faces, colors, hatches, strict=True):
+        ax.barh(yi, v, height=0.7, color=face, edgecolor=edge, hatch=hatch, lw=0.8)
+    handles: list[Artist] = [
+        Patch(facecolor="#a3161a", label="short-changed, sign decided"),
+        Patch(facecolor="#0b6e2f", label="favoured, sign decided"),
+    ]
+    if not all(sure):
+        handles.append(
+            Patch(facecolor="#ffffff", edgecolor="#555", hatch="////", label="sign undecided")
+        )
+    if sampled:
+        err = np.array([halfwidth(o) / scale for o in shown])
+        ax.errorbar(value, y, xerr=err, fmt="none", ecolor="#1b1b1b", capsize=2.5, lw=0.9)
+        handles.append(Line2D([], [], color="#1b1b1b", lw=0.9, label="interval"))
+    if between:
+        _gap_label(ax, gap, between)
+    ax.set_yticks(y, [_mpl_text(o["name"]) for o in shown], fontsize=8)
+    ax.set_ylim(float(y.max()) + 0.6 if len(y) else 0.6, -0.6)
+    ax.axvline(0, color="#555", lw=0.8)
+    ax.set_xlabel(
+        "core-hours of work ahead of (+) or behind (-) the fair share, averaged over the window"
+        if in_hours
+        else "psi - phi (processor-seconds x seconds)"
+    )
+    ax.legend(
+        handles=handles,
+        fontsize=8,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=min(len(handles), 4),
+        frameon=False,
+    )
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig, "v")
+
+
 def _contribution_figure(orgs: list[dict], sampled: bool) -> str:
     """Horizontal bars: Shapley value phi (with its interval when sampled) against psi."""
-    n = len(orgs)
-    fig = _new_figure(9.0, max(2.4, 0.42 * n + 1.3))
+    top, bottom, between, y, gap = _rows_with_gap(orgs)
+    shown = top + bottom
+    rows = len(y) + (1 if between else 0)
+    fig = _new_figure(9.0, max(2.4, (0.42 if rows <= 12 else 0.3) * rows + 1.3))
     ax = fig.add_subplot()
-    y = np.arange(n)
-    phi = np.array([float(o["phi"]) for o in orgs])
-    psi = np.array([float(o["psi"]) for o in orgs])
+    phi = np.array([float(o["phi"]) for o in shown])
+    psi = np.array([float(o["psi"]) for o in shown])
     h = 0.38
     bars_phi = ax.barh(y - h / 2, phi, height=h, color="#7a9cc6", label="phi")
     if sampled:
-        low = np.array([_bound(o, "phi_low") for o in orgs])
-        high = np.array([_bound(o, "phi_high") for o in orgs])
+        low = np.array([_bound(o, "phi_low") for o in shown])
+        high = np.array([_bound(o, "phi_high") for o in shown])
         err = np.vstack([np.maximum(phi - low, 0), np.maximum(high - phi, 0)])
         ax.errorbar(phi, y - h / 2, xerr=err, fmt="none", ecolor="#1b1b1b", capsize=3, lw=1)
     bars_psi = ax.barh(y + h / 2, psi, height=h, color="#e39b4c", label="psi")
-    ax.set_yticks(y, [_mpl_text(o["name"]) for o in orgs], fontsize=8)
-    ax.invert_yaxis()
+    if between:
+        _gap_label(ax, gap, between)
+    ax.set_yticks(y, [_mpl_text(o["name"]) for o in shown], fontsize=8)
+    ax.set_ylim(float(y.max()) + 0.6 if len(y) else 0.6, -0.6)
     ax.axvline(0, color="#555", lw=0.8)
     ax.set_xlabel("utility (processor-seconds x seconds, paper Eq. 3)")
     ax.legend(
@@ -151,16 +401,38 @@ def _contribution_figure(orgs: list[dict], sampled: bool) -> str:
     return _svg(fig, "c")
 
 
-def _curve_figure(
-    report: dict, key: str, ylabel: str, prefix: str, zero_line: bool, names: list[str]
-) -> str | None:
-    """Lines over time, one per organization, from ``report['curves'][key]``."""
-    curves = report.get("curves") or {}
-    t = np.asarray(curves.get("t") or [], dtype=float)
-    series = curves.get(key) or {}
-    if t.size == 0 or not series:
+def _zone(name: object) -> tzinfo | None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if not name:
         return None
-    horizon = float((report.get("window") or {}).get("horizon") or t.max() or 1)
+    try:
+        return ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _time_axis(report: dict, t: np.ndarray) -> tuple[np.ndarray, str, tzinfo | None]:
+    """``(x, label, zone)``: the curves' times (seconds since the window's start) as dates
+    in the log's time zone when the window has a start date; else hours (minutes, seconds)
+    since the start, and no zone."""
+    window = report.get("window") or {}
+    start = window.get("from")
+    begin = None
+    if start:
+        try:
+            begin = datetime.fromisoformat(str(start))
+        except ValueError:
+            begin = None
+    if begin is not None and begin.tzinfo is not None:
+        from matplotlib.dates import date2num
+
+        zone = _zone(window.get("timezone")) or begin.tzinfo
+        first = begin.astimezone(UTC)  # arithmetic in UTC: no wall-clock jump at DST
+        x = date2num([first + timedelta(seconds=float(s)) for s in t])
+        name = window.get("timezone") if _zone(window.get("timezone")) else begin.strftime("%z")
+        return np.asarray(x, dtype=float), f"date and time ({name})", zone
+    horizon = float(window.get("horizon") or (t.max() if t.size else 1) or 1)
     unit, scale = (
         ("hours", 3600.0)
         if horizon >= 3 * 3600
@@ -168,27 +440,77 @@ def _curve_figure(
         if horizon >= 180
         else ("seconds", 1.0)
     )
-    x = t / scale
-    n = len(names)
-    fig = _new_figure(9.0 if n <= 8 else 10.5, 3.6)
+    return t / scale, f"{unit} since the start of the window", None
+
+
+def _highlighted(names: list[str]) -> tuple[list[str], list[str]]:
+    """``(named, others)``: the curves named in the legend, and the grey ones."""
+    top, bottom, _ = _ends(names, LEGEND_MAX, LEGEND_EACH)
+    named = top + bottom
+    chosen = set(named)
+    return named, [n for n in names if n not in chosen]
+
+
+def _curve_figure(
+    report: dict,
+    key: str,
+    ylabel: str,
+    prefix: str,
+    zero_line: bool,
+    names: list[str],
+    transform=None,
+) -> str | None:
+    """Lines over time, one per organization, from ``report['curves'][key]``: the
+    organizations of :func:`_highlighted` in colour and named, the others grey."""
+    curves = report.get("curves") or {}
+    t = np.asarray(curves.get("t") or [], dtype=float)
+    series = curves.get(key) or {}
+    if t.size == 0 or not series:
+        return None
+    x, xlabel, zone = _time_axis(report, t)
+    present = [n for n in names if series.get(n) is not None]
+    if not present:
+        return None
+    named, others = _highlighted(present)
+
+    def values(name: str) -> np.ndarray:
+        v = np.asarray(series[name], dtype=float)
+        return transform(v, t) if transform is not None else v
+
+    fig = _new_figure(9.0 if len(named) <= 5 and not others else 10.5, 3.8)
     ax = fig.add_subplot()
     handles, labels = [], []
-    for color, name in zip(_colors(n), names, strict=True):
-        values = series.get(name)
-        if values is None:
-            continue
-        (line,) = ax.plot(x, np.asarray(values, dtype=float), color=color, lw=1.4)
+    for name in others:
+        (grey,) = ax.plot(x, values(name), color="#b5b5b5", lw=0.7, alpha=0.8)
+    if others:
+        handles.append(grey)
+        labels.append(f"{len(others)} others (grey)")
+    for color, name in zip(_colors(len(named)), named, strict=True):
+        (line,) = ax.plot(x, values(name), color=color, lw=1.5)
         handles.append(line)
         labels.append(name)
-    if not handles:
-        return None
+    if others:  # the named ones first, in the table's order
+        handles = handles[1:] + handles[:1]
+        labels = labels[1:] + labels[:1]
     if zero_line:
         ax.axhline(0, color="#555", lw=0.8)
-    ax.set_xlabel(f"{unit} since the start of the window")
+    if zone is not None:
+        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+        locator = AutoDateLocator(tz=zone)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator, tz=zone))
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     _legend(ax, handles, labels)
     return _svg(fig, prefix)
+
+
+def _per_core_hour(values: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``psi - phi`` at ``t`` as core-hours ahead of the fair share, averaged since the start."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(t > 0, values / np.where(t > 0, t, 1.0) / 3600, np.nan)
 
 
 def _figure(fig_id: str, svg: str | None, caption: str) -> str:
@@ -198,6 +520,9 @@ def _figure(fig_id: str, svg: str | None, caption: str) -> str:
         f'<figure class="chart" id="{fig_id}">{svg}'
         f"<figcaption>{_esc(caption)}</figcaption></figure>"
     )
+
+
+# --- tables and text ----------------------------------------------------------------------------
 
 
 def _window_table(report: dict) -> str:
@@ -219,32 +544,179 @@ def _window_table(report: dict) -> str:
         ("Method", report.get("method")),
     ]
     cells = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
-    return f'<table class="meta" id="window">{cells}</table>'
+    return f'<div class="scroll"><table class="meta" id="window">{cells}</table></div>'
 
 
-def _org_table(orgs: list[dict], sampled: bool) -> str:
+def _sign_class(value: float | None) -> str:
+    if value is None:
+        return ""
+    return "pos" if value > 0 else "neg" if value < 0 else ""
+
+
+def _org_row(rank: int, o: dict, sampled: bool, horizon: float | None, with_ref: bool) -> str:
+    s = float(o.get("surplus") or 0.0)
+    sure = decided(o, sampled)
+    verdict = _verdict(o, sampled)
+    mark = f"✓ {verdict}" if sure else "? undecided"
+    title = (
+        "exact audit: the sign is certain"
+        if not sampled
+        else "the interval excludes 0"
+        if sure
+        else "the interval includes 0"
+    )
+    ch = core_hours(o, horizon)
+    hw = halfwidth(o) / horizon / 3600 if sampled and horizon else None
+    ch_cell = _signed(ch) + (f" ± {_num(hw, 2)}" if hw is not None else "")
+    wait = wait_hours(o)
+    vs = o.get("vs_ref")
+    ref_cell = ""
+    if with_ref:
+        vs_ch = float(vs) / horizon / 3600 if vs is not None and horizon else None
+        ref_cell = f'<td class="{_sign_class(vs_ch)}">{_signed(vs_ch)}</td>'
+    cls = "decided" if sure else "undecided"
+    return (
+        f'<tr class="{cls}" data-name="{_esc(o["name"])}" data-surplus="{s!r}">'
+        f"<td>{rank}</td>"
+        f'<td class="name">{_esc(o["name"])}</td>'
+        f'<td class="mark" title="{title}">{mark}</td>'
+        f'<td class="{_sign_class(ch)}">{ch_cell}</td>'
+        f'<td class="{_sign_class(-wait if wait is not None else None)}">{duration(wait, signed=True)}</td>'
+        f"{ref_cell}"
+        f"<td>{_num(o.get('machines'))}</td><td>{_num(o.get('jobs'))}</td></tr>"
+    )
+
+
+def _org_table(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
+    """The organizations by surplus, most short-changed first, in people's units."""
+    with_ref = any(o.get("vs_ref") is not None for o in orgs)
+    head = (
+        '<thead><tr><th>#</th><th class="name">Organization</th><th class="mark">Sign</th>'
+        "<th>Core-hours ahead (+) / behind (−) the fair share"
+        + (" ± interval" if sampled else "")
+        + "</th><th>Equivalent extra wait per job</th>"
+        + ("<th>Core-hours, platform's loss taken out</th>" if with_ref else "")
+        + "<th>Machines</th><th>Jobs</th></tr></thead>"
+    )
+    ncol = 7 + (1 if with_ref else 0)
+    rows = [_org_row(i + 1, o, sampled, horizon, with_ref) for i, o in enumerate(orgs)]
+    top, bottom, between = _ends(rows, COLLAPSE_ABOVE, SHOW_EACH)
+    if not between:
+        body = f"<tbody>{''.join(rows)}</tbody>"
+        toggle = ""
+    else:
+        more = rows[len(top) : len(rows) - len(bottom)]
+        body = (
+            f"<tbody>{''.join(top)}</tbody>"
+            f'<tbody class="gap"><tr><td colspan="{ncol}">… {between} organizations in '
+            f'between, hidden: <label for="show-all">show all</label></td></tr></tbody>'
+            f'<tbody class="more">{"".join(more)}</tbody>'
+            f"<tbody>{''.join(bottom)}</tbody>"
+        )
+        toggle = (
+            '<input type="checkbox" id="show-all"> <label for="show-all">Show all '
+            f"{len(rows)} organizations (the {between} between the {SHOW_EACH} most "
+            f"short-changed and the {SHOW_EACH} most favoured are hidden)</label>"
+        )
+    search = (
+        ""
+        if len(rows) <= SEARCH_ABOVE
+        else (
+            '<p id="org-search-box" hidden><label>Find an organization: <input type="search" '
+            'id="org-search" autocomplete="off"></label> <span id="org-search-count" '
+            'aria-live="polite"></span></p>'
+        )
+    )
+    return (
+        f'<div id="org-list">{search}{toggle}<div class="scroll">'
+        f'<table id="organizations">{head}{body}</table></div></div>'
+    )
+
+
+def _utility_table(orgs: list[dict], sampled: bool) -> str:
+    """For specialists: psi, phi and the surplus in the paper's units, same order."""
+    with_ref = any(o.get("vs_ref") is not None for o in orgs)
     head = (
         '<tr><th class="name">Organization</th><th>Machines</th><th>Jobs</th><th>Work</th>'
         "<th>psi (received)</th><th>phi (fair)</th>"
         + ("<th>phi interval</th>" if sampled else "")
-        + "<th>psi - phi</th><th>per unit of work</th><th>core-hours</th></tr>"
+        + "<th>psi - phi</th><th>per unit of work (s)</th>"
+        + ("<th>vs_ref</th>" if with_ref else "")
+        + "</tr>"
     )
     body = []
     for o in orgs:
         s = float(o.get("surplus", 0.0) or 0.0)
-        cls = "pos" if s > 0 else "neg" if s < 0 else ""
+        cls = _sign_class(s)
         interval = (
             f"<td>[{_num(o.get('phi_low'))}, {_num(o.get('phi_high'))}]</td>" if sampled else ""
         )
+        ref = f"<td>{_num(o.get('vs_ref'))}</td>" if with_ref else ""
         body.append(
             f'<tr><td class="name">{_esc(o["name"])}</td><td>{_num(o.get("machines"))}</td>'
             f"<td>{_num(o.get('jobs'))}</td><td>{_num(o.get('work'))}</td>"
             f"<td>{_num(o.get('psi'))}</td><td>{_num(o.get('phi'))}</td>{interval}"
             f'<td class="{cls}">{_num(o.get("surplus"))}</td>'
-            f'<td class="{cls}">{_num(o.get("surplus_per_unit"))}</td>'
-            f'<td class="{cls}">{_num(o.get("surplus_core_hours"))}</td></tr>'
+            f'<td class="{cls}">{_num(o.get("surplus_per_unit"))}</td>{ref}</tr>'
         )
-    return f'<table id="organizations">{head}{"".join(body)}</table>'
+    return (
+        '<details id="specialists"><summary>For specialists: <b>psi</b> and <b>phi</b> in '
+        "processor-seconds x seconds (paper Eq. 3), same order</summary>"
+        "<p>work: processor-seconds done in the window; per unit of work: the surplus divided "
+        "by the work, seconds of unjustified speed-up (delay, if negative) per unit of work"
+        + (
+            "; vs_ref: the surplus with the platform's loss against REF taken out"
+            if with_ref
+            else ""
+        )
+        + f'.</p><div class="scroll"><table id="utilities">{head}{"".join(body)}</table></div>'
+        "</details>"
+    )
+
+
+def _headline(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
+    """The verdict in words: the most short-changed and most favoured organizations in
+    core-hours and equivalent wait per job, and how many signs are decided."""
+    k = len(orgs)
+    short = [o for o in orgs if float(o.get("surplus") or 0.0) < 0]
+    fav = [o for o in orgs if float(o.get("surplus") or 0.0) > 0]
+
+    def said(o: dict, side: str) -> str:
+        ch = core_hours(o, horizon)
+        wait = wait_hours(o)
+        text = f"<b>{_esc(o['name'])}</b>"
+        if ch is not None:
+            text += (
+                f": its work was on average {_num(abs(ch), 3)} core-hours {side} its fair share "
+                "over the window"
+            )
+        if wait is not None:
+            more = "longer" if wait > 0 else "less"
+            text += f", as if each of its jobs had waited {duration(abs(wait))} {more}"
+        if sampled:
+            text += " (sign decided)" if decided(o, sampled) else " (sign undecided)"
+        return text
+
+    parts = [f"<b>{k} organization{'s' if k != 1 else ''}</b>, most short-changed first. "]
+    if short:
+        parts.append(f"Most short-changed: {said(short[0], 'behind')}. ")
+    if fav:
+        parts.append(f"Most favoured: {said(fav[-1], 'ahead of')}. ")
+    if not short and not fav:
+        parts.append("Every organization received exactly its fair share. ")
+    n_short = sum(decided(o, sampled) for o in short)
+    n_fav = sum(decided(o, sampled) for o in fav)
+    if sampled:
+        undecided = k - n_short - n_fav
+        parts.append(
+            f"Signs decided by the intervals: {n_short} short-changed, {n_fav} favoured, "
+            f"{undecided} undecided."
+        )
+    else:
+        parts.append(
+            f"Exact audit, every sign is decided: {n_short} short-changed, {n_fav} favoured."
+        )
+    return f'<p id="headline">{"".join(parts)}</p>'
 
 
 def _counterfactual_table(rows: list[dict]) -> str:
@@ -267,7 +739,9 @@ def _counterfactual_table(rows: list[dict]) -> str:
         if any(r.get("unfairness") is None for r in rows)
         else ""
     )
-    return f'<table id="counterfactuals">{head}{"".join(body)}</table>{note}'
+    return (
+        f'<div class="scroll"><table id="counterfactuals">{head}{"".join(body)}</table></div>{note}'
+    )
 
 
 def _excluded(report: dict) -> str:
@@ -283,17 +757,13 @@ def _efficiency(report: dict) -> str:
     if not eff:
         return ""
     side = "below" if eff["loss"] >= 0 else "above"
-    rows = "".join(
-        f"<li>{_esc(o['name'])}: {o['vs_ref']:+,.4g}</li>"
-        for o in report.get("organizations") or []
-        if o.get("vs_ref") is not None
-    )
     return (
         '<div class="note" id="efficiency"><b>The platform against REF.</b> The recorded '
         f"schedule's total utility is {1 - eff['loss_fraction']:.1%} of what REF would have "
         f"given ({abs(eff['loss']):,} {side} it). Definition 3.2 spreads that difference "
-        f"equally, {eff['loss_share']:+,.4g} to every organization's surplus; without it, what "
-        f"each received against its fair share under REF's total:<ul>{rows}</ul></div>"
+        f"equally, {eff['loss_share']:+,.4g} to every organization's surplus; the column "
+        '"platform\'s loss taken out" of the table shows, without it, what each received '
+        "against its fair share under REF's total (vs_ref).</div>"
     )
 
 
@@ -308,11 +778,12 @@ def _notes(report: dict) -> str:
 def render_html(report: dict) -> str:
     """The audit report dict as one self-contained HTML page (``coopsched audit --html``).
 
-    Figures: contribution (``phi``, Shapley value; Skowron & Rzadca Sec. 3) against what
-    each organization received (``psi``, Eq. 3); ``psi - phi`` over time; utilization per
-    organization over time. Tables: the window, the organizations, the counterfactual
-    policies (unfairness as in Sec. 7.2) and the excluded jobs. Sampled estimates carry a
-    note and their intervals.
+    Headline and figures in core-hours; the organizations by surplus, most short-changed
+    first, with a mark where the sign is decided; ``phi`` (Shapley value; Skowron & Rzadca
+    Sec. 3) against what each organization received (``psi``, Eq. 3); ``psi - phi`` over
+    time; utilization per organization over time. Tables: the window, the organizations,
+    the counterfactual policies (unfairness as in Sec. 7.2) and the excluded jobs. Sampled
+    estimates carry a note and their intervals.
     """
     import matplotlib
 
@@ -320,24 +791,30 @@ def render_html(report: dict) -> str:
     if not orgs:
         raise ValueError("audit report has no organizations")
     with matplotlib.rc_context(_RC):
-        return _render(report, orgs)
+        return _render(report, _by_surplus(orgs))
 
 
 def _render(report: dict, orgs: list[dict]) -> str:
     names = [str(o["name"]) for o in orgs]
     sampled = report.get("method") == "sampled"
+    horizon = _horizon(report)
     window = report.get("window") or {}
     title = f"Fairness audit of {window.get('log') or 'a recorded schedule'}"
+    k = len(orgs)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_esc(title)}</h1>",
-        "<p>How Shapley-fair was the platform? For each organization, <b>psi</b> is the "
-        "utility its jobs received in the recorded schedule and <b>phi</b> its Shapley "
-        "value: the share its contribution (machines and jobs) entitles it to. "
-        "<b>psi - phi &gt; 0</b>: favoured; <b>&lt; 0</b>: short-changed.</p>",
+        "<p>How Shapley-fair was the platform? Each organization is compared with its fair "
+        "share: what its contribution (machines and jobs) entitles it to. <b>Core-hours "
+        "ahead (+)</b>: on average over the window, it had done that much more work than "
+        "under its fair share (favoured); <b>behind (−)</b>: less (short-changed). The "
+        "<b>equivalent extra wait per job</b> is the same surplus as a delay: had every one "
+        "of its jobs started that much earlier (later, if negative), it would have received "
+        "exactly its fair share; its jobs waited, in effect, that much longer each.</p>",
+        _headline(orgs, sampled, horizon),
         _notes(report),
         _efficiency(report),
     ]
@@ -353,32 +830,71 @@ def _render(report: dict, orgs: list[dict]) -> str:
         parts.append(
             f'<p class="note" id="sampled-note"><b>Estimated values.</b> phi was estimated by '
             f"sampling{detail}, not computed exactly; the {level}confidence intervals "
-            "[phi low, phi high] are shown in the table and as error bars. Differences "
-            "smaller than the intervals are not significant.</p>"
+            "are shown in the tables and as error bars. A sign is decided (✓) when the "
+            "surplus is farther from 0 than the interval's half-width; differences smaller "
+            "than the intervals are not significant.</p>"
         )
+    shown = (
+        f"all {k}"
+        if k <= BAR_MAX
+        else f"the {BAR_EACH} most short-changed and the {BAR_EACH} most favoured of {k}"
+    )
+    named = (
+        "every organization is named"
+        if k <= LEGEND_MAX
+        else f"the {LEGEND_EACH} most short-changed and the {LEGEND_EACH} most favoured are "
+        f"named, the {k - 2 * LEGEND_EACH} others are grey"
+    )
     parts += [
         "<h2>Window</h2>",
         _window_table(report),
+        "<h2>Who was short-changed</h2>",
+        _figure(
+            "fig-verdict",
+            _verdict_figure(orgs, sampled, horizon),
+            f"Surplus of {shown} organizations in core-hours, the most short-changed on top"
+            + (
+                "; error bars: the interval; hatched: the interval includes 0 (sign undecided)."
+                if sampled
+                else " (exact audit: every sign is decided)."
+            ),
+        ),
+        "<p>Sorted by surplus psi − phi, the most short-changed first (the core-hours and "
+        "the column without the platform's loss give the same order; the wait per job, "
+        "which also divides by each organization's work, need not). ✓: the sign is decided"
+        + (" (the interval excludes 0)" if sampled else " (exact audit)")
+        + ".</p>",
+        _org_table(orgs, sampled, horizon),
+        _utility_table(orgs, sampled),
         "<h2>Contribution versus received</h2>",
         _figure(
             "fig-contribution",
             _contribution_figure(orgs, sampled),
-            "Shapley value phi (what each organization's contribution entitles it to) "
-            "against the utility psi it received, at the end of the window.",
+            f"Shapley value phi (what each organization's contribution entitles it to) "
+            f"against the utility psi it received, at the end of the window ({shown} "
+            "organizations, most short-changed on top).",
         ),
-        _org_table(orgs, sampled),
-        "<h2>Surplus psi - phi over time</h2>",
+        "<h2>Surplus over time</h2>",
         _figure(
             "fig-surplus",
-            _curve_figure(report, "surplus", "psi - phi", "s", True, names),
-            "Above zero: the organization received more than its fair share so far.",
+            _curve_figure(
+                report,
+                "surplus",
+                "core-hours ahead (+) / behind (-)",
+                "s",
+                True,
+                names,
+                _per_core_hour,
+            ),
+            "Core-hours of work ahead of (above zero) or behind (below) the fair share, "
+            f"averaged from the start of the window up to each time; {named}.",
         ),
         "<h2>Utilization per organization over time</h2>",
         _figure(
             "fig-utilization",
             _curve_figure(report, "utilization", "utilization", "u", False, names),
             "Share of the platform's capacity used by each organization's jobs from the "
-            "start of the window up to t (work done / (machines x t)).",
+            f"start of the window up to t (work done / (machines x t)); {named}.",
         ),
         "<h2>Counterfactual policies</h2>",
         "<p>The same jobs and machines replayed under other policies: unfairness is the "
@@ -387,6 +903,7 @@ def _render(report: dict, orgs: list[dict]) -> str:
         _counterfactual_table(list(report.get("counterfactuals") or [])),
         "<h2>Excluded jobs</h2>",
         _excluded(report),
+        f"<script>{_SCRIPT}</script>" if k > SEARCH_ABOVE else "",
         "</body></html>",
     ]
     return "\n".join(parts)

@@ -418,7 +418,12 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
     lines += [
         "Traces: LPC-EGEE (70 machines) and RICC (8192) as in the paper; HPC2N (240), "
         "METACENTRUM (604, its peak concurrency), KTH-SP2 (100) and SDSC-SP2 (128) with "
-        "their header's processor count. Parallel jobs become sequential copies "
-        "(Skowron & Rzadca, Sec. 7.2).",
+        "their header's processor count. "
+        + (
+            "Parallel jobs become sequential copies (Skowron & Rzadca, Sec. 7.2)."
+            if study.window.jobs == "sequential"
+            else "Parallel jobs stay rigid (their processors at once), with backfilling as "
+            "stated above."
+        ),
     ]
     return "\n".join(lines) + "\n"

@@ -263,8 +263,8 @@ def check_jobs(jobs: str, backfill: str | None) -> None:
         raise ValueError(f"backfill: {backfill!r}; choose from {', '.join(BACKFILL)}")
     if jobs != "rigid":
         raise ValueError(
-            "backfill applies to rigid jobs (jobs='rigid'): with sequential jobs every rule "
-            "gives the same schedule"
+            "backfill: applies to rigid jobs only (jobs=rigid): with sequential jobs every "
+            "rule gives the same schedule"
         )
 
 

@@ -121,7 +121,8 @@ class Production(Study):
         if windows:
             self.windows = {L: windows for L in LENGTHS}
             self.sweep_windows = {L: min(windows, n) for L, n in self.sweep_windows.items()}
-        self.trace_file = trace_files(traces, self.traces)  # every log is there, or an error now
+        trace_files(traces, ())  # the folder exists, or an error now (the logs: in tasks)
+        self.traces_folder = traces
 
     def tasks(self) -> list[dict]:
         sweep = {
@@ -131,8 +132,9 @@ class Production(Study):
         }
         tasks = []
         opts = self.window.task_options()
+        files = trace_files(self.traces_folder, self.traces)
         for name in self.traces:
-            path = self.trace_file[name]
+            path = files[name]
             trace = load_trace(path)
             m = self.machines.get(name) or default_machines(name, trace)
             for L in LENGTHS:

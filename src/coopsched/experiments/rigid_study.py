@@ -145,12 +145,14 @@ class RigidStudy(Study):
             self.lengths: tuple[int, ...] = (50_000,) if self.quick else LENGTHS
         else:
             self.lengths = parse_ints(lengths, "lengths")
-        self.trace_file = trace_files(traces, self.logs)  # every log is there, or an error now
+        trace_files(traces, ())  # the folder exists, or an error now (the logs: in tasks)
+        self.traces_folder = traces
 
     def tasks(self) -> list[dict]:
         tasks = []
+        files = trace_files(self.traces_folder, self.logs)
         for name in self.logs:
-            path = self.trace_file[name]
+            path = files[name]
             trace = load_trace(path)
             machines = default_machines(name, trace)
             for length in self.lengths:

@@ -53,7 +53,7 @@ def test_the_summary_states_the_model():
     assert "Jobs" not in WindowState().describe()
     easy = WindowState(jobs="rigid", backfill="easy").describe()
     assert "Jobs rigid (a job on q processors takes q machines at once" in easy
-    assert easy.endswith("REF and every policy under easy backfilling.")
+    assert easy.endswith("REF and every policy under the backfilling rule easy.")
     assert "first-fit otherwise" in WindowState(jobs="rigid").describe()
 
 
@@ -134,5 +134,5 @@ def test_a_tiny_rigid_reproduction_runs_and_says_so(tmp_path):
         quiet=True,
     )
     assert list(df["backfill"]) == ["easy"] and (df["ratio_fifo"] >= 0).all()
-    assert "REF and every policy under easy backfilling." in md
+    assert "REF and every policy under the backfilling rule easy." in md
     assert Table1(traces=TRACES, jobs="rigid").spec.window().options() == {"jobs": "rigid"}

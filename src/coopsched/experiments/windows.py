@@ -274,9 +274,10 @@ def model_sentence(jobs: str, backfill: str | None) -> str:
     if jobs != "rigid":
         return ""
     rule = (
-        f"under {backfill} backfilling"
+        f"under the backfilling rule {backfill}"
         if backfill
-        else "under EASY backfilling where every job has a requested time, first-fit otherwise"
+        else "under the backfilling rule easy where every job has a requested time, "
+        "first-fit otherwise"
     )
     return (
         " Jobs rigid (a job on q processors takes q machines at once, not the paper's split "

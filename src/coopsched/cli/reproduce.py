@@ -21,6 +21,11 @@ _PARAMS = (
 )
 
 
+def _flag(option: str) -> str:
+    """The flag of a study option."""
+    return _FLAG_OF.get(option, "--" + option.replace("_", "-"))
+
+
 @app.command(cls=PolicyHelp)
 def reproduce(
     what: Annotated[
@@ -123,7 +128,7 @@ def reproduce(
     ] = None,
 ) -> None:
     """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl)."""
-    from ..experiments.study import STUDIES, get_study, run_study
+    from ..experiments.study import STUDIES, OptionError, get_study
 
     if what == "list":
         get_study("table1")  # loads the built-in studies
@@ -155,9 +160,21 @@ def reproduce(
     if "instances" in cls.options:
         options["instances"] = options.pop("windows")
     out = out or Path("results") / (what + ("-quick" if quick else ""))
+
+    def configured():
+        try:
+            return cls(quick=quick, seed=seed, **options)
+        except OptionError as exc:  # in flags, as the user gave them
+            accepted = ", ".join(map(_flag, exc.accepted)) or "none besides --quick and --seed"
+            raise CLIError(
+                f"reproduce {what}: option(s) {', '.join(map(_flag, exc.unknown))} do not "
+                f"apply (accepted: {accepted})"
+            ) from None
+
     errors = (ValueError, TypeError, FileNotFoundError)
-    _, md = in_flags(run_study, _PARAMS, _FLAG_OF, errors)(
-        what, out, quick=quick, seed=seed, workers=workers, scheduler=scheduler, **options
+    study = in_flags(configured, _PARAMS, _FLAG_OF, errors)()
+    _, md = in_flags(study.run, _PARAMS, _FLAG_OF, errors)(
+        out, workers=workers, scheduler=scheduler
     )
     print(md)
     files = ", ".join(("summary.md", "results.csv", *cls.files, "rows.jsonl"))

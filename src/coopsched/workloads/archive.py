@@ -196,14 +196,14 @@ def _key(name: str) -> str:
 
 
 def lookup(name: str) -> ArchiveLog:
-    """The log called ``name``: its full name, with or without ``.swf``/``.swf.gz``, any
-    case, or an unambiguous prefix (``LPC-EGEE``, ``ricc``).
+    """The log called ``name``: its full name, with or without ``.swf``/``.swf.gz``, its
+    short name (``SDSC-SP2``), any case, or an unambiguous prefix (``ricc``).
 
     >>> lookup("lpc-egee").filename
     'LPC-EGEE-2004-1.2-cln.swf.gz'
     """
     key = _key(name)
-    exact = [log for log in LOGS.values() if key in (_key(log.name), _key(log.alias))]
+    exact = [log for log in LOGS.values() if key in (_key(log.name), _key(log.alias) or None)]
     if exact:
         return exact[0]
     found = [log for log in LOGS.values() if key and _key(log.name).startswith(key)]

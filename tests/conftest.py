@@ -19,14 +19,24 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+#: The folder of Parallel Workloads Archive logs the tests read: the first folder of
+#: ``$COOPSCHED_TRACES`` (as the package looks there first), else the project's own.
+TRACES = Path(
+    os.environ.get("COOPSCHED_TRACES", "").split(os.pathsep)[0]
+    or Path(__file__).resolve().parents[2] / "shared" / "traces"
+)
 
 
 def trace_path(name: str) -> Path:
-    p = TRACES / name
-    if not p.exists():
-        pytest.skip(f"trace {name} not available at {TRACES}")
-    return p
+    """A log of :data:`TRACES` by file or archive name, found by the package's own locator
+    (never downloaded); the test is skipped when the log is absent."""
+    from coopsched.workloads.archive import ArchiveError
+    from coopsched.workloads.archive import trace_path as locate
+
+    try:
+        return locate(name, folder=TRACES)
+    except ArchiveError as exc:
+        pytest.skip(f"trace {name} not available: {exc}")
 
 
 @st.composite

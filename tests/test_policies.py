@@ -109,6 +109,82 @@ def test_module_colon_class(tmp_path, monkeypatch):
     sys.modules.pop("mypolicies", None)
 
 
+_PLUGIN = """
+from dataclasses import dataclass
+
+from coopsched.online.engine import Policy
+
+
+@dataclass
+class Options:  # needs the module in sys.modules while it runs
+    bias: int = 0
+
+
+class Last(Policy):
+    name = "last-from-file"
+
+    def __init__(self, bias: int = 0, seed: int = 0):
+        self.bias = Options(bias).bias
+        self.seed = seed
+
+    def select(self, view):
+        return view.candidates()[-1]
+
+
+class NotAPolicy:
+    pass
+"""
+
+
+def test_file_colon_class(tmp_path, monkeypatch, capsys):
+    from coopsched.cli import main
+    from coopsched.experiments.columns import resolve_policies
+
+    folder = tmp_path / "not on sys.path"
+    folder.mkdir()
+    plugin = folder / "lastpol.py"
+    plugin.write_text(_PLUGIN)
+    cls = policy_class(f"{plugin}:Last")
+    assert cls.__name__ == "Last" and cls.__module__ not in ("lastpol", "__main__")
+    assert policy_class(f"{plugin}:Last") is cls  # the file is executed once
+    monkeypatch.chdir(tmp_path)  # a relative path: from the current folder
+    assert policy_class("not on sys.path/lastpol.py:Last") is cls
+    assert get_policy(f"{plugin}:Last", bias=2).bias == 2
+    check_policy(cls, instances=5)
+    assert resolve_policies(f"fifo,{plugin}:Last", ()) == ("fifo", f"{plugin}:Last")
+    argv = ["simulate", "--policy", f"{plugin}:Last", "--format", "csv"]
+    assert main(argv) == 0 and capsys.readouterr().out.startswith("org,")
+
+    (folder / "broken.py").write_text("raise RuntimeError('no luck')\n")
+    for spec, why in [
+        ("nofile.py:Last", "no such file nofile.py"),
+        (f"{plugin}:Nope", "has no attribute 'Nope'"),
+        (f"{folder}/broken.py:X", "broken.py failed: RuntimeError: no luck"),
+    ]:
+        with pytest.raises(KeyError, match=f"cannot load policy .*{why}"):
+            policy_class(spec)
+        assert main(["simulate", "--policy", spec]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("error: cannot load policy") and why in err
+        assert err.count("\n") == 1
+    with pytest.raises(KeyError, match="is not a subclass of coopsched Policy"):
+        policy_class(f"{plugin}:NotAPolicy")
+    with pytest.raises(ValueError, match="^policies: cannot load policy"):
+        resolve_policies("fifo,nofile.py:Last", ())
+
+
+def test_parameter_errors_name_the_parameter_and_the_cli_the_flag(capsys):
+    from coopsched.cli import main
+
+    with pytest.raises(ValueError, match="^items: expects NAME=VALUE, got 'bias'"):
+        parse_params(Rand, ["bias"])
+    with pytest.raises(ValueError, match="^items: n_samples=many: expected an integer"):
+        parse_params(Rand, ["n_samples=many"])
+    assert main(["simulate", "--policy", "rand", "--param", "n_samples=many"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --param: n_samples=many: expected an integer")
+
+
 def test_entry_point_plugins_are_registered(monkeypatch):
     import importlib.metadata as md
 

@@ -128,7 +128,7 @@ def test_sensitivity_tasks_are_paired():
     not (TRACES / "LPC-EGEE-2004-1.2-cln.swf.gz").exists(), reason="traces not available"
 )
 def test_warmup_window_evaluates(tmp_path):
-    from coopsched.experiments.reproduce import evaluate_window
+    from coopsched.experiments.windows import evaluate_window
 
     task = {
         "path": str(TRACES / "LPC-EGEE-2004-1.2-cln.swf.gz"),

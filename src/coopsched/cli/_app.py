@@ -36,6 +36,35 @@ class _LazyConsole:
 console = _LazyConsole()
 
 
+def flag_message(message: str, params: str, flag_of: dict[str, str] | None = None) -> str:
+    """A library error in the command line's words: a parameter name of ``params`` (a
+    ``|``-separated list) at the start (``machines: ...``) or written ``name=`` becomes its
+    flag (``--machines``; ``flag_of`` for a flag that is not the name with dashes)."""
+    import re
+
+    def flag(name: str) -> str:
+        return (flag_of or {}).get(name, "--" + name.replace("_", "-"))
+
+    message = re.sub(rf"^({params}):", lambda m: flag(m.group(1)) + ":", message)
+    message = re.sub(rf"\b({params})=(?=\w)", lambda m: flag(m.group(1)) + " ", message)
+    return re.sub(rf"\b({params})=", lambda m: flag(m.group(1)), message)
+
+
+def in_flags(
+    fn, params: str, flag_of: dict[str, str] | None = None, errors=(ValueError, TypeError)
+):
+    """``fn`` with the messages of its ``errors`` given in flags (:func:`flag_message`), as
+    one-line :class:`CLIError`."""
+
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except errors as exc:
+            raise CLIError(flag_message(str(exc), params, flag_of)) from None
+
+    return call
+
+
 def Table(*args, **kwargs):  # noqa: N802  (stands for the class)
     """``rich.table.Table``, imported on first use."""
     from rich.table import Table as _Table

@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from ._app import CLIError, app, console
+from ._app import CLIError, app, console, in_flags
+from ._app import flag_message as _flag_message
 
 
 @app.command()
@@ -171,25 +172,10 @@ _PARAMS = (
 
 
 def flag_message(message: str) -> str:
-    """A library error in the command line's words: a parameter name at the start
-    (``machines: ...``) or written ``name=`` becomes its flag (``--machines``)."""
-    import re
-
-    def flag(name: str) -> str:
-        return _FLAG_OF.get(name, "--" + name.replace("_", "-"))
-
-    message = re.sub(rf"^({_PARAMS}):", lambda m: flag(m.group(1)) + ":", message)
-    message = re.sub(rf"\b({_PARAMS})=(?=\w)", lambda m: flag(m.group(1)) + " ", message)
-    return re.sub(rf"\b({_PARAMS})=", lambda m: flag(m.group(1)), message)
+    """An audit error in the command line's words (:func:`._app.flag_message`)."""
+    return _flag_message(message, _PARAMS, _FLAG_OF)
 
 
 def _flags(fn):
     """``fn`` with its ValueError/TypeError messages given in flags."""
-
-    def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (ValueError, TypeError) as exc:
-            raise CLIError(flag_message(str(exc))) from None
-
-    return call
+    return in_flags(fn, _PARAMS, _FLAG_OF)

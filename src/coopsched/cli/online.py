@@ -36,6 +36,7 @@ from ._app import (
     _show,
     app,
     console,
+    in_flags,
 )
 
 
@@ -48,7 +49,10 @@ def simulate(
     trace: Trace = None,
     policy: Annotated[
         str,
-        typer.Option(help="Policy name (see 'coopsched policies') or package.module:Class."),
+        typer.Option(
+            help="Policy name (see 'coopsched policies'), package.module:Class or "
+            "path/to/file.py:Class."
+        ),
     ] = "fifo",
     param: Annotated[
         list[str] | None,
@@ -93,7 +97,7 @@ def simulate(
         _refuse(_given("samples"), f"--policy {policy} (only RAND samples orderings)")
     if samples is not None:
         items.append(f"n_samples={samples}")
-    params = parse_params(cls, items)
+    params = in_flags(parse_params, "items", {"items": "--param"})(cls, items)
     if "seed" in cls.param_names():
         params.setdefault("seed", seed)
     pol = cls(**params)

@@ -7,7 +7,23 @@ from typing import Annotated, Any
 
 import typer
 
-from ._app import CLIError, PolicyHelp, app
+from ._app import CLIError, PolicyHelp, app, in_flags
+
+#: The options of the studies whose flag is not ``--`` + the name with dashes.
+_FLAG_OF = {
+    "sampling": "--window-sampling",
+    "machines": "--metacentrum-machines",
+    "instances": "--windows",
+}
+_PARAMS = (
+    "traces|windows|split|machines|sampling|warmup|owners|policies|backlog|jobs|backfill|"
+    "orgs|long_windows|states|logs|lengths|instances"
+)
+
+
+def _flag(option: str) -> str:
+    """The flag of a study option."""
+    return _FLAG_OF.get(option, "--" + option.replace("_", "-"))
 
 
 @app.command(cls=PolicyHelp)
@@ -95,9 +111,24 @@ def reproduce(
         str | None,
         typer.Option(help="rigid: window lengths in seconds, comma-separated (50000,500000)."),
     ] = None,
+    jobs: Annotated[
+        str | None,
+        typer.Option(
+            help="table1/2, fig10, sensitivity, production: 'sequential' (a job on q processors "
+            "is q one-processor jobs, the paper's split; the default) or 'rigid' (q machines "
+            "at once, REF and every policy with backfilling)."
+        ),
+    ] = None,
+    backfill: Annotated[
+        str | None,
+        typer.Option(
+            help="With --jobs rigid: none, first-fit or easy (default: easy when every job of "
+            "a window has a requested time, else first-fit)."
+        ),
+    ] = None,
 ) -> None:
     """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl)."""
-    from ..experiments.study import STUDIES, get_study, run_study
+    from ..experiments.study import STUDIES, OptionError, get_study
 
     if what == "list":
         get_study("table1")  # loads the built-in studies
@@ -122,13 +153,28 @@ def reproduce(
         "policies": policies,
         "logs": logs,
         "lengths": lengths,
+        "jobs": jobs,
+        "backfill": backfill,
         "machines": {"METACENTRUM": metacentrum_machines} if metacentrum_machines else None,
     }
     if "instances" in cls.options:
         options["instances"] = options.pop("windows")
     out = out or Path("results") / (what + ("-quick" if quick else ""))
-    _, md = run_study(
-        what, out, quick=quick, seed=seed, workers=workers, scheduler=scheduler, **options
+
+    def configured():
+        try:
+            return cls(quick=quick, seed=seed, **options)
+        except OptionError as exc:  # in flags, as the user gave them
+            accepted = ", ".join(map(_flag, exc.accepted)) or "none besides --quick and --seed"
+            raise CLIError(
+                f"reproduce {what}: option(s) {', '.join(map(_flag, exc.unknown))} do not "
+                f"apply (accepted: {accepted})"
+            ) from None
+
+    errors = (ValueError, TypeError, FileNotFoundError)
+    study = in_flags(configured, _PARAMS, _FLAG_OF, errors)()
+    _, md = in_flags(study.run, _PARAMS, _FLAG_OF, errors)(
+        out, workers=workers, scheduler=scheduler
     )
     print(md)
     files = ", ".join(("summary.md", "results.csv", *cls.files, "rows.jsonl"))

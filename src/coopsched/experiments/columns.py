@@ -51,7 +51,7 @@ def resolve_policies(spec: str | Iterable[str] | None, default: tuple[str, ...])
             out.append(column_key(item))
     if "ref" in out:
         raise ValueError(
-            "--policies: REF is the reference every column is measured against "
+            "policies: REF is the reference every column is measured against "
             "(its dpsi/p_tot is 0 by definition); leave it out"
         )
     return tuple(dict.fromkeys(out))
@@ -66,12 +66,12 @@ def column_key(name: str) -> str:
     low = name.lower()
     if _RAND_N.fullmatch(low):
         if int(low[len("rand_n") :]) < 1:
-            raise ValueError(f"--policies: {name!r} needs at least one ordering")
+            raise ValueError(f"policies: {name!r} needs at least one ordering")
         return low
     try:
         cls = policy_class(name)
     except KeyError as exc:
-        raise ValueError(f"--policies: {exc.args[0]} (or paper, all)") from None
+        raise ValueError(f"policies: {exc.args[0]} (or paper, all)") from None
     return name if ":" in name else normalize(cls.name)
 
 

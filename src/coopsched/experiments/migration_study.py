@@ -26,8 +26,8 @@ from ..migration.engine import RelatedInstance, simulate
 from ..migration.policies import get_policy
 from ..migration.properties import ef_violations
 from ..workloads.prepare import random_windows, trace_to_instance
-from .reproduce import TRACE_FILES, find_traces, load_trace
 from .study import Study, register_study
+from .windows import load_trace, trace_files
 
 SPEEDS = (1, 2, 3, 4)
 
@@ -100,8 +100,8 @@ def evaluate(task: dict) -> dict:
     return out
 
 
-def tasks(spec: StudySpec, traces_dir: Path) -> list[dict]:
-    path = str(traces_dir / TRACE_FILES[spec.trace])
+def tasks(spec: StudySpec, traces_dir: str | Path | None) -> list[dict]:
+    path = trace_files(traces_dir, (spec.trace,))[spec.trace]
     trace = load_trace(path)
     starts = random_windows(
         trace, spec.length, spec.windows, seed=spec.seed, min_jobs=spec.min_jobs, by=spec.sampling
@@ -242,7 +242,8 @@ class PriceOfMigration(Study):
             s.windows, s.costs, s.length, s.min_jobs = 2, (0, 60, 600), 10_000, 50
         if windows:
             self.spec.windows = windows
-        self.traces_dir = find_traces(traces)
+        trace_files(traces, ())  # the folder exists, or an error now (the log: in tasks)
+        self.traces_dir = traces
 
     def tasks(self) -> list[dict]:
         return tasks(self.spec, self.traces_dir)

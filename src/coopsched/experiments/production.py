@@ -8,7 +8,7 @@ utilization of every policy, windows of 5e4 and 5e5 s, 5 organizations, both mac
 splits. On a subset of windows, SLURM-CLASSIC and HTCONDOR also run with half-lives
 from 0 (the no-memory limit) through 1 h ... 30 days to infinity (no decay): the
 half-life curve ``halflife.png``. Each window is one task of the shared runner
-(:func:`~coopsched.experiments.reproduce.evaluate_window`: REF once, then every run).
+(:func:`~coopsched.experiments.windows.evaluate_window`: REF once, then every run).
 """
 
 from __future__ import annotations
@@ -23,17 +23,16 @@ import pandas as pd
 from ..workloads.prepare import random_windows
 from .columns import label as column_label
 from .columns import resolve_policies
-from .reproduce import (
-    TRACE_FILES,
+from .study import Study, register_study
+from .windows import (
     WindowState,
-    _fmt,
     default_machines,
     evaluate_window,
-    find_traces,
+    fmt,
     load_trace,
     rows_frame,
+    trace_files,
 )
-from .study import Study, register_study
 
 PRODUCTION = ("slurmclassic", "slurmfairtree", "maui", "htcondor")
 BASELINES = ("fairshare", "utfairshare", "currfairshare", "directcontr", "rand")
@@ -81,6 +80,8 @@ class Production(Study):
         "warmup",
         "owners",
         "backlog",
+        "jobs",
+        "backfill",
     )
 
     evaluate = staticmethod(evaluate_window)
@@ -96,11 +97,13 @@ class Production(Study):
         warmup: int = 0,
         owners: str = "user",
         backlog: bool = False,
+        jobs: str = "sequential",
+        backfill: str | None = None,
     ) -> None:
         self.policies = resolve_policies(policies, POLICIES)
         if split is not None and split not in SPLITS:
-            raise ValueError("split must be 'uniform' or 'zipf'")
-        self.window = WindowState(sampling, warmup, owners, bool(backlog))
+            raise ValueError("split: must be 'uniform' or 'zipf'")
+        self.window = WindowState(sampling, warmup, owners, bool(backlog), jobs, backfill)
         self.splits = (split,) if split else SPLITS
         self.sampling = sampling
         self.machines = machines or {}
@@ -118,7 +121,8 @@ class Production(Study):
         if windows:
             self.windows = {L: windows for L in LENGTHS}
             self.sweep_windows = {L: min(windows, n) for L, n in self.sweep_windows.items()}
-        self.traces_dir = find_traces(traces)
+        trace_files(traces, ())  # the folder exists, or an error now (the logs: in tasks)
+        self.traces_folder = traces
 
     def tasks(self) -> list[dict]:
         sweep = {
@@ -127,9 +131,10 @@ class Production(Study):
             for h in HALF_LIVES
         }
         tasks = []
-        opts = self.window.options()
+        opts = self.window.task_options()
+        files = trace_files(self.traces_folder, self.traces)
         for name in self.traces:
-            path = str(self.traces_dir / TRACE_FILES[name])
+            path = files[name]
             trace = load_trace(path)
             m = self.machines.get(name) or default_machines(name, trace)
             for L in LENGTHS:
@@ -155,8 +160,7 @@ class Production(Study):
                                 "variants": sweep if i < sweeps else {},
                             }
                         )
-                        if opts:
-                            tasks[-1]["window_options"] = opts
+                        tasks[-1].update(opts)
         # the expensive windows last, so that a run cut short has finished the rest
         tasks.sort(key=lambda t: t["length"] == 500_000 and t["trace"] in self.long_cap)
         return tasks
@@ -356,7 +360,7 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
                 cells = [column_label(pol)]
                 for t in traces:
                     s = sub[(sub.trace == t) & (sub.policy == pol)].iloc[0]
-                    cells.append(f"{_fmt(s['mean'])} ({_fmt(s['std'])})")
+                    cells.append(f"{fmt(s['mean'])} ({fmt(s['std'])})")
                 lines.append("| " + " | ".join(cells) + " |")
             cont = ", ".join(
                 f"{t} {int(sub[sub.trace == t]['contended'].iloc[0])}/{int(sub[sub.trace == t]['windows'].iloc[0])}"
@@ -407,16 +411,21 @@ def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame,
             "|---" * (5 + len(HALF_LIVES)) + "|",
         ]
         for (length, policy), sub in curve.groupby(["length", "policy"], sort=True):
-            vals = " | ".join(_fmt(sub[sub.half_life == h]["mean"].iloc[0]) for h in HALF_LIVES)
+            vals = " | ".join(fmt(sub[sub.half_life == h]["mean"].iloc[0]) for h in HALF_LIVES)
             lines.append(
                 f"| {length:g} | {column_label(str(policy))} | {int(sub['windows'].iloc[0])} | {vals} | "
-                f"{_fmt(sub['fairshare_mean'].iloc[0])} | {_fmt(sub['currfairshare_mean'].iloc[0])} |"
+                f"{fmt(sub['fairshare_mean'].iloc[0])} | {fmt(sub['currfairshare_mean'].iloc[0])} |"
             )
         lines.append("")
     lines += [
         "Traces: LPC-EGEE (70 machines) and RICC (8192) as in the paper; HPC2N (240), "
         "METACENTRUM (604, its peak concurrency), KTH-SP2 (100) and SDSC-SP2 (128) with "
-        "their header's processor count. Parallel jobs become sequential copies "
-        "(Skowron & Rzadca, Sec. 7.2).",
+        "their header's processor count. "
+        + (
+            "Parallel jobs become sequential copies (Skowron & Rzadca, Sec. 7.2)."
+            if study.window.jobs == "sequential"
+            else "Parallel jobs stay rigid (their processors at once), with backfilling as "
+            "stated above."
+        ),
     ]
     return "\n".join(lines) + "\n"

@@ -8,47 +8,39 @@ Machine counts: LPC-EGEE 70 and RICC 8192 (paper), HPC2N its header's MaxProcs (
 METACENTRUM (no header) the log's peak of concurrently used processors (604) unless
 given. Results: ``rows.jsonl`` (one line per window, the resume state), ``results.csv``,
 ``summary.md`` (ours beside the paper's numbers) and, for Figure 10, ``fig10.png``.
+
+Beyond the paper, ``jobs="rigid"`` keeps each job on its processors at once (REF and
+every policy under the backfilling rule ``backfill``); the default ``"sequential"`` is
+the paper's split. What the trace studies share (the logs, the window options, one
+window's measure) lives in :mod:`coopsched.experiments.windows`.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from ..online.fairness import fairness
-from ..online.policies import get_policy, policy_class
-from ..online.policies.ref import Ref
-from ..workloads.prepare import (
-    OWNERS,
-    peak_concurrency,
-    random_windows,
-    trace_machines,
-    trace_to_instance,
-)
-from ..workloads.swf import SWFTrace, read_swf
+from ..workloads.prepare import random_windows
 from . import paper_values
 from .columns import label as column_label
 from .columns import resolve_policies
 from .study import Study, register_study
+from .windows import (  # noqa: F401 (evaluate_window, policy_params: used from here before)
+    WindowState,
+    default_machines,
+    evaluate_window,
+    fmt,
+    load_trace,
+    parse_ints,
+    policy_params,
+    rows_frame,
+    trace_files,
+)
 
-TRACE_FILES = {
-    "LPC-EGEE": "LPC-EGEE-2004-1.2-cln.swf.gz",
-    "RICC": "RICC-2010-2.swf.gz",
-    "METACENTRUM": "METACENTRUM-2009-2.swf.gz",
-    "HPC2N": "HPC2N-2002-2.2-cln.swf.gz",
-    # not in the paper: further PWA logs (header MaxProcs as machine count)
-    "KTH-SP2": "KTH-SP2-1996-2.1-cln.swf.gz",
-    "SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz",
-    "CTC-SP2": "CTC-SP2-1996-3.1-cln.swf.gz",
-    "SDSC-Par": "SDSC-Par-1996-3.1-cln.swf.gz",
-    "CEA-Curie": "CEA-Curie-2011-2.1-cln.swf.gz",
-}
 #: The four traces of Tables 1 and 2 (the paper's two, and two stand-ins).
 PAPER_TRACES = ("LPC-EGEE", "RICC", "METACENTRUM", "HPC2N")
 #: Which of our traces stands for which of the paper's.
@@ -59,168 +51,6 @@ STANDS_FOR = {
     "HPC2N": "SHARCNET-Whale",
 }
 POLICIES = paper_values.POLICY_ORDER
-
-
-def find_traces(traces: str | Path | None = None) -> Path:
-    """The trace folder: the argument, ``$COOPSCHED_TRACES``, or ``../shared/traces``."""
-    if traces is not None:  # asked for: that folder or an error, never another one
-        folder = Path(traces)
-        if not folder.is_dir():
-            raise FileNotFoundError(f"--traces {folder}: no such folder")
-        if not (folder / TRACE_FILES["LPC-EGEE"]).exists():
-            raise FileNotFoundError(
-                f"--traces {folder}: no {TRACE_FILES['LPC-EGEE']} there (the folder must hold "
-                f"{', '.join(TRACE_FILES.values())})"
-            )
-        return folder
-    candidates = [os.environ.get("COOPSCHED_TRACES"), "../shared/traces", "shared/traces"]
-    for c in candidates:
-        if c and (Path(c) / TRACE_FILES["LPC-EGEE"]).exists():
-            return Path(c)
-    raise FileNotFoundError(
-        "the SWF traces were not found; pass --traces DIR (a folder with "
-        f"{', '.join(TRACE_FILES.values())}) or set COOPSCHED_TRACES"
-    )
-
-
-_TRACE_CACHE: dict[str, SWFTrace] = {}
-
-
-def load_trace(path: str) -> SWFTrace:
-    """Read a trace once per process."""
-    tr = _TRACE_CACHE.get(path)
-    if tr is None:
-        tr = _TRACE_CACHE[path] = read_swf(path)
-    return tr
-
-
-def default_machines(name: str, trace: SWFTrace) -> int:
-    if name == "METACENTRUM" and trace.max_procs is None:
-        return peak_concurrency(trace)
-    return trace_machines(trace)
-
-
-def policy_params(name: str, seed: int, rand_samples: int) -> tuple[str, dict]:
-    """The registry name and parameters of a policy column: ``seed`` for the policies that
-    take one, RAND's N from ``rand_samples``; ``rand_n75`` names RAND with N = 75 (a second
-    RAND column)."""
-    n_samples = rand_samples
-    if name.startswith("rand_n"):
-        n_samples = int(name[len("rand_n") :])
-        name = "rand"
-    accepted = policy_class(name).param_names()
-    params: dict = {"seed": seed} if "seed" in accepted else {}
-    if "n_samples" in accepted:  # RAND's N (Sec. 7.1: 15 or 75)
-        params["n_samples"] = n_samples
-    return name, params
-
-
-def evaluate_window(task: dict) -> dict:
-    """One window: REF once, then ``dpsi/p_tot`` and utilization of every policy (a sweep
-    task). ``task["variants"]`` (optional) maps a label to ``[policy, params]``: more runs of
-    a policy with other parameters, reported under that label.
-
-    Optional task key ``window_options``: keyword arguments of
-    ``workloads.prepare.trace_to_instance`` (``warmup``: seconds simulated before the
-    measured window, the metric then counting the utilities accrued in the window, see
-    ``online.fairness``; ``owners``: ``user`` or ``random``; ``backlog``: the log's own
-    state at the window start). The horizon and the start of the measured window come from
-    the instance's ``meta``."""
-    trace = load_trace(task["path"])
-    L = task["length"]
-    inst = trace_to_instance(
-        trace,
-        k=task["k"],
-        start=task["start"],
-        length=L,
-        machines=task["machines"],
-        split=task["split"],
-        seed=task["seed"],
-        **task.get("window_options", {}),
-    )
-    T = int(inst.meta["horizon"])
-    W = int(inst.meta.get("measure_from") or 0)
-    row: dict = {"n_jobs": inst.n, "machines": inst.machines.tolist()}
-    if W:
-        row["n_window_jobs"] = int((inst.release >= W).sum())
-        row["n_warmup_jobs"] = inst.n - row["n_window_jobs"]
-    if "backlog" in inst.meta:  # trace jobs in the system at the window start
-        row["backlog_waiting"] = inst.meta["backlog"]["waiting"]
-        row["backlog_running"] = inst.meta["backlog"]["running"]
-    t0 = time.perf_counter()
-    ref = Ref().run(inst, T)
-    row["seconds_ref"] = time.perf_counter() - t0
-    row["p_tot"] = sum(ref.work(T)) - sum(ref.work(W))
-    row["util_ref"] = ref.utilization(T)
-    runs: list[tuple[str, str, dict[str, Any]]] = [
-        (col, *policy_params(col, task["seed"], task["rand_samples"])) for col in task["policies"]
-    ]
-    for label, (policy, extra) in task.get("variants", {}).items():
-        name, params = policy_params(policy, task["seed"], task["rand_samples"])
-        runs.append((label, name, {**params, **dict(extra)}))
-    for col, name, params in runs:
-        t0 = time.perf_counter()
-        sched = get_policy(name, **params).run(inst, T)
-        row[f"seconds_{col}"] = time.perf_counter() - t0
-        f = fairness(sched, ref, T, W)
-        row[f"ratio_{col}"] = f.ratio
-        row[f"dpsi_{col}"] = f.dpsi
-        row[f"util_{col}"] = sched.utilization(T)
-    return row
-
-
-@dataclass
-class WindowState:
-    """How the windows of a trace study are cut and filled (docs/reproduction.md, the
-    sensitivity section): starts drawn uniformly in ``time`` or at a random ``job``'s
-    submit; the system at the start ``empty``, filled by ``warmup`` seconds of the log
-    simulated before it, or holding the log's own ``backlog`` (waiting jobs kept, running
-    ones pinned); jobs dealt to organizations by ``user`` or at ``random``."""
-
-    sampling: str = "time"
-    warmup: int = 0
-    owners: str = "user"
-    backlog: bool = False
-
-    def __post_init__(self) -> None:
-        if self.sampling not in ("time", "job"):
-            raise ValueError("window sampling must be 'time' or 'job'")
-        if self.warmup < 0:
-            raise ValueError("the warm-up period must be 0 or positive")
-        if self.owners not in OWNERS:
-            raise ValueError(f"owners must be one of {', '.join(OWNERS)}")
-        if self.warmup and self.backlog:
-            raise ValueError(
-                "--warmup and --backlog are two ways to fill the system at the window start: "
-                "choose one"
-            )
-        self.warmup, self.backlog = int(self.warmup), bool(self.backlog)
-
-    def options(self) -> dict:
-        """The non-default window options (``trace_to_instance`` keywords)."""
-        opts: dict = {}
-        if self.warmup:
-            opts["warmup"] = self.warmup
-        if self.backlog:
-            opts["backlog"] = True
-        if self.owners != "user":
-            opts["owners"] = self.owners
-        return opts
-
-    def describe(self) -> str:
-        """One sentence for a summary."""
-        return (
-            f"window starts drawn by {self.sampling}, jobs dealt to organizations by "
-            f"{self.owners}, "
-            + (
-                f"{self.warmup:g} s of warm-up simulated before each window "
-                "(utilities accrued in the window)."
-                if self.warmup
-                else "the log's own jobs waiting (kept) and running (pinned) at each window start."
-                if self.backlog
-                else "empty system at each window start."
-            )
-        )
 
 
 @dataclass
@@ -240,17 +70,28 @@ class TableSpec:
     warmup: int = 0
     owners: str = "user"
     backlog: bool = False
+    jobs: str = "sequential"
+    backfill: str | None = None
+
+    def window(self) -> WindowState:
+        """How the windows are cut and filled, and the job model."""
+        return WindowState(
+            self.sampling, self.warmup, self.owners, self.backlog, self.jobs, self.backfill
+        )
 
     def window_options(self) -> dict:
         """The non-default window options (``trace_to_instance`` keywords)."""
-        return WindowState(self.sampling, self.warmup, self.owners, self.backlog).options()
+        return self.window().options()
 
 
-def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
+def table_tasks(spec: TableSpec, traces: str | Path | None) -> list[dict]:
+    """Every window of every trace (``traces``: the folder of the logs, see
+    :func:`~coopsched.experiments.windows.trace_files`)."""
     tasks = []
-    opts = spec.window_options()
+    opts = spec.window().task_options()
+    files = trace_files(traces, spec.traces)
     for name in spec.traces:
-        path = str(traces_dir / TRACE_FILES[name])
+        path = files[name]
         trace = load_trace(path)
         machines = spec.machines.get(name) or default_machines(name, trace)
         starts = random_windows(trace, spec.length, spec.windows, seed=spec.seed, by=spec.sampling)
@@ -270,22 +111,8 @@ def table_tasks(spec: TableSpec, traces_dir: Path) -> list[dict]:
                     "window": i,
                 }
             )
-            if opts:
-                tasks[-1]["window_options"] = opts
+            tasks[-1].update(opts)
     return tasks
-
-
-def rows_frame(rows: list[dict]) -> pd.DataFrame:
-    flat = []
-    for r in rows:
-        t = r["task"]
-        d = {
-            key: t[key]
-            for key in ("trace", "start", "length", "k", "split", "seed", "machines", "window")
-        }
-        d.update({key: v for key, v in r.items() if key not in ("task", "machines")})
-        flat.append(d)
-    return pd.DataFrame(flat)
 
 
 def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, str]:
@@ -319,7 +146,7 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         "",
         f"Ours: mean (standard deviation) over {spec.windows} random windows per trace, "
         f"machines split by {spec.split}, RAND with N={spec.rand_samples}, "
-        + WindowState(spec.sampling, spec.warmup, spec.owners, spec.backlog).describe()
+        + spec.window().describe()
         + " Paper: Skowron & Rzadca, 'Non-monetary fair scheduling', "
         f"{label if paper else 'no published counterpart'}.",
         "",
@@ -332,7 +159,7 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         cells = [column_label(pol)]
         for name in spec.traces:
             s = stats[(stats.trace == name) & (stats.policy == pol)].iloc[0]
-            cells.append(f"{_fmt(s['mean'])} ({_fmt(s['std'])})")
+            cells.append(f"{fmt(s['mean'])} ({fmt(s['std'])})")
             p = paper.get(STANDS_FOR[name], {}).get(pol) if paper else None
             cells.append(f"{p[0]:g} ({p[1]:g})" if p else "-")
         lines.append("| " + " | ".join(cells) + " |")
@@ -350,7 +177,7 @@ def summarize_table(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, st
         cells = [column_label(pol)]
         for name in spec.traces:
             col = busy[busy.trace == name][f"ratio_{pol}"]
-            cells.append(f"{_fmt(col.mean())} ({_fmt(col.std(ddof=1))})" if len(col) else "-")
+            cells.append(f"{fmt(col.mean())} ({fmt(col.std(ddof=1))})" if len(col) else "-")
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -370,16 +197,6 @@ def _quiet_windows(df: pd.DataFrame, trace: str, policies) -> int:
     return int((sub[[f"ratio_{p}" for p in policies]].abs().sum(axis=1) == 0).sum())
 
 
-def _fmt(x: float) -> str:
-    if x is None or (isinstance(x, float) and np.isnan(x)):
-        return "-"
-    if abs(x) >= 100:
-        return f"{x:,.0f}"
-    if abs(x) >= 1:
-        return f"{x:.1f}"
-    return f"{x:.3g}"
-
-
 # ---------------------------------------------------------------------------- Figure 10
 
 
@@ -395,13 +212,15 @@ class Fig10Spec:
     window: WindowState = field(default_factory=WindowState)
 
 
-def fig10_tasks(spec: Fig10Spec, traces_dir: Path) -> list[dict]:
-    path = str(traces_dir / TRACE_FILES["LPC-EGEE"])
+def fig10_tasks(spec: Fig10Spec, traces: str | Path | None) -> list[dict]:
+    """Every window for every number of organizations (``traces``: the folder of the
+    logs, see :func:`~coopsched.experiments.windows.trace_files`)."""
+    path = trace_files(traces, ("LPC-EGEE",))["LPC-EGEE"]
     trace = load_trace(path)
     starts = random_windows(
         trace, spec.length, spec.windows, seed=spec.seed, by=spec.window.sampling
     )
-    opts = spec.window.options()
+    opts = spec.window.task_options()
     return [
         {
             "trace": "LPC-EGEE",
@@ -415,7 +234,7 @@ def fig10_tasks(spec: Fig10Spec, traces_dir: Path) -> list[dict]:
             "policies": list(spec.policies),
             "rand_samples": spec.rand_samples,
             "window": i,
-            **({"window_options": opts} if opts else {}),
+            **opts,
         }
         for k in spec.orgs
         for i, st in enumerate(starts)
@@ -482,7 +301,7 @@ def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.Da
     ]
     for k in spec.orgs:
         s = stats[stats.k == k]
-        cells = [str(k)] + [_fmt(s[s.policy == p]["mean"].iloc[0]) for p in spec.policies]
+        cells = [str(k)] + [fmt(s[s.policy == p]["mean"].iloc[0]) for p in spec.policies]
         cells.append(f"{s['ref_seconds'].iloc[0]:.3f}")
         lines.append("| " + " | ".join(cells) + " |")
     return stats, "\n".join(lines) + "\n"
@@ -505,6 +324,8 @@ class _TraceTable(Study):
         "owners",
         "policies",
         "backlog",
+        "jobs",
+        "backfill",
     )
     evaluate = staticmethod(evaluate_window)
     length: ClassVar[int] = 50_000
@@ -520,10 +341,12 @@ class _TraceTable(Study):
         owners: str = "user",
         policies: str | tuple[str, ...] | None = None,
         backlog: bool = False,
+        jobs: str = "sequential",
+        backfill: str | None = None,
     ) -> None:
         if split not in ("uniform", "zipf"):
-            raise ValueError("split must be 'uniform' or 'zipf'")
-        WindowState(sampling, warmup, owners, backlog)  # checks them
+            raise ValueError("split: must be 'uniform' or 'zipf'")
+        WindowState(sampling, warmup, owners, backlog, jobs, backfill)  # checks them
         self.spec = TableSpec(
             length=self.length,
             split=split,
@@ -534,15 +357,18 @@ class _TraceTable(Study):
             owners=owners,
             policies=resolve_policies(policies, POLICIES),
             backlog=bool(backlog),
+            jobs=jobs,
+            backfill=backfill,
         )
         if self.quick:
             self.spec.windows = 4
         if windows:
             self.spec.windows = windows
-        self.traces_dir = find_traces(traces)
+        trace_files(traces, ())  # the folder exists, or an error now (the logs: in tasks)
+        self.traces_folder = traces
 
     def tasks(self) -> list[dict]:
-        return table_tasks(self.spec, self.traces_dir)
+        return table_tasks(self.spec, self.traces_folder)
 
     def frame(self, rows: list[dict]) -> pd.DataFrame:
         return rows_frame(rows)
@@ -584,6 +410,8 @@ class Fig10(Study):
         "warmup",
         "owners",
         "backlog",
+        "jobs",
+        "backfill",
     )
     evaluate = staticmethod(evaluate_window)
 
@@ -598,14 +426,16 @@ class Fig10(Study):
         warmup: int = 0,
         owners: str = "user",
         backlog: bool = False,
+        jobs: str = "sequential",
+        backfill: str | None = None,
     ) -> None:
         if split not in ("uniform", "zipf"):
-            raise ValueError("split must be 'uniform' or 'zipf'")
+            raise ValueError("split: must be 'uniform' or 'zipf'")
         self.spec = Fig10Spec(
             split=split,
             seed=self.seed,
             policies=resolve_policies(policies, POLICIES),
-            window=WindowState(sampling, warmup, owners, bool(backlog)),
+            window=WindowState(sampling, warmup, owners, bool(backlog), jobs, backfill),
         )
         if self.quick:
             self.spec.orgs, self.spec.windows = (2, 4, 6), 3
@@ -613,10 +443,11 @@ class Fig10(Study):
             self.spec.orgs = parse_ints(orgs, "orgs")
         if windows:
             self.spec.windows = windows
-        self.traces_dir = find_traces(traces)
+        trace_files(traces, ())  # the folder exists, or an error now (the log: in tasks)
+        self.traces_folder = traces
 
     def tasks(self) -> list[dict]:
-        return fig10_tasks(self.spec, self.traces_dir)
+        return fig10_tasks(self.spec, self.traces_folder)
 
     def frame(self, rows: list[dict]) -> pd.DataFrame:
         return rows_frame(rows)
@@ -625,14 +456,3 @@ class Fig10(Study):
         stats, md = summarize_fig10(df, self.spec, out / "fig10.png")
         stats.to_csv(out / "summary.csv", index=False)
         return md
-
-
-def parse_ints(value: tuple[int, ...] | str, what: str) -> tuple[int, ...]:
-    """``"2,4,6"`` or ``(2, 4, 6)`` as a tuple of positive integers."""
-    try:
-        ints = tuple(int(x) for x in (value.split(",") if isinstance(value, str) else value))
-    except ValueError:
-        raise ValueError(f"{what} takes comma-separated integers, e.g. 2,4,6") from None
-    if not ints or min(ints) < 1:
-        raise ValueError(f"{what} takes positive integers, e.g. 2,4,6")
-    return ints

@@ -35,8 +35,15 @@ from ..online.schedule import Schedule
 from ..workloads.prepare import random_windows, trace_to_instance
 from .columns import label as column_label
 from .columns import resolve_policies
-from .reproduce import TRACE_FILES, default_machines, find_traces, load_trace, policy_params
 from .study import Study, register_study
+from .windows import (
+    check_logs,
+    default_machines,
+    load_trace,
+    parse_ints,
+    policy_params,
+    trace_files,
+)
 
 #: The parallel logs of the study and the sequential control.
 TRACES = ("SDSC-SP2", "CTC-SP2", "KTH-SP2", "HPC2N", "CEA-Curie", "LPC-EGEE")
@@ -133,24 +140,19 @@ class RigidStudy(Study):
         self.windows = windows or (2 if self.quick else 10)
         self.policies = resolve_policies(policies or "all", ())
         names = logs.split(",") if isinstance(logs, str) else list(logs or TRACES)
-        unknown = [n for n in names if n not in TRACE_FILES]
-        if unknown:
-            raise ValueError(
-                f"--logs: unknown log(s) {', '.join(unknown)}; choose from {', '.join(TRACE_FILES)}"
-            )
-        self.logs = tuple(names)
+        self.logs = check_logs(names, "logs")
         if lengths is None:
             self.lengths: tuple[int, ...] = (50_000,) if self.quick else LENGTHS
         else:
-            from .reproduce import parse_ints
-
             self.lengths = parse_ints(lengths, "lengths")
-        self.traces_dir = find_traces(traces)
+        trace_files(traces, ())  # the folder exists, or an error now (the logs: in tasks)
+        self.traces_folder = traces
 
     def tasks(self) -> list[dict]:
         tasks = []
+        files = trace_files(self.traces_folder, self.logs)
         for name in self.logs:
-            path = str(self.traces_dir / TRACE_FILES[name])
+            path = files[name]
             trace = load_trace(path)
             machines = default_machines(name, trace)
             for length in self.lengths:

@@ -32,18 +32,18 @@ from ..workloads.prepare import OWNERS, random_windows
 from . import paper_values
 from .columns import label as column_label
 from .columns import resolve_policies
-from .reproduce import (
-    PAPER_TRACES,
-    STANDS_FOR,
-    TRACE_FILES,
-    _fmt,
+from .reproduce import PAPER_TRACES, STANDS_FOR
+from .study import Study, register_study
+from .windows import (
+    check_jobs,
     default_machines,
     evaluate_window,
-    find_traces,
+    fmt,
     load_trace,
+    model_sentence,
     rows_frame,
+    trace_files,
 )
-from .study import Study, register_study
 
 #: Window lengths of the paper's two tables (Sec. 7.3).
 LENGTHS = {"table1": 50_000, "table2": 500_000}
@@ -76,7 +76,7 @@ def variant_name(state: str, sampling: str, owners: str) -> str:
 
 
 def sensitivity_tasks(
-    traces_dir: Path,
+    traces_dir: str | Path | None,
     *,
     windows: dict[str, int],
     states: tuple[str, ...],
@@ -89,27 +89,34 @@ def sensitivity_tasks(
     seed: int = 0,
     rand_samples: int = 15,
     policies: tuple[str, ...] = POLICIES,
+    jobs: str = "sequential",
+    backfill: str | None = None,
 ) -> list[dict]:
     """Every (table, trace, window, variant) task; window ``i`` of a trace has the same
     start (per sampling) and seed in every variant. Tasks are ordered window by window
-    so that a partial run covers every variant evenly."""
+    so that a partial run covers every variant evenly. ``traces_dir``: the folder of the
+    logs (:func:`~coopsched.experiments.windows.trace_files`); ``jobs`` and ``backfill``:
+    the job model (:class:`~coopsched.experiments.windows.WindowState`)."""
+    check_jobs(jobs, backfill)
+    files = trace_files(traces_dir, traces)
     tasks = []
     for table, n_windows in windows.items():
         L = LENGTHS[table]
         starts = {}
         for name in traces:
-            path = str(traces_dir / TRACE_FILES[name])
-            trace = load_trace(path)
+            trace = load_trace(files[name])
             for by in samplings:
                 starts[name, by] = random_windows(trace, L, n_windows, seed=seed, by=by)
         for i in range(n_windows):
             for name in traces:
-                path = str(traces_dir / TRACE_FILES[name])
+                path = files[name]
                 machines = default_machines(name, load_trace(path))
                 for state, by, own in itertools.product(states, samplings, owners):
                     opts = dict(WINDOW_STATES[state](warmup))
                     if own != "user":
                         opts["owners"] = own
+                    if jobs != "sequential":
+                        opts["jobs"] = jobs
                     task = {
                         "table": table,
                         "variant": variant_name(state, by, own),
@@ -127,6 +134,8 @@ def sensitivity_tasks(
                     }
                     if opts:
                         task["window_options"] = opts
+                    if backfill is not None:
+                        task["backfill"] = backfill
                     tasks.append(task)
     return tasks
 
@@ -136,10 +145,12 @@ def summarize_sensitivity(
     traces: tuple[str, ...],
     png_dir: Path,
     policies: tuple[str, ...] = POLICIES,
+    model: str = "",
 ) -> tuple[pd.DataFrame, str]:
     """Mean and std of ``dpsi/p_tot`` per table, variant, trace and policy; the Markdown
     with the paper's numbers beside ours ("-" for a column without one); one figure per
-    table."""
+    table. ``model``: a sentence on the job model (:func:`~.windows.model_sentence`), empty
+    for the paper's sequential jobs."""
     recs = []
     for (table, variant, trace), sub in df.groupby(["table", "variant", "trace"], sort=False):
         quiet = int((sub[[f"ratio_{p}" for p in policies]].abs().sum(axis=1) == 0).sum())
@@ -172,7 +183,7 @@ def summarize_sensitivity(
         "`reproduce table1/table2`. Quiet windows: windows in which no policy departs from "
         "REF (every policy scores 0). METACENTRUM stands in for PIK-IPLEX and HPC2N for "
         "SHARCNET-Whale (not available): only the paper's LPC-EGEE and RICC columns compare "
-        "the same logs.",
+        "the same logs." + model,
     ]
     for table in stats["table"].unique():
         st = stats[stats.table == table]
@@ -201,7 +212,7 @@ def summarize_sensitivity(
                 cells = [column_label(pol), f"{p[0]:g} ({p[1]:g})" if p else "-"]
                 for v in variants:
                     r = s[(s.variant == v) & (s.policy == pol)].iloc[0]
-                    cells.append(f"{_fmt(r['mean'])} ({_fmt(r['std'])})")
+                    cells.append(f"{fmt(r['mean'])} ({fmt(r['std'])})")
                 lines.append("| " + " | ".join(cells) + " |")
             quiet_cells = [
                 str(int(s[(s.variant == v)]["quiet_windows"].iloc[0])) + f"/{n[trace]}"
@@ -285,7 +296,16 @@ class Sensitivity(Study):
     name = "sensitivity"
     title = "Skowron & Rzadca, Tables 1-2 under each window option (state, sampling, owners)"
     files = ("summary.csv", "sensitivity-table1.png", "sensitivity-table2.png")
-    options = ("traces", "windows", "long_windows", "states", "warmup", "policies")
+    options = (
+        "traces",
+        "windows",
+        "long_windows",
+        "states",
+        "warmup",
+        "policies",
+        "jobs",
+        "backfill",
+    )
     evaluate = staticmethod(evaluate_window)
 
     def configure(
@@ -296,8 +316,12 @@ class Sensitivity(Study):
         states: str | tuple[str, ...] | None = None,
         warmup: int | None = None,
         policies: str | tuple[str, ...] | None = None,
+        jobs: str = "sequential",
+        backfill: str | None = None,
     ) -> None:
         self.policies = resolve_policies(policies, POLICIES)
+        check_jobs(jobs, backfill)
+        self.jobs, self.backfill = jobs, backfill
         short = 3 if self.quick else 100
         self.windows = {"table1": windows or short, "table2": long_windows or windows or short}
         if self.quick and not long_windows:
@@ -308,13 +332,15 @@ class Sensitivity(Study):
         bad = [s for s in states if s not in WINDOW_STATES]
         if bad or not states:
             raise ValueError(
-                f"unknown window state(s) {', '.join(bad)}; choose from {', '.join(WINDOW_STATES)}"
+                f"states: unknown window state(s) {', '.join(bad)}; choose from "
+                f"{', '.join(WINDOW_STATES)}"
             )
         self.states = tuple(states)
         self.warmup = 50_000 if warmup is None else int(warmup)
         if self.warmup <= 0:
-            raise ValueError("the warm-up period must be positive")
-        self.traces_dir = find_traces(traces)
+            raise ValueError("warmup: the warm-up period must be positive")
+        trace_files(traces, ())  # the folder exists, or an error now (the logs: in tasks)
+        self.traces_dir = traces
 
     def tasks(self) -> list[dict]:
         return sensitivity_tasks(
@@ -324,6 +350,8 @@ class Sensitivity(Study):
             warmup=self.warmup,
             seed=self.seed,
             policies=self.policies,
+            jobs=self.jobs,
+            backfill=self.backfill,
         )
 
     def frame(self, rows: list[dict]) -> pd.DataFrame:
@@ -333,6 +361,7 @@ class Sensitivity(Study):
         return df
 
     def report(self, df: pd.DataFrame, rows: list[dict], out: Path) -> str:
-        stats, md = summarize_sensitivity(df, PAPER_TRACES, out, self.policies)
+        model = model_sentence(self.jobs, self.backfill)
+        stats, md = summarize_sensitivity(df, PAPER_TRACES, out, self.policies, model)
         stats.to_csv(out / "summary.csv", index=False)
         return md

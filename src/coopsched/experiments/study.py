@@ -64,11 +64,7 @@ class Study:
     def __init__(self, *, quick: bool = False, seed: int = 0, **options: Any) -> None:
         unknown = sorted(k for k, v in options.items() if v is not None and k not in self.options)
         if unknown:
-            accepted = ", ".join(self.options) or "none besides quick and seed"
-            raise ValueError(
-                f"reproduce {self.name}: option(s) {', '.join(unknown)} do not apply "
-                f"(accepted: {accepted})"
-            )
+            raise OptionError(self.name, tuple(unknown), self.options)
         self.quick = quick
         self.seed = seed
         self.configure(**{k: v for k, v in options.items() if v is not None})
@@ -124,6 +120,18 @@ class Study:
             md = self.report(df, rows, out)
             (out / "summary.md").write_text(md)
         return df, md
+
+
+class OptionError(ValueError):
+    """Options given to a study that does not take them (``unknown``; ``accepted``: the
+    study's :attr:`Study.options`)."""
+
+    def __init__(self, study: str, unknown: tuple[str, ...], accepted: tuple[str, ...]) -> None:
+        self.study, self.unknown, self.accepted = study, unknown, accepted
+        super().__init__(
+            f"reproduce {study}: option(s) {', '.join(unknown)} do not apply "
+            f"(accepted: {', '.join(accepted) or 'none besides quick and seed'})"
+        )
 
 
 class StudyError(RuntimeError):

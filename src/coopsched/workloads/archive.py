@@ -18,8 +18,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .limits import MAX_DECOMPRESSED
+
+if TYPE_CHECKING:
+    from .swf import SWFTrace
 
 #: The Parallel Workloads Archive; each log lives at ``<base>/l_<dir>/<file>``.
 BASE_URL = "https://www.cs.huji.ac.il/labs/parallel/workload/"
@@ -50,6 +54,8 @@ class ArchiveLog:
     acknowledge: str
     system: str
     records_sha256: str | None = None
+    #: The short name the studies and the documentation use (``LPC-EGEE``, ``SDSC-SP2``).
+    alias: str = ""
 
     def url(self, base: str | None = None) -> str:
         """The download address (``base`` defaults to :func:`base_url`)."""
@@ -57,7 +63,10 @@ class ArchiveLog:
 
 
 def _log(name, directory, filename, sha256, acknowledge, system, records=None) -> ArchiveLog:
-    return ArchiveLog(name, directory, filename, sha256, acknowledge, system, records)
+    alias = "-".join(name.split("-")[:2])  # LPC-EGEE-2004-1.2-cln -> LPC-EGEE
+    if alias[-4:].isdigit():  # RICC-2010-2 -> RICC
+        alias = alias.split("-")[0]
+    return ArchiveLog(name, directory, filename, sha256, acknowledge, system, records, alias)
 
 
 #: Logs by name. Checksums are the SHA-256 of the archive's files. For METACENTRUM the
@@ -187,14 +196,14 @@ def _key(name: str) -> str:
 
 
 def lookup(name: str) -> ArchiveLog:
-    """The log called ``name``: its full name, with or without ``.swf``/``.swf.gz``, any
-    case, or an unambiguous prefix (``LPC-EGEE``, ``ricc``).
+    """The log called ``name``: its full name, with or without ``.swf``/``.swf.gz``, its
+    short name (``SDSC-SP2``), any case, or an unambiguous prefix (``ricc``).
 
     >>> lookup("lpc-egee").filename
     'LPC-EGEE-2004-1.2-cln.swf.gz'
     """
     key = _key(name)
-    exact = [log for log in LOGS.values() if _key(log.name) == key]
+    exact = [log for log in LOGS.values() if key in (_key(log.name), _key(log.alias) or None)]
     if exact:
         return exact[0]
     found = [log for log in LOGS.values() if key and _key(log.name).startswith(key)]
@@ -221,15 +230,37 @@ def cache_dir() -> Path:
     return Path(pooch.os_cache("coopsched")) / "traces"
 
 
-def local_copy(log: ArchiveLog, cache: Path | None = None) -> Path | None:
+def alias_names() -> tuple[str, ...]:
+    """The short names of the registered logs (``LPC-EGEE``, ``RICC``, ...), in order."""
+    return tuple(log.alias for log in LOGS.values())
+
+
+def by_alias(alias: str) -> ArchiveLog:
+    """The log whose short name is exactly ``alias`` (the names the studies take)."""
+    for log in LOGS.values():
+        if log.alias == alias:
+            return log
+    raise KeyError(f"unknown log {alias!r}; choose from {', '.join(alias_names())}")
+
+
+def trace_folders() -> list[Path]:
+    """The folders of ``$COOPSCHED_TRACES`` (``os.pathsep``-separated), in order."""
+    return [Path(p) for p in os.environ.get("COOPSCHED_TRACES", "").split(os.pathsep) if p]
+
+
+def local_copy(
+    log: ArchiveLog, cache: Path | None = None, *, folder: str | Path | None = None
+) -> Path | None:
     """A copy of ``log`` already on disk: in ``$COOPSCHED_TRACES`` (compressed or not),
-    then in the cache. ``None`` when there is none."""
+    then in the cache; with ``folder``, in that folder only. ``None`` when there is none."""
     names = [log.filename, log.filename.removesuffix(".gz")]
-    folders = [Path(p) for p in os.environ.get("COOPSCHED_TRACES", "").split(os.pathsep) if p]
-    for folder in folders:
+    folders = [Path(folder)] if folder is not None else trace_folders()
+    for f in folders:
         for n in names:
-            if (folder / n).is_file():
-                return folder / n
+            if (f / n).is_file():
+                return f / n
+    if folder is not None:
+        return None
     cached = (cache or cache_dir()) / log.filename
     return cached if cached.is_file() else None
 
@@ -444,8 +475,13 @@ def sha256_of(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def trace_path(name_or_path: str | Path, *, download: bool = True) -> Path:
-    """A trace given as a file path or as an archive name (:func:`lookup`)."""
+def trace_path(
+    name_or_path: str | Path, *, download: bool = True, folder: str | Path | None = None
+) -> Path:
+    """A trace given as a file path or as an archive name (:func:`lookup`): the one
+    locator of logs. A name is looked up in ``folder`` when given (only there: never
+    downloaded), else in ``$COOPSCHED_TRACES`` and the cache, and downloaded when
+    ``download`` (:func:`fetch_trace`)."""
     p = Path(name_or_path)
     if p.exists():
         return p
@@ -453,6 +489,11 @@ def trace_path(name_or_path: str | Path, *, download: bool = True) -> Path:
         log = lookup(str(name_or_path))
     except KeyError as exc:
         raise ArchiveError(f"{name_or_path}: no such file, and {exc.args[0]}") from None
+    if folder is not None:
+        found = local_copy(log, folder=folder)
+        if found is None:
+            raise ArchiveError(f"{log.name}: no {log.filename} in {folder}")
+        return found
     if not download:
         found = local_copy(log)
         if found is None:
@@ -461,11 +502,27 @@ def trace_path(name_or_path: str | Path, *, download: bool = True) -> Path:
     return fetch_trace(log.name)
 
 
-def load_trace(name_or_path: str | Path):
-    """:func:`coopsched.workloads.swf.read_swf` of a path or archive name."""
+_TRACES: dict[str, SWFTrace] = {}
+
+
+def load_trace(
+    name_or_path: str | Path, *, download: bool = True, folder: str | Path | None = None
+) -> SWFTrace:
+    """:func:`coopsched.workloads.swf.read_swf` of a path or archive name
+    (:func:`trace_path`), read once per process: a second call for the same file returns
+    the same (shared, not to be modified) trace; :func:`clear_trace_cache` forgets them."""
     from .swf import read_swf
 
-    return read_swf(trace_path(name_or_path))
+    path = str(trace_path(name_or_path, download=download, folder=folder))
+    trace = _TRACES.get(path)
+    if trace is None:
+        trace = _TRACES[path] = read_swf(path)
+    return trace
+
+
+def clear_trace_cache() -> None:
+    """Forget the traces :func:`load_trace` has read."""
+    _TRACES.clear()
 
 
 def logs_report():

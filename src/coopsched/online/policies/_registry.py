@@ -4,7 +4,8 @@ A policy is one module under ``coopsched/online/policies/``: a :class:`Policy` s
 with a ``name``, decorated with :func:`register`. The package's modules are discovered
 and imported on first use, so nothing else needs editing: tests, ``demo``, ``compare``
 and the CLI's help iterate over :func:`available`. Third-party policies plug in through
-the ``coopsched.policies`` entry-point group or as ``package.module:Class``.
+the ``coopsched.policies`` entry-point group, as ``package.module:Class`` (a module
+importable from ``sys.path``) or as ``path/to/file.py:Class`` (a file, loaded by its path).
 
 Names are looked up normalized (lower case, ``-``, ``_`` and spaces removed), so
 ``Round-Robin``, ``round_robin`` and ``roundrobin`` are one policy; the display name
@@ -136,15 +137,17 @@ def names() -> list[str]:
 
 
 def policy_class(name: str) -> type[Policy]:
-    """The class of a registered name, or of ``package.module:Class``.
+    """The class of a registered name, of ``package.module:Class`` (the module imported
+    from ``sys.path``) or of ``path/to/file.py:Class`` (a file ending in ``.py``, loaded
+    by its path, relative to the current folder, once per process).
 
     >>> policy_class("Round-Robin").__name__
     'RoundRobin'
     """
     if ":" in name:
-        module, _, attr = name.partition(":")
+        module, _, attr = name.rpartition(":")
         try:
-            obj = importlib.import_module(module)
+            obj = _load_file(name, module) if _is_file(module) else importlib.import_module(module)
             for part in attr.split("."):
                 obj = getattr(obj, part)
         except (ImportError, AttributeError) as exc:
@@ -159,6 +162,46 @@ def policy_class(name: str) -> type[Policy]:
     if key not in POLICIES:
         raise KeyError(f"unknown policy {name!r}; choose from {', '.join(names())}")
     return POLICIES[key]
+
+
+def _is_file(module: str) -> bool:
+    """Whether the part before ``:`` names a file rather than a module."""
+    return module.endswith(".py") or "/" in module or "\\" in module
+
+
+#: Plug-in files already loaded: resolved path -> module.
+_FILES: dict[str, types.ModuleType] = {}
+
+
+def _load_file(name: str, module: str) -> types.ModuleType:
+    """The module of a plug-in file, executed once per process and entered in
+    ``sys.modules`` under a name made from its path (what dataclasses and pickle look up)."""
+    import hashlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(module).expanduser()
+    if not path.is_file():
+        raise KeyError(f"cannot load policy {name!r}: no such file {module}")
+    key = str(path.resolve())
+    if key in _FILES:
+        return _FILES[key]
+    mod_name = f"coopsched_plugin_{path.stem}_{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise KeyError(f"cannot load policy {name!r}: {module} is not a Python file")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as exc:
+        del sys.modules[mod_name]
+        raise KeyError(
+            f"cannot load policy {name!r}: {module} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    _FILES[key] = mod
+    return mod
 
 
 def get_policy(name: str, **params) -> Policy:
@@ -247,7 +290,7 @@ def parse_params(cls: type[Policy], items: list[str]) -> dict:
         key, sep, text = item.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise ValueError(f"--param expects NAME=VALUE, got {item!r}")
+            raise ValueError(f"items: expects NAME=VALUE, got {item!r}")
         if key not in types_:
             raise ValueError(
                 f"policy {cls.name!r} has no parameter {key!r}; "
@@ -257,7 +300,7 @@ def parse_params(cls: type[Policy], items: list[str]) -> dict:
         try:
             out[key] = _convert(text.strip(), hint, default)
         except ValueError as exc:
-            raise ValueError(f"--param {key}={text}: {exc}") from None
+            raise ValueError(f"items: {key}={text}: {exc}") from None
     return out
 
 

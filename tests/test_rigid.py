@@ -182,6 +182,50 @@ def test_checker_knows_each_rules_greedy_property():
     assert check_schedule(_sched(inst, [0, 5, 1], "easy")) == []
 
 
+# 2 machines, three organizations: job 0 (1 processor, requested 5) runs; job 1 (2
+# processors, requested 1) is FIFO's next pick and reserves for t=5; job 2 (1 processor,
+# requested 10) may not backfill: it would end after 5 and no machine is spare then
+RESERVED = rigid(
+    make_instance([1, 1, 0], [(0, 0, 5), (1, 0, 1), (2, 0, 10)]), [1, 2, 1], [5, 1, 10]
+)
+
+
+def test_backfilling_past_the_reservation_is_caught():
+    s = simulate(RESERVED, get_policy("fifo"), backfill="easy")
+    assert s.start.tolist() == [0, 5, 6] and check_schedule(s) == []
+    assert s.info["blocked"][0] == (0, 1, 5, 0, ())
+    # job 2 backfilled at 2 (no event then), the reserved job slipped to 12
+    bad = check_schedule(_sched(RESERVED, [0, 12, 2], "easy"))
+    assert "event" in {v.rule for v in bad}
+    # at an event, with the engine's record of FIFO's pick: job 2 delays the reservation
+    late = _sched(RESERVED, [0, 10, 0], "easy")
+    late.info["blocked"] = [(0, 1, 5, 0, (2,)), (5, 1, 10, 0, ())]
+    assert [v.rule for v in check_schedule(late)] == ["easy-reservation"]
+    assert "shadow time 5" in str(check_schedule(late)[0])
+    # job 2 picked first, then job 1: the shadow is 10, a valid EASY step for some policy
+    late.info["blocked"] = [(0, 1, 10, 0, ()), (5, 1, 10, 0, ())]
+    assert check_schedule(late) == []
+    # a record must agree with the requested times, and every stop must be recorded
+    late.info["blocked"] = [(0, 1, 5, 0, ()), (5, 1, 10, 0, ())]
+    assert [v.rule for v in check_schedule(late)] == ["easy-reservation"]
+    late.info["blocked"] = [(0, 1, 10, 0, ())]
+    assert [v.rule for v in check_schedule(late)] == ["blocked"]
+
+
+def _with(s, start):
+    return Schedule(s.instance, np.array(start), s.machine, s.policy, s.horizon, info=s.info)
+
+
+def test_none_checks_the_chosen_job_does_not_fit():
+    """``none``: no machine idles while the chosen job fits (the record names the pick)."""
+    s = simulate(RESERVED, get_policy("fifo"), backfill="none")
+    assert s.start.tolist() == [0, 5, 6] and check_schedule(s) == []
+    assert s.info["blocked"] == [(0, 1, -1, -1, ())]
+    wrong = _with(s, [0, 5, 6])
+    wrong.info = {**s.info, "blocked": [(0, 2, -1, -1, ())]}  # job 2 fits: not a stop
+    assert [v.rule for v in check_schedule(wrong)] == ["greedy"]
+
+
 def test_requested_times_need_processors():
     with pytest.raises(InstanceError, match="give 'processors' with 'requested'"):
         Instance(

@@ -343,4 +343,10 @@ def expand_coalition(instance: Instance, members, sub: Schedule, policy: str) ->
     mapped = np.full(len(keep), -1, dtype=np.int64)
     mapped[ran] = glob[sub.machine[ran]]
     machine[keep] = mapped
-    return Schedule(instance, start, machine, policy, sub.horizon, tuple(mem), dict(sub.info))
+    info = dict(sub.info)
+    if info.get("blocked"):  # rigid engine's stops (coopsched.online.rigid): job numbers
+        info["blocked"] = [
+            (t, int(keep[j]), shadow, extra, tuple(int(keep[v]) for v in filled))
+            for t, j, shadow, extra, filled in info["blocked"]
+        ]
+    return Schedule(instance, start, machine, policy, sub.horizon, tuple(mem), info)

@@ -226,6 +226,97 @@ def test_none_checks_the_chosen_job_does_not_fit():
     assert [v.rule for v in check_schedule(wrong)] == ["greedy"]
 
 
+# ------------------------------------------------------------------------------ metrics
+
+
+def _busy(s, t, jobs):
+    """Processor-seconds of ``jobs`` before ``t``, by brute force over the seconds."""
+    inst = s.instance
+    return sum(
+        int(inst.width[j])
+        for j in jobs
+        if s.start[j] >= 0
+        for x in range(int(s.start[j]), int(s.start[j] + inst.size[j]))
+        if x < t
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), rule=st.sampled_from(RULES), t=st.integers(1, 30))
+def test_per_org_utilization_is_its_share_of_the_machines_time(seed, rule, t):
+    inst = random_rigid_instance(np.random.default_rng(seed))
+    s = simulate(inst, get_policy("fifo"), backfill=rule)
+    rows = s.per_org_table(t, overall=True)
+    M = int(inst.machines.sum())
+    for u, row in enumerate(rows[:-1]):
+        assert row["utilization"] == pytest.approx(
+            _busy(s, t, np.flatnonzero(inst.org == u)) / (M * t)
+        )
+    assert rows[-1]["org"] == "all"
+    assert rows[-1]["utilization"] == pytest.approx(s.utilization(t))
+    assert rows[-1]["utilization"] == pytest.approx(sum(r["utilization"] for r in rows[:-1]))
+    ran = s.start >= 0
+    if ran.any():
+        assert rows[-1]["mean_wait"] == pytest.approx((s.start - inst.release)[ran].mean())
+        run = inst.size[ran]
+        bsld = np.maximum(1, (s.start - inst.release)[ran] + run) / np.maximum(run, 10)
+        assert rows[-1]["mean_bsld"] == pytest.approx(np.maximum(1, bsld).mean())
+
+
+def test_simulate_and_compare_show_metrics_and_counted_treatments(tmp_path, capsys):
+    import json
+
+    from coopsched.cli import main
+
+    doc = {
+        "organizations": [{"name": "a", "machines": 2}, {"name": "b", "machines": 1}],
+        "jobs": [
+            {"org": "a", "release": 0, "size": 5, "processors": 1, "requested": 5},
+            {"org": "b", "release": 0, "size": 3, "processors": 2, "requested": 1},
+            {"org": "b", "release": 1, "size": 2, "processors": 4, "requested": 3},
+        ],
+    }
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(doc))
+    base = [str(path), "--backfill", "easy", "--horizon", "20"]
+    assert main(["simulate", *base, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["treatments"] == {
+        "too_wide": 1,  # 4 processors on 3 machines
+        "outlived_request": 1,  # job 1 runs 3, requested 1
+        "requested_filled": {"jobs": 0, "with": None},
+    }
+    assert [r["org"] for r in out["per_org"]] == ["a", "b"] and out["overall"]["org"] == "all"
+    # job 1: 2 processors for 3 s of the 3 machines' 20 s
+    assert out["per_org"][1]["mean_wait"] == 0 and out["per_org"][1]["utilization"] == 0.1
+    assert out["overall"]["utilization"] == pytest.approx((5 + 6) / 60)
+    assert main(["simulate", *base]) == 0
+    assert "1 job(s) wider than the machines never started; 1 job(s) outlived" in (
+        capsys.readouterr().out
+    )
+    assert main(["simulate", *base, "--format", "csv"]) == 0
+    csv = capsys.readouterr().out.splitlines()
+    assert csv[0].endswith(",mean_wait,mean_bsld,utilization") and csv[-1].startswith("all,3,")
+    assert main(["compare", *base, "--policies", "fifo,ref", "--format", "json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["treatments"] == out["treatments"]
+    assert cmp["per_org"]["fifo"][:-1] == out["per_org"]
+    assert [r["policy"] for r in cmp["rows"]] == ["fifo", "ref"]
+    assert any("outlived their requested time" in n for n in cmp["notes"])
+
+
+def test_a_trace_windows_filled_requested_times_are_shown():
+    inst = rigid(make_instance([2], [(0, 0, 3), (0, 1, 2)]), [1, 2], [4, 9])
+    inst.meta["requested_filled"] = {"jobs": 1, "with": 9}
+    s = simulate(inst, get_policy("fifo"), backfill="easy")
+    assert s.treatments()["requested_filled"] == {"jobs": 1, "with": 9}
+    assert (
+        s.report()
+        .notes[-1]
+        .endswith("1 job(s) without a requested time given the log's longest (9 s)")
+    )
+
+
 def test_requested_times_need_processors():
     with pytest.raises(InstanceError, match="give 'processors' with 'requested'"):
         Instance(

@@ -144,7 +144,7 @@ def test_every_policy_gives_valid_rigid_schedules_under_every_rule(name):
         inst = random_rigid_instance(rng)
         for rule in RULES:
             for horizon in (None, 8):
-                s = simulate(inst, get_policy(name), horizon, backfill=rule)
+                s = simulate(inst, get_policy(name), horizon, backfill=rule, engine="python")
                 assert check_schedule(s) == [], (rule, horizon)
 
 
@@ -191,7 +191,7 @@ RESERVED = rigid(
 
 
 def test_backfilling_past_the_reservation_is_caught():
-    s = simulate(RESERVED, get_policy("fifo"), backfill="easy")
+    s = simulate(RESERVED, get_policy("fifo"), backfill="easy", engine="python")
     assert s.start.tolist() == [0, 5, 6] and check_schedule(s) == []
     assert s.info["blocked"][0] == (0, 1, 5, 0, ())
     # job 2 backfilled at 2 (no event then), the reserved job slipped to 12
@@ -218,7 +218,7 @@ def _with(s, start):
 
 def test_none_checks_the_chosen_job_does_not_fit():
     """``none``: no machine idles while the chosen job fits (the record names the pick)."""
-    s = simulate(RESERVED, get_policy("fifo"), backfill="none")
+    s = simulate(RESERVED, get_policy("fifo"), backfill="none", engine="python")
     assert s.start.tolist() == [0, 5, 6] and check_schedule(s) == []
     assert s.info["blocked"] == [(0, 1, -1, -1, ())]
     wrong = _with(s, [0, 5, 6])

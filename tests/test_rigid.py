@@ -212,6 +212,22 @@ def test_backfilling_past_the_reservation_is_caught():
     assert [v.rule for v in check_schedule(late)] == ["blocked"]
 
 
+def test_backfilled_jobs_keep_fifo_within_an_organization():
+    # 4 machines; job 0 holds 2 until 9; job 1 (4 processors) reserves for 9; jobs 2 and 3
+    # of another organization (1 processor, requested 2) both backfill, oldest first
+    inst = rigid(
+        make_instance([4, 0], [(0, 0, 9), (0, 0, 1), (1, 0, 2), (1, 0, 2)]),
+        [2, 4, 1, 1],
+        [9, 1, 2, 2],
+    )
+    s = simulate(inst, get_policy("fifo"), backfill="easy", engine="python")
+    assert s.start.tolist() == [0, 9, 0, 0] and check_schedule(s) == []
+    assert s.info["blocked"][0] == (0, 1, 9, 0, (2, 3))
+    swapped = _with(s, s.start)
+    swapped.info = {**s.info, "blocked": [(0, 1, 9, 0, (3, 2)), *s.info["blocked"][1:]]}
+    assert [v.rule for v in check_schedule(swapped)] == ["fifo"]
+
+
 def _with(s, start):
     return Schedule(s.instance, np.array(start), s.machine, s.policy, s.horizon, info=s.info)
 

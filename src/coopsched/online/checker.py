@@ -324,7 +324,15 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
                 f"at t={t} job {J}'s reservation is recorded as shadow "
                 f"{shadow}, extra {extra}; requested times give {S}, {E}",
             )
+        done = set(first)
         for v in filled:
+            older = fifo[(org[fifo] == org[v]) & (rank[fifo] < rank[v])]
+            if any(start[a] == t and a not in done for a in older.tolist()):
+                add(
+                    "fifo",
+                    f"at t={t} job {v} is backfilled before an older job of its organization",
+                )
+            done.add(v)
             if width[v] > free:
                 add("capacity", f"at t={t} the backfilled job {v} does not fit")
             if t + req[v] <= S:

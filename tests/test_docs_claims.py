@@ -274,6 +274,15 @@ def test_rigid_price_of_fairness_as_stated():
     assert f"RAND ({by_policy['rand']:,.0f} s per unit of work)" in text
     by_rule = s[s.policy != "ref"].groupby("rule").ratio.mean()
     assert f"({by_rule['first-fit']:,.0f} on average against {by_rule['none']:,.0f}" in text
+    wide = ref.wide_wait.unstack("rule")
+    for log in ("HPC2N", "KTH-SP2", "CTC-SP2", "SDSC-SP2", "CEA-Curie"):
+        ff, easy = wide["first-fit"][log, 500_000], wide["easy"][log, 500_000]
+        assert ff > easy and f"{ff:,.0f} s against {easy:,.0f} s on {log}" in text
+    short = wide.xs(50_000, level="length").dropna()
+    gap = (short["first-fit"] / short["easy"] - 1).abs()
+    assert gap.max() < 0.07 and gap.idxmax() == "CTC-SP2"
+    ff, easy = short["first-fit"]["CTC-SP2"], short["easy"]["CTC-SP2"]
+    assert f"(CTC-SP2: {ff:,.0f} s against {easy:,.0f} s)" in text
     readme = page("README.md")
     assert f"within {100 * price.mean():.2f} points of the best policy's" in readme
     assert f"and {100 * price.max():.2f} points at worst" in readme

@@ -275,6 +275,28 @@ def test_check_policy_catches_a_clairvoyant_policy():
         check_policy(_Lookahead, instances=30, checks=["non_clairvoyant"])
 
 
+class _RigidLookahead(Policy):
+    """Fair on sequential jobs; on rigid ones the organization served first depends on
+    the run times (the sizes of a rigid instance)."""
+
+    name = "rigid-lookahead"
+
+    def run(self, instance, horizon=None, members=None, *, backfill=None):
+        self._first = int(instance.size.sum()) % instance.k if instance.rigid else 0
+        with self.engine_pass():
+            return simulate(instance, self, horizon, members, backfill=backfill)
+
+    def select(self, view):
+        cands = view.candidates()
+        return self._first if self._first in cands else cands[0]
+
+
+def test_check_policy_catches_a_policy_clairvoyant_on_rigid_jobs_only():
+    check_policy(_RigidLookahead, instances=30, checks=["valid_schedule"])
+    with pytest.raises(PolicyCheckError, match="non_clairvoyant. failed: clairvoyant on rigid"):
+        check_policy(_RigidLookahead, instances=30, checks=["non_clairvoyant"])
+
+
 class _EarlyBird(Policy):
     """Self-driven and wrong: starts every job at time 0 on machine 0."""
 

@@ -144,7 +144,7 @@ def test_every_policy_gives_valid_rigid_schedules_under_every_rule(name):
         inst = random_rigid_instance(rng)
         for rule in RULES:
             for horizon in (None, 8):
-                s = simulate(inst, get_policy(name), horizon, backfill=rule)
+                s = simulate(inst, get_policy(name), horizon, backfill=rule, engine="python")
                 assert check_schedule(s) == [], (rule, horizon)
 
 
@@ -180,6 +180,157 @@ def test_checker_knows_each_rules_greedy_property():
     # EASY: job 1's shadow time is 5; job 2 ends by 2 <= 5: it must backfill
     assert "easy-reservation" in {x.rule for x in check_schedule(_sched(inst, waiting, "easy"))}
     assert check_schedule(_sched(inst, [0, 5, 1], "easy")) == []
+
+
+# 2 machines, three organizations: job 0 (1 processor, requested 5) runs; job 1 (2
+# processors, requested 1) is FIFO's next pick and reserves for t=5; job 2 (1 processor,
+# requested 10) may not backfill: it would end after 5 and no machine is spare then
+RESERVED = rigid(
+    make_instance([1, 1, 0], [(0, 0, 5), (1, 0, 1), (2, 0, 10)]), [1, 2, 1], [5, 1, 10]
+)
+
+
+def test_backfilling_past_the_reservation_is_caught():
+    s = simulate(RESERVED, get_policy("fifo"), backfill="easy", engine="python")
+    assert s.start.tolist() == [0, 5, 6] and check_schedule(s) == []
+    assert s.info["blocked"][0] == (0, 1, 5, 0, ())
+    # job 2 backfilled at 2 (no event then), the reserved job slipped to 12
+    bad = check_schedule(_sched(RESERVED, [0, 12, 2], "easy"))
+    assert "event" in {v.rule for v in bad}
+    # at an event, with the engine's record of FIFO's pick: job 2 delays the reservation
+    late = _sched(RESERVED, [0, 10, 0], "easy")
+    late.info["blocked"] = [(0, 1, 5, 0, (2,)), (5, 1, 10, 0, ())]
+    assert [v.rule for v in check_schedule(late)] == ["easy-reservation"]
+    assert "shadow time 5" in str(check_schedule(late)[0])
+    # job 2 picked first, then job 1: the shadow is 10, a valid EASY step for some policy
+    late.info["blocked"] = [(0, 1, 10, 0, ()), (5, 1, 10, 0, ())]
+    assert check_schedule(late) == []
+    # a record must agree with the requested times, and every stop must be recorded
+    late.info["blocked"] = [(0, 1, 5, 0, ()), (5, 1, 10, 0, ())]
+    assert [v.rule for v in check_schedule(late)] == ["easy-reservation"]
+    late.info["blocked"] = [(0, 1, 10, 0, ())]
+    assert [v.rule for v in check_schedule(late)] == ["blocked"]
+
+
+def test_backfilled_jobs_keep_fifo_within_an_organization():
+    # 4 machines; job 0 holds 2 until 9; job 1 (4 processors) reserves for 9; jobs 2 and 3
+    # of another organization (1 processor, requested 2) both backfill, oldest first
+    inst = rigid(
+        make_instance([4, 0], [(0, 0, 9), (0, 0, 1), (1, 0, 2), (1, 0, 2)]),
+        [2, 4, 1, 1],
+        [9, 1, 2, 2],
+    )
+    s = simulate(inst, get_policy("fifo"), backfill="easy", engine="python")
+    assert s.start.tolist() == [0, 9, 0, 0] and check_schedule(s) == []
+    assert s.info["blocked"][0] == (0, 1, 9, 0, (2, 3))
+    swapped = _with(s, s.start)
+    swapped.info = {**s.info, "blocked": [(0, 1, 9, 0, (3, 2)), *s.info["blocked"][1:]]}
+    assert [v.rule for v in check_schedule(swapped)] == ["fifo"]
+
+
+def _with(s, start):
+    return Schedule(s.instance, np.array(start), s.machine, s.policy, s.horizon, info=s.info)
+
+
+def test_none_checks_the_chosen_job_does_not_fit():
+    """``none``: no machine idles while the chosen job fits (the record names the pick)."""
+    s = simulate(RESERVED, get_policy("fifo"), backfill="none", engine="python")
+    assert s.start.tolist() == [0, 5, 6] and check_schedule(s) == []
+    assert s.info["blocked"] == [(0, 1, -1, -1, ())]
+    wrong = _with(s, [0, 5, 6])
+    wrong.info = {**s.info, "blocked": [(0, 2, -1, -1, ())]}  # job 2 fits: not a stop
+    assert [v.rule for v in check_schedule(wrong)] == ["greedy"]
+
+
+# ------------------------------------------------------------------------------ metrics
+
+
+def _busy(s, t, jobs):
+    """Processor-seconds of ``jobs`` before ``t``, by brute force over the seconds."""
+    inst = s.instance
+    return sum(
+        int(inst.width[j])
+        for j in jobs
+        if s.start[j] >= 0
+        for x in range(int(s.start[j]), int(s.start[j] + inst.size[j]))
+        if x < t
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), rule=st.sampled_from(RULES), t=st.integers(1, 30))
+def test_per_org_utilization_is_its_share_of_the_machines_time(seed, rule, t):
+    inst = random_rigid_instance(np.random.default_rng(seed))
+    s = simulate(inst, get_policy("fifo"), backfill=rule)
+    rows = s.per_org_table(t, overall=True)
+    M = int(inst.machines.sum())
+    for u, row in enumerate(rows[:-1]):
+        assert row["utilization"] == pytest.approx(
+            _busy(s, t, np.flatnonzero(inst.org == u)) / (M * t)
+        )
+    assert rows[-1]["org"] == "all"
+    assert rows[-1]["utilization"] == pytest.approx(s.utilization(t))
+    assert rows[-1]["utilization"] == pytest.approx(sum(r["utilization"] for r in rows[:-1]))
+    ran = s.start >= 0
+    if ran.any():
+        assert rows[-1]["mean_wait"] == pytest.approx((s.start - inst.release)[ran].mean())
+        run = inst.size[ran]
+        bsld = np.maximum(1, (s.start - inst.release)[ran] + run) / np.maximum(run, 10)
+        assert rows[-1]["mean_bsld"] == pytest.approx(np.maximum(1, bsld).mean())
+
+
+def test_simulate_and_compare_show_metrics_and_counted_treatments(tmp_path, capsys):
+    import json
+
+    from coopsched.cli import main
+
+    doc = {
+        "organizations": [{"name": "a", "machines": 2}, {"name": "b", "machines": 1}],
+        "jobs": [
+            {"org": "a", "release": 0, "size": 5, "processors": 1, "requested": 5},
+            {"org": "b", "release": 0, "size": 3, "processors": 2, "requested": 1},
+            {"org": "b", "release": 1, "size": 2, "processors": 4, "requested": 3},
+        ],
+    }
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(doc))
+    base = [str(path), "--backfill", "easy", "--horizon", "20"]
+    assert main(["simulate", *base, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["treatments"] == {
+        "too_wide": 1,  # 4 processors on 3 machines
+        "outlived_request": 1,  # job 1 runs 3, requested 1
+        "requested_filled": {"jobs": 0, "with": None},
+    }
+    assert [r["org"] for r in out["per_org"]] == ["a", "b"] and out["overall"]["org"] == "all"
+    # job 1: 2 processors for 3 s of the 3 machines' 20 s
+    assert out["per_org"][1]["mean_wait"] == 0 and out["per_org"][1]["utilization"] == 0.1
+    assert out["overall"]["utilization"] == pytest.approx((5 + 6) / 60)
+    assert main(["simulate", *base]) == 0
+    assert "1 job(s) wider than the machines never started; 1 job(s) outlived" in (
+        capsys.readouterr().out
+    )
+    assert main(["simulate", *base, "--format", "csv"]) == 0
+    csv = capsys.readouterr().out.splitlines()
+    assert csv[0].endswith(",mean_wait,mean_bsld,utilization") and csv[-1].startswith("all,3,")
+    assert main(["compare", *base, "--policies", "fifo,ref", "--format", "json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["treatments"] == out["treatments"]
+    assert cmp["per_org"]["fifo"][:-1] == out["per_org"]
+    assert [r["policy"] for r in cmp["rows"]] == ["fifo", "ref"]
+    assert any("outlived their requested time" in n for n in cmp["notes"])
+
+
+def test_a_trace_windows_filled_requested_times_are_shown():
+    inst = rigid(make_instance([2], [(0, 0, 3), (0, 1, 2)]), [1, 2], [4, 9])
+    inst.meta["requested_filled"] = {"jobs": 1, "with": 9}
+    s = simulate(inst, get_policy("fifo"), backfill="easy")
+    assert s.treatments()["requested_filled"] == {"jobs": 1, "with": 9}
+    assert (
+        s.report()
+        .notes[-1]
+        .endswith("1 job(s) without a requested time given the log's longest (9 s)")
+    )
 
 
 def test_requested_times_need_processors():

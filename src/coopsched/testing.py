@@ -25,7 +25,8 @@ check, the policy and the instance:
   completed by ``T`` changes nothing before ``T``. For a policy that drives its own
   simulation (REF, RAND), whose coalition schedules may legitimately complete a job
   earlier than the grand coalition does, only jobs released at or after ``T`` are
-  changed.
+  changed. The same holds on a rigid instance under a random backfilling rule: run times
+  change, requested times (all EASY reads) stay.
 
 >>> from coopsched.online.policies import Fifo
 >>> check_policy(Fifo, instances=3)
@@ -195,11 +196,64 @@ def _check_non_clairvoyant(cls, params, rng, inst) -> None:
             f"{j} starts at {s.start[j]} or {s2.start[j]} when sizes "
             f"{size2[change].tolist()} replace {inst.size[change].tolist()}",
         )
+    _check_non_clairvoyant_rigid(cls, params, rng)
+
+
+def _runs_rigid(cls) -> bool:
+    """Whether the policy can schedule rigid jobs (a self-driven one takes ``backfill``)."""
+    import inspect
+
+    return not cls.drives_simulation() or "backfill" in inspect.signature(cls.run).parameters
+
+
+def _check_non_clairvoyant_rigid(cls, params, rng) -> None:
+    """The rigid variant of ``non_clairvoyant``: on a random rigid instance, under a random
+    backfilling rule, the run times of jobs unfinished at ``T`` (released at or after ``T``
+    for a self-driven policy) change nothing before ``T``; requested times stay, as EASY
+    reads them and never run times."""
+    if not _runs_rigid(cls):
+        return  # the 'rigid' check reports it
+    inst = random_rigid_instance(rng)
+    rule = str(rng.choice(["none", "first-fit", "easy"]))
+    T = int(rng.integers(1, inst.release.max() + 2))
+    try:
+        s = simulate(inst, cls(**params), T, backfill=rule)
+        done = (s.start >= 0) & (s.start + inst.size <= T)
+        change = inst.release >= T if cls.drives_simulation() else ~done
+        if not change.any():
+            return
+        size2 = inst.size.copy()
+        size2[change] += rng.integers(1, 5, size=int(change.sum()))
+        other = Instance(
+            inst.organizations,
+            inst.org,
+            inst.release,
+            size2,
+            inst.width,
+            requested=inst.requested,
+        )
+        s2 = simulate(other, cls(**params), T, backfill=rule)
+    except PolicyError as exc:
+        raise _fail(cls, "valid_picks", inst, f"{exc} (non_clairvoyant, rigid)") from None
+    if not np.array_equal(s.start, s2.start):
+        j = int(np.flatnonzero(s.start != s2.start)[0])
+        raise _fail(
+            cls,
+            "non_clairvoyant",
+            inst,
+            f"clairvoyant on rigid jobs (backfill {rule}): the run time of an unfinished job "
+            f"changed a decision: horizon {T}; job {j} starts at {s.start[j]} or "
+            f"{s2.start[j]} when run times {size2[change].tolist()} replace "
+            f"{inst.size[change].tolist()} (processors {inst.width.tolist()}, requested "
+            f"{inst.requested.tolist() if inst.requested is not None else None})",
+        )
 
 
 def _check_rigid(cls, params, rng, inst) -> None:
     """Rigid jobs under every backfilling rule: valid schedules (:func:`check_rigid`), for
-    the grand coalition and a sub-coalition, with and without a horizon."""
+    the grand coalition and a sub-coalition, with and without a horizon. The Python
+    engine runs, as it records the policy's picks where the rule stops, which the checker
+    needs to verify EASY's reservation (the compiled engine gives the same starts)."""
     rigid = random_rigid_instance(rng)
     members = None
     if rigid.k > 1:
@@ -209,7 +263,7 @@ def _check_rigid(cls, params, rng, inst) -> None:
     for rule in ("none", "first-fit", "easy"):
         for horizon, mem in ((None, None), (_horizons(rng, rigid)[1], members)):
             try:
-                s = simulate(rigid, cls(**params), horizon, mem, backfill=rule)
+                s = simulate(rigid, cls(**params), horizon, mem, backfill=rule, engine="python")
             except PolicyError as exc:
                 raise _fail(cls, "valid_picks", rigid, f"{exc} (rigid, {rule})") from None
             except TypeError as exc:

@@ -62,7 +62,9 @@ def compare_policies(
     ref_max_k: int = 14,
     backfill: str | None = None,
 ) -> list[dict]:
-    """One row per policy (:data:`COLUMNS` and ``psi``); the fairness columns need REF
+    """One row per policy (:data:`COLUMNS`, ``mean_wait``, ``mean_bsld``, ``psi``, ``per_org``:
+    :meth:`Schedule.per_org_table` with its ``"all"`` row, and ``treatments``:
+    :meth:`Schedule.treatments`, empty for sequential jobs); the fairness columns need REF
     (``None`` when ``k > ref_max_k``, REF being exponential in ``k``). A rigid instance runs
     every policy, REF included, under the backfilling rule ``backfill``
     (:mod:`coopsched.online.rigid`)."""
@@ -105,6 +107,8 @@ def compare_policies(
             "mean_bsld": _mean(sched.bounded_slowdown(), sched.waits() >= 0),
             "seconds": seconds,
             "psi": sched.psi(horizon),
+            "per_org": sched.per_org_table(horizon, overall=True),
+            "treatments": sched.treatments(),
         }
         if ref is not None:
             since = int(instance.meta.get("measure_from") or 0)  # after a warm-up
@@ -141,10 +145,23 @@ def comparison_report(
             f"{resolve_backfill(instance, backfill)}; wait and bsld (bounded slowdown, 10 s) "
             "over the started jobs"
         )
+    per_org = {}  # by policy name: the rows of Schedule.per_org_table, "all" last
+    treatments: dict = {}
     for r in rows:
         r.pop("psi")
+        per_org[r["policy"]] = r.pop("per_org")
+        treatments = r.pop("treatments") or treatments  # the input's: the same for all
+    if instance.rigid and rows:
+        from ..online.schedule import treatment_line
+
+        notes.append(treatment_line(treatments))
+    title = title or f"{instance.n} jobs, {instance.k} organizations, horizon {horizon}"
+    notes.append(
+        "dpsi/p_tot: average unjustified delay (s) per unit of work against REF, "
+        "the exact Shapley-fair schedule (Skowron & Rzadca, Sec. 7.2); 0 = as fair as REF."
+    )
     return Report(
-        title=title or f"{instance.n} jobs, {instance.k} organizations, horizon {horizon}",
+        title=title,
         columns=[
             Column("policy", left=True),
             Column("unfairness", "dpsi/p_tot", num(2)),
@@ -159,11 +176,14 @@ def comparison_report(
             Column("seconds", fmt=num(3)),
         ],
         rows=rows,
-        notes=notes
-        + [
-            "dpsi/p_tot: average unjustified delay (s) per unit of work against REF, "
-            "the exact Shapley-fair schedule (Skowron & Rzadca, Sec. 7.2); 0 = as fair as REF."
-        ],
+        notes=notes,
+        document={
+            "title": title,
+            "rows": rows,
+            "notes": notes,
+            "per_org": per_org,
+            **({"treatments": treatments} if instance.rigid else {}),
+        },
     )
 
 

@@ -185,15 +185,35 @@ def assert_valid(schedule: Schedule) -> None:
 
 def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
     """The invariants of a rigid schedule under its backfilling rule (``info["backfill"]``;
-    :mod:`coopsched.online.rigid`): release; no job wider than the coalition's machines
-    starts (too wide); never more processors busy than machines (capacity); FIFO within an
-    organization (among the jobs that fit); nothing lost; pinned jobs before the others; and
-    the greedy property of the rule, after every event's starts: ``none``, not every
-    waiting head fits the free machines; ``first-fit``, no waiting head fits; ``easy``, some
-    waiting head ``J`` does not fit and no other organization's head could be backfilled
-    beside ``J``'s reservation, computed from requested times (so backfilling never delayed
-    the reservation). Machines are not identities here: the capacity check is exact for
-    identical machines (a valid assignment exists, :meth:`Schedule.allocation`)."""
+    :mod:`coopsched.online.rigid`, docs/conventions.md "Rigid jobs and backfilling"):
+    release; no job wider than the coalition's machines starts (too wide); never more
+    processors busy than machines (capacity); FIFO within an organization (among the jobs
+    that fit); nothing lost; pinned jobs before the others; starts only at events (a
+    release of a coalition's job or a completion); and the rule's greedy property after
+    every event's starts:
+
+    * ``first-fit``: no waiting organization's oldest job fits the free machines;
+    * ``none`` and ``easy``: with machines free and jobs waiting, the rule stopped on the
+      policy's pick, which does not fit. Which organization the policy picked, and in
+      which order jobs started at one time, is the policy's choice, invisible in the
+      starts: the Python engine records it (``info["blocked"]``, one entry per stop:
+      ``(t, job, shadow, extra, backfilled)``), and the checker verifies each entry. The
+      job is released, unstarted and its organization's oldest waiting job, and does not
+      fit the machines left by the other starts at ``t``. Under ``easy`` the checker
+      recomputes the reservation from requested times only (the running jobs' expected
+      ends ``max(start + requested, t + 1)``: a job past its request is expected at the
+      next step, the repair of docs/conventions.md) and verifies that every backfilled
+      job fits, belongs to another organization and ends by its requested time no later
+      than the shadow time or uses the extra machines (consuming them), so that
+      backfilling never delays the reservation; and that no other organization's oldest
+      job could still be backfilled. Without records (a schedule built by hand, or by the
+      compiled engine) the checker can only verify the weaker properties it can read from
+      the starts: under ``none`` some waiting organization's oldest job does not fit;
+      under ``easy`` some such job ``J`` does not fit and no other organization's oldest
+      job could be backfilled beside ``J``'s reservation computed from the final state.
+
+    Machines are not identities here: the capacity check is exact for identical machines
+    (a valid assignment exists, :meth:`Schedule.allocation`)."""
     inst = schedule.instance
     out: list[Violation] = []
     rule = schedule.info.get("backfill", "first-fit")
@@ -224,6 +244,8 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
             add("horizon", f"job {j} starts at {start[j]}, at or after the horizon {horizon}")
     # FIFO per organization, among the jobs that can run
     fifo = fit[np.lexsort((fit, rel[fit]))]
+    rank = np.empty(inst.n, np.int64)
+    rank[fifo] = np.arange(len(fifo))
     for u in coalition:
         q = fifo[org[fifo] == u]
         s = start[q]
@@ -245,11 +267,98 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
     if horizon is None:
         for j in fit[start[fit] < 0][:limit]:
             add("lost", f"job {j} never started and there is no horizon")
-    # every event time: capacity, pinned, and the rule's greedy property
+    # the engine acts at events only: releases of the coalition's jobs, completions
     ends = start + size
-    times = np.unique(np.concatenate([rel[fit], start[started], ends[started]]))
+    times = np.unique(np.concatenate([rel[idx], ends[started]]))
     if horizon is not None:
         times = times[times < horizon]
+    for j in started[~np.isin(start[started], times)][:limit]:
+        add("event", f"job {j} starts at {start[j]}, neither a release nor a completion")
+    times = np.unique(np.concatenate([times, start[started]]))
+    records = schedule.info.get("blocked")
+    blocked: dict[int, tuple] = {}
+    if rule in ("none", "easy") and records is not None:
+        for rec in records:
+            if int(rec[0]) in blocked:
+                add("blocked", f"two records of where the rule stopped at t={rec[0]}")
+            blocked[int(rec[0])] = tuple(rec)
+        for t0 in sorted(set(blocked) - set(times.tolist()))[:limit]:
+            add("blocked", f"a record of where the rule stopped at t={t0}, not an event")
+
+    def stop(rec: tuple, t: int, waiting: np.ndarray) -> None:
+        """One record of ``info["blocked"]`` checked against the starts (:func:`check_rigid`)."""
+        _, J, shadow, extra, filled = rec
+        J = int(J)
+        filled = [int(v) for v in filled]
+        if not len(waiting) or J not in waiting.tolist():
+            add("blocked", f"at t={t} the recorded job {J} is not waiting")
+            return
+        ahead = fifo[(org[fifo] == org[J]) & (rank[fifo] < rank[J])]
+        if ((start[ahead] < 0) | (start[ahead] > t)).any():
+            add("blocked", f"at t={t} the recorded job {J} is not its organization's oldest")
+        now = started[start[started] == t]
+        if any(v not in now.tolist() or org[v] == org[J] for v in filled) or (
+            rule == "none" and filled
+        ):
+            add(
+                "blocked",
+                f"at t={t} the backfilled jobs {filled} did not start then, or "
+                f"belong to job {J}'s organization",
+            )
+            return
+        before = started[(start[started] < t) & (ends[started] > t)]
+        first = [j for j in now.tolist() if j not in filled]  # started before the stop
+        free = M - int(width[before].sum()) - int(width[first].sum())
+        if width[J] <= free:
+            add("greedy", f"at t={t} the chosen job {J} fits the {free} free machines ({rule})")
+            return
+        if rule == "none":
+            return
+        expected = sorted(
+            (max(int(start[j] + req[j]), t + 1), int(width[j])) for j in [*before.tolist(), *first]
+        )
+        S, E = reservation(expected, free, int(width[J]))
+        if (int(shadow), int(extra)) != (S, E):
+            add(
+                "easy-reservation",
+                f"at t={t} job {J}'s reservation is recorded as shadow "
+                f"{shadow}, extra {extra}; requested times give {S}, {E}",
+            )
+        done = set(first)
+        for v in filled:
+            older = fifo[(org[fifo] == org[v]) & (rank[fifo] < rank[v])]
+            if any(start[a] == t and a not in done for a in older.tolist()):
+                add(
+                    "fifo",
+                    f"at t={t} job {v} is backfilled before an older job of its organization",
+                )
+            done.add(v)
+            if width[v] > free:
+                add("capacity", f"at t={t} the backfilled job {v} does not fit")
+            if t + req[v] <= S:
+                pass
+            elif width[v] <= E:
+                E -= int(width[v])
+            else:
+                add(
+                    "easy-reservation",
+                    f"at t={t} job {v} (requested {req[v]}, {width[v]} "
+                    f"processors) is backfilled past job {J}'s shadow time {S} without spare "
+                    f"machines ({E} left): it delays the reservation",
+                )
+            free -= int(width[v])
+        heads: dict[int, int] = {}
+        for j in waiting.tolist():
+            heads.setdefault(int(org[j]), j)
+        for u, h in heads.items():
+            if u != org[J] and width[h] <= free and (t + req[h] <= S or width[h] <= E):
+                add(
+                    "easy-reservation",
+                    f"at t={t} job {h} could still be backfilled beside job "
+                    f"{J}'s reservation (shadow {S}, {E} extra machines)",
+                )
+                break
+
     pinned = inst.pinned
     for t in times.tolist():
         run = started[(start[started] <= t) & (ends[started] > t)]
@@ -260,12 +369,18 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
             continue
         free = M - busy
         waiting = fifo[(rel[fifo] <= t) & ((start[fifo] < 0) | (start[fifo] > t))]
+        rec = blocked.pop(t, None)
         if not len(waiting):
+            if rec is not None:
+                add("blocked", f"at t={t} the rule recorded a stop, but no job waits")
             continue
         if pinned is not None:
             wp = waiting[pinned[waiting]]  # in FIFO order: the oldest first
             if len(wp) and width[wp[0]] <= free:
                 add("pinned", f"at t={t} the pinned job {wp[0]} fits the {free} free machines")
+        if rec is not None:
+            stop(rec, t, waiting)
+            continue
         heads = []
         seen = set()
         for j in waiting.tolist():
@@ -274,7 +389,12 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
                 heads.append(j)
         heads_a = np.array(heads)
         fits = width[heads_a] <= free
-        if rule == "none":
+        if records is not None and rule in ("none", "easy") and free > 0:
+            add(
+                "blocked",
+                f"at t={t} {free} machines are free, jobs wait, and the rule recorded no stop",
+            )
+        elif rule == "none":
             if fits.all():
                 add("greedy", f"at t={t} every waiting head fits the {free} free machines (none)")
         elif rule == "first-fit":
@@ -289,14 +409,7 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
             )
             ok = False
             for J in heads_a[~fits].tolist():
-                avail, shadow, extra = free, None, 0
-                for x, (e, q) in enumerate(expected):
-                    avail += q
-                    if avail >= width[J] and (x + 1 == len(expected) or expected[x + 1][0] != e):
-                        shadow, extra = e, avail - int(width[J])
-                        break
-                if shadow is None:
-                    continue
+                shadow, extra = reservation(expected, free, int(width[J]))
                 if not any(
                     v != J
                     and org[v] != org[J]
@@ -312,3 +425,19 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
                     f"at t={t} a waiting job could still be backfilled beside every reservation",
                 )
     return out
+
+
+def reservation(expected: list[tuple[int, int]], free: int, q: int) -> tuple[int, int]:
+    """EASY's shadow time and extra machines for a job on ``q`` processors, from the
+    running jobs' ``(expected end, processors)`` sorted by end, and ``free`` machines: the
+    first expected end at which enough machines are free, counting every job ending then
+    (Mu'alem & Feitelson 2001, as stated in docs/conventions.md)."""
+    avail, x, n = free, 0, len(expected)
+    while x < n:
+        e = expected[x][0]
+        while x < n and expected[x][0] == e:
+            avail += expected[x][1]
+            x += 1
+        if avail >= q:
+            return e, avail - q
+    return -1, -1  # never: a queued job is never wider than the machines

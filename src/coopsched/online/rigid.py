@@ -25,6 +25,12 @@ running jobs: the oldest waiting one starts while it fits), then the rule:
   requested time no later than ``S`` or fit in ``extra`` (which they then use up); the
   reserved job waits. EASY reads requested times only, never run times.
 
+Where the rule stops at an event with machines free and jobs waiting (``none``: the pick
+does not fit; ``easy``: a reservation), the Python engine records it in
+``info["blocked"]`` as ``(t, job, shadow, extra, backfilled)`` (input indices; ``-1`` for
+``none``): the policy's picks, which :func:`coopsched.online.checker.check_rigid` cannot
+know, so that it can verify everything the rule decides from them.
+
 The policy keeps its contract unchanged: during a step that restricts the candidates
 (``first-fit``, EASY's backfill), an organization that is not a candidate shows
 ``view.waiting[u] == 0`` (its true count is ``view.queued[u]``), so every policy, plug-ins
@@ -206,6 +212,9 @@ def simulate_rigid(
     def fits(u: int) -> bool:
         return queued[u] > 0 and width[queues[u][head[u]]] <= view._nfree
 
+    # where the rule stopped: (t, the chosen job that did not fit, EASY's shadow time and
+    # extra machines, or -1, the jobs backfilled beside the reservation, in order)
+    blocked: list[tuple[int, int, int, int, tuple[int, ...]]] = []
     res = [-1, 0, 0, 0]  # EASY's reservation: reserved organization, shadow, extra, time
 
     def backfills(v: int) -> bool:
@@ -264,6 +273,7 @@ def simulate_rigid(
                 u = pick(t)
                 pos = queues[u][head[u]]
                 if width[pos] > view._nfree:
+                    blocked.append((t, int(order[pos]), -1, -1, ()))
                     break
                 begin(pos, t)
         elif backfill == "first-fit":
@@ -281,14 +291,18 @@ def simulate_rigid(
                 if width[pos] <= view._nfree:
                     begin(pos, t)
                     continue
-                res[:] = [u, *_reservation(expected, view._nfree, width[pos], t), t]
+                shadow, extra = _reservation(expected, view._nfree, width[pos], t)
+                res[:] = [u, shadow, extra, t]
+                filled: list[int] = []
                 while any(backfills(v) for v in mem):
                     show(backfills)
                     v = pick(t)
                     h = queues[v][head[v]]
                     if t + req[h] > res[1]:
                         res[2] -= width[h]
+                    filled.append(int(order[h]))
                     begin(h, t)
+                blocked.append((t, int(order[pos]), shadow, extra, tuple(filled)))
                 break
         show(None)
     start_arr = np.full(inst.n, -1, dtype=np.int64)
@@ -305,6 +319,7 @@ def simulate_rigid(
             "engine": "python",
             "backfill": backfill,
             "too_wide": too_wide_info(inst, order[wide] if wide else np.zeros(0, np.int64), M),
+            "blocked": blocked,
         },
     )
 

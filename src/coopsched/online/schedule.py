@@ -162,31 +162,79 @@ class Schedule:
             return 0.0
         return sum(self.work(t)) / (m * t)
 
-    def per_org_table(self, t: int | None = None) -> list[dict]:
-        """One row per organization: machines, jobs, started, psi_sp, work, flow time."""
+    def per_org_table(self, t: int | None = None, overall: bool = False) -> list[dict]:
+        """One row per organization: machines, jobs, started, completed, ``psi_sp``, work
+        (unit parts processed before ``t``: a job on ``q`` processors counts ``q``), mean
+        flow time of the completed jobs, mean wait and mean bounded slowdown (10 s,
+        :meth:`bounded_slowdown`) of the started jobs, and ``utilization``: the
+        organization's work over the capacity of the whole schedule (the coalition's
+        machines times ``t``), its share of the platform's processor time, so that the rows
+        add up to :meth:`utilization` (an organization running on others' machines may use
+        more than its own contribution). With ``overall``, a last row ``"all"`` over the
+        whole coalition."""
         t = self._at(t)
         inst = self.instance
         psi, work, ft, done = self.psi(t), self.work(t), self.flow_time(t), self.completed(t)
         waits, bsld = self.waits(), self.bounded_slowdown()
+        cap = int(sum(int(inst.machines[u]) for u in self.coalition)) * t
+        groups: list[tuple[str, list[int]]] = [
+            (inst.organizations[u].name, [u]) for u in self.coalition
+        ]
+        if overall:
+            groups.append(("all", list(self.coalition)))
         rows = []
-        for u in self.coalition:
-            mask = inst.org == u
+        for name, us in groups:
+            mask = np.isin(inst.org, us)
             ran = mask & (waits >= 0)
+            n_done = sum(done[u] for u in us)
+            w = sum(work[u] for u in us)
             rows.append(
                 {
-                    "org": inst.organizations[u].name,
-                    "machines": int(inst.machines[u]),
+                    "org": name,
+                    "machines": int(sum(int(inst.machines[u]) for u in us)),
                     "jobs": int(mask.sum()),
                     "started": int((mask & self.started).sum()),
-                    "completed": done[u],
-                    "psi_sp": psi[u],
-                    "work": work[u],
-                    "mean_flow": (ft[u] / done[u]) if done[u] else None,
+                    "completed": n_done,
+                    "psi_sp": sum(psi[u] for u in us),
+                    "work": w,
+                    "mean_flow": (sum(ft[u] for u in us) / n_done) if n_done else None,
                     "mean_wait": float(waits[ran].mean()) if ran.any() else None,
                     "mean_bsld": float(bsld[ran].mean()) if ran.any() else None,
+                    "utilization": w / cap if cap > 0 else 0.0,
                 }
             )
         return rows
+
+    def treatments(self) -> dict:
+        """The counted treatments of a rigid schedule's input (docs/conventions.md, "Rigid
+        jobs and backfilling"): ``too_wide`` (jobs wider than the schedule's machines,
+        never started, ``info["too_wide"]``), ``outlived_request`` (jobs of the schedule
+        whose run time exceeds their requested time: the run time stands) and
+        ``requested_filled`` (jobs of a trace window without a requested time, given the
+        log's longest, ``{"jobs", "with"}``; none for a JSON instance). Empty for
+        sequential jobs."""
+        inst = self.instance
+        if not inst.rigid:
+            return {}
+        mine = self.in_coalition
+        req = inst.requested
+        outlived = 0 if req is None else int((mine & (req >= 1) & (inst.size > req)).sum())
+        wide = self.info.get("too_wide")
+        if wide is None:
+            width = inst.width
+            M = int(sum(int(inst.machines[u]) for u in self.coalition))
+            wide = {"count": int((mine & (width > M)).sum()), "machines": M}
+        filled = inst.meta.get("requested_filled") or {"jobs": 0, "with": None}
+        return {
+            "too_wide": int(wide["count"]),
+            "outlived_request": outlived,
+            "requested_filled": dict(filled),
+        }
+
+    def treatment_note(self) -> str | None:
+        """:meth:`treatments` as one line for a table's notes (``None`` for sequential jobs)."""
+        tr = self.treatments()
+        return treatment_line(tr) if tr else None
 
     def to_frame(self) -> pd.DataFrame:
         """The coalition's jobs as a pandas DataFrame, one row per job (input order).
@@ -250,7 +298,7 @@ class Schedule:
     def report(self, t: int | None = None):
         """Per-organization results at ``t`` as a :class:`coopsched.report.Report`
         (what ``coopsched simulate`` prints; its JSON is :meth:`to_dict`)."""
-        from ..report import Column, Report, num
+        from ..report import Column, Report, num, pct
 
         t = self._at(t)
         inst = self.instance
@@ -265,20 +313,21 @@ class Schedule:
             Column("mean_flow", "mean flow", num(0)),
             Column("mean_wait", "mean wait", num(0)),
             Column("mean_bsld", "mean bsld", num(2)),
+            Column("utilization", fmt=pct),
         ]
         return Report(
             title=f"{self.policy} on {inst.n} jobs, {inst.total_machines} machines, horizon {t}",
             columns=cols,
-            rows=self.per_org_table(t),
+            rows=self.per_org_table(t, overall=True),
             notes=[
-                f"utilization {self.utilization(t):.1%}; "
-                f"{len(self.unstarted)} job(s) not started before t={t}"
+                f"utilization {self.utilization(t):.1%} (an organization's: its share of the "
+                f"machines' time); {len(self.unstarted)} job(s) not started before t={t}"
             ]
             + (
                 [
                     f"rigid jobs, backfilling {self.info.get('backfill')}; "
-                    f"{(self.info.get('too_wide') or {}).get('count', 0)} job(s) wider than the "
-                    "machines never started; bsld: bounded slowdown (10 s)"
+                    "bsld: bounded slowdown (10 s)",
+                    str(self.treatment_note()),
                 ]
                 if inst.rigid
                 else []
@@ -287,11 +336,15 @@ class Schedule:
         )
 
     def to_dict(self, t: int | None = None) -> dict:
-        """JSON-ready: policy, horizon, utilities and the jobs (CLI ``--format json``)."""
+        """JSON-ready: policy, horizon, utilities, work, ``per_org`` (the rows of
+        :meth:`per_org_table`), ``overall`` (its ``"all"`` row), for rigid jobs ``backfill``,
+        ``too_wide`` and ``treatments`` (:meth:`treatments`), and the jobs (CLI
+        ``--format json``)."""
         inst = self.instance
         t = self._at(t)
         psi = self.psi(t)
         names = inst.names
+        rows = self.per_org_table(t, overall=True)
         jobs = []
         for j in np.flatnonzero(self.in_coalition):
             d = {
@@ -326,8 +379,22 @@ class Schedule:
                 if inst.rigid
                 else {}
             ),
+            "per_org": rows[:-1],
+            "overall": rows[-1],
+            **({"treatments": self.treatments()} if inst.rigid else {}),
             "jobs": jobs,
         }
+
+
+def treatment_line(tr: dict) -> str:
+    """The counted treatments (:meth:`Schedule.treatments`) as one line of a table's notes."""
+    filled = tr["requested_filled"]
+    return (
+        f"{tr['too_wide']} job(s) wider than the machines never started; "
+        f"{tr['outlived_request']} job(s) outlived their requested time (run time kept); "
+        f"{filled['jobs']} job(s) without a requested time given the log's longest"
+        + (f" ({filled['with']} s)" if filled["jobs"] else "")
+    )
 
 
 def expand_coalition(instance: Instance, members, sub: Schedule, policy: str) -> Schedule:
@@ -343,4 +410,10 @@ def expand_coalition(instance: Instance, members, sub: Schedule, policy: str) ->
     mapped = np.full(len(keep), -1, dtype=np.int64)
     mapped[ran] = glob[sub.machine[ran]]
     machine[keep] = mapped
-    return Schedule(instance, start, machine, policy, sub.horizon, tuple(mem), dict(sub.info))
+    info = dict(sub.info)
+    if info.get("blocked"):  # rigid engine's stops (coopsched.online.rigid): job numbers
+        info["blocked"] = [
+            (t, int(keep[j]), shadow, extra, tuple(int(keep[v]) for v in filled))
+            for t, j, shadow, extra, filled in info["blocked"]
+        ]
+    return Schedule(instance, start, machine, policy, sub.horizon, tuple(mem), info)

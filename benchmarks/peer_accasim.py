@@ -44,8 +44,12 @@ Semantics (read from AccaSim's source, ``base/scheduler_class.py``,
   schedule, recomputed until the schedule it yields keeps that property (two or three
   rounds; the result is the schedule of one organization per job, which is checked at the
   sizes up to ``--explain-max``). The organizations are written as the SWF's user field
-  (field 12; AccaSim ignores it) for the whole-process run. FIFO over organizations then
-  picks the oldest waiting job, as AccaSim's queue order does.
+  (field 12; AccaSim ignores it) for the whole-process run, and are part of the workload
+  (their computation is not timed; it costs a few of coopsched's simulations). FIFO over
+  organizations then picks the oldest waiting job, as AccaSim's queue order does. (With
+  literally one organization per job the schedule is the same, but coopsched's engine,
+  built for tens of organizations, scans every organization at each pick: its cost grows
+  as jobs x organizations.)
 * **A. The reservation is not protected in AccaSim.** Its EASY calls the allocator with
   ``reserved_nodes=[]``, so no node is ever withheld: every queued job that fits now
   starts, in queue order, even one that ends after the reservation and takes the machines
@@ -73,6 +77,15 @@ the textbook rule (a backfill the reservation forbids; a blocked job that fits b
 held), checks that the two schedules are identical before the first such decision, and
 prints the first differing jobs with the reason. Every later difference follows from it
 (the machines' state differs from then on).
+
+A workload on which the two agree exactly: the same jobs with requested time := run time
+(exact requests). Then B and C cannot happen (no job ends before or after its expected
+end, so a blocked job cannot fit before its reservation time), and AccaSim's EASY is list
+scheduling without any reservation (A alone): coopsched's ``fifo`` with
+``backfill="first-fit"`` gives every job the same start (printed, with coopsched's EASY on
+the same jobs for contrast). No real log has exact requests, and A differs from EASY on
+every log, so identical starts for FIFO + EASY on both sides hold on no realistic workload;
+the references above are the job-by-job account instead.
 
 Timing. Printed per size: CPU and wall seconds (best of ``--repeat``) of
 

@@ -281,11 +281,7 @@ def rigid_workload(log: Path, n: int, folder: Path):
     trace = read_swf(log)
     M = int(trace.max_procs)
     df = trace.jobs
-    left = {
-        "run time <= 0 or no processors": trace.n_dropped,
-        f"wider than {M}": 0,
-        "no requested time": 0,
-    }
+    left: dict[str, int] = {}
     wide = df["processors"].to_numpy() > M
     noreq = df["req_time"].to_numpy() < 1
     df = df.loc[~wide & ~noreq]
@@ -294,7 +290,8 @@ def rigid_workload(log: Path, n: int, folder: Path):
     last = int(df["line"].max())
     upto = trace.jobs["line"].to_numpy() <= last
     left[f"wider than {M}"] = int((wide & upto).sum())
-    left["no requested time"] = int((noreq & ~wide & upto).sum())
+    left["without a requested time"] = int((noreq & ~wide & upto).sum())
+    left["with run time <= 0 or no processors (in the whole log)"] = trace.n_dropped
     submit = df["submit"].to_numpy().astype(np.int64)
     w = {
         "submit": submit,
@@ -409,7 +406,9 @@ def reference(w: dict, M: int, accasim: bool):
 
     def shadow(h: int, t: int) -> tuple[int, int]:
         """Textbook EASY: the first expected end (overdue: t + 1) at which h fits, counting
-        every job expected then, and the machines left over."""
+        every job expected then, and the machines left over (h fits now: ``t``)."""
+        if q[h] <= free:
+            return t, free - q[h]
         exp = sorted((max(e, t + 1), q[j]) for j, e in running.items())
         avail = free
         for x, (e, qq) in enumerate(exp):
@@ -640,7 +639,7 @@ def rigid_section(args, log: Path, n: int, folder: Path) -> None:
     same = int((ours == theirs).sum())
     outl = int((w["run"] > w["req"]).sum())
     print(
-        f"\n{log.name}, first {n:,} jobs ({M} processors; left out before them: "
+        f"\n{log.name}, first {n:,} jobs ({M} processors; left out: "
         + ", ".join(f"{v:,} {k}" for k, v in left.items())
         + f"; {outl:,} outlive their request), FIFO + EASY, {int(org.max()) + 1} organizations "
         f"({rounds} rounds): identical start times {same:,} / {n:,}"

@@ -15,8 +15,8 @@ seeded): AccaSim's ``FirstInFirstOut`` dispatcher with the ``FirstFit`` allocato
 coopsched's ``fifo`` with one organization. The two give the same start to every job.
 
 **2. Rigid FIFO + EASY** on the first ``N`` jobs (each of ``--sizes``) of a parallel PWA log
-in ``--traces`` (default HPC2N-2002, 240 processors, 202k jobs, so that one log gives every
-size). The workload both simulators read: every log job with a run time >= 1, a
+in ``--traces`` (default HPC2N-2002, 240 processors, 202,871 usable jobs, so that one log gives
+every size). The workload both simulators read: every log job with a run time >= 1, a
 requested time (field 9) >= 1 and at most the log's ``MaxProcs`` processors (the others are
 counted and left out: AccaSim rejects wider jobs, coopsched never starts them, a job without
 a requested time has no EASY meaning in AccaSim), sorted by submit time and renumbered;
@@ -24,8 +24,8 @@ processors written in both field 5 and field 8 (coopsched reads field 5 first, A
 field 8 first), memory fields -1. Jobs that outlive their requested time are kept (the run
 time stands in both) and counted. AccaSim: ``MaxProcs`` nodes of one core each and no
 other resource (a job on ``q`` processors asks ``q`` nodes of one core: no node packing;
-a ``mem`` resource makes its ``EASYBackfilling`` divide by the zero memory request of SWF
-jobs), ``EASYBackfilling(FirstFit())``. coopsched: ``simulate(inst, fifo,
+with a ``mem`` resource, its ``EASYBackfilling`` divides by the zero memory request of a
+job without one), ``EASYBackfilling(FirstFit())``. coopsched: ``simulate(inst, fifo,
 engine="compiled", backfill="easy")``.
 
 Semantics (read from AccaSim's source, ``base/scheduler_class.py``,

@@ -28,8 +28,9 @@ The jobs (``--list`` prints their commands):
 * ``startup``: ``benchmarks/startup.py --runs 20``;
 * ``game``: ``benchmarks/game.py``;
 * ``production``: ``benchmarks/production.py`` (docs/production.md);
-* ``peer``: ``benchmarks/peer_accasim.py`` (needs ``pip install accasim``; skipped
-  otherwise);
+* ``peer``: ``benchmarks/peer_accasim.py --traces DIR``, then ``--load 1.5 --sizes 0``
+  (the sequential comparison on an overloaded platform; needs ``pip install accasim``,
+  skipped otherwise);
 * ``studies``: the run time of ``coopsched reproduce table1|fig10|mosp|game|poa
   --workers 2`` (docs/reproduction.md), into ``results-studies.txt``.
 """
@@ -183,9 +184,13 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
         ),
         Job(
             "peer",
-            [[py, f"{b}/peer_accasim.py"]],
+            [
+                [py, f"{b}/peer_accasim.py", *t],
+                [py, f"{b}/peer_accasim.py", "--load", "1.5", "--sizes", "0"],
+            ],
             "results-peer.txt",
-            "coopsched beside AccaSim",
+            "coopsched beside AccaSim: sequential FIFO (load 0.8 and 1.5); rigid FIFO + EASY "
+            "on HPC2N at 5k, 20k, 100k jobs, start times job by job",
             needs="accasim",
         ),
         Job(

@@ -19,7 +19,19 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+
+def _traces_folder() -> Path:
+    """The Parallel Workloads Archive logs: the nearest ``shared/traces`` above this
+    checkout (``../shared/traces`` from the main checkout; also found from a worktree
+    nested one level deeper)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents[1:]:
+        if (parent / "shared" / "traces").is_dir():
+            return parent / "shared" / "traces"
+    return here.parents[2] / "shared" / "traces"
+
+
+TRACES = _traces_folder()
 
 
 def trace_path(name: str) -> Path:

@@ -235,13 +235,16 @@ def shown_output(expected: list[str], actual: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------ running
 def traces_folder() -> Path | None:
-    """The folder of Parallel Workloads Archive logs: ``$COOPSCHED_TRACES`` or the
-    project's ``../shared/traces`` (as tests/conftest.py finds it)."""
+    """The folder of Parallel Workloads Archive logs: ``$COOPSCHED_TRACES`` or the nearest
+    ``shared/traces`` above the checkout (the project's ``../shared/traces``; as
+    tests/conftest.py finds it)."""
     env = os.environ.get("COOPSCHED_TRACES")
     if env:
         return Path(env.split(os.pathsep)[0])
-    p = ROOT.parent / "shared" / "traces"
-    return p if p.is_dir() else None
+    for parent in ROOT.parents:
+        if (parent / "shared" / "traces").is_dir():
+            return parent / "shared" / "traces"
+    return None
 
 
 def _workdir(block: Block, tmp: Path) -> Path:

@@ -19,12 +19,23 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-#: The folder of Parallel Workloads Archive logs the tests read: the first folder of
-#: ``$COOPSCHED_TRACES`` (as the package looks there first), else the project's own.
-TRACES = Path(
-    os.environ.get("COOPSCHED_TRACES", "").split(os.pathsep)[0]
-    or Path(__file__).resolve().parents[2] / "shared" / "traces"
-)
+
+def _traces_folder() -> Path:
+    """The Parallel Workloads Archive logs the tests read: the first folder of
+    ``$COOPSCHED_TRACES`` (as the package looks there first), else the nearest
+    ``shared/traces`` above this checkout (``../shared/traces`` from the main checkout;
+    also found from a worktree nested one level deeper)."""
+    env = os.environ.get("COOPSCHED_TRACES", "").split(os.pathsep)[0]
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents[1:]:
+        if (parent / "shared" / "traces").is_dir():
+            return parent / "shared" / "traces"
+    return here.parents[2] / "shared" / "traces"
+
+
+TRACES = _traces_folder()
 
 
 def trace_path(name: str) -> Path:

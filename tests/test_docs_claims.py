@@ -40,6 +40,76 @@ def test_table2_lpc_egee_agreement_rests_on_two_windows():
         x = lpc["ratio_" + p].sort_values(ascending=False).iloc[3:].mean()
         assert f"{x / TABLE2['LPC-EGEE'][p][0]:.2f} ({p.upper()})" in text
     assert "0.30 times the paper's" in page("README.md")
+    # every policy within a factor of ..., on both traces; ROUNDROBIN within a few percent
+    t2 = pd.read_csv(RESULTS / "table2" / "summary.csv").set_index(["trace", "policy"])["mean"]
+    factors = {
+        (t, p): max(t2[t, p] / TABLE2[t][p][0], TABLE2[t][p][0] / t2[t, p])
+        for t in ("LPC-EGEE", "RICC")
+        for p in POLICY_ORDER
+    }
+    far = max(factors, key=factors.get)
+    assert far == ("LPC-EGEE", "rand")
+    assert (
+        f"within a factor of {factors[far]:.2f} of the paper's (the farthest is LPC-EGEE's" in text
+    )
+    assert f"RAND, {t2[far]:,.0f} against {TABLE2['LPC-EGEE']['rand'][0]})" in text
+    assert f"comes within a factor of {factors[far]:.2f} of the paper" in page("README.md")
+    rr = {t: t2[t, "roundrobin"] / TABLE2[t]["roundrobin"][0] - 1 for t in ("LPC-EGEE", "RICC")}
+    assert rr["LPC-EGEE"] > 0 > rr["RICC"] and max(map(abs, rr.values())) < 0.06
+    assert (
+        f"within 6% on both traces ({rr['LPC-EGEE']:.0%} above on LPC-EGEE, "
+        f"{-rr['RICC']:.0%} below on RICC)" in text
+    )
+
+
+def _quiet(d: pd.DataFrame, trace: str) -> int:
+    return int((d[d.trace == trace].filter(like="ratio_").abs().sum(axis=1) == 0).sum())
+
+
+def test_table1_empty_windows_as_stated():
+    d = pd.read_csv(RESULTS / "table1" / "results.csv")
+    m = pd.read_csv(RESULTS / "table1" / "summary.csv").set_index(["trace", "policy"])["mean"]
+    text = page("docs/reproduction.md")
+    lpc = {p: m["LPC-EGEE", p] for p in POLICY_ORDER}
+    paper = {p: TABLE1["LPC-EGEE"][p][0] for p in POLICY_ORDER}
+    assert f"RAND is close to the paper's ({lpc['rand']:.1f} against 8)" in text
+    assert 1 <= lpc["rand"] / paper["rand"] < 1.1
+    for p in ("directcontr", "fairshare", "utfairshare"):
+        assert lpc[p] > 1.5 * paper[p] and f"{lpc[p]:.1f} against {paper[p]}" in text
+    for p in ("roundrobin", "currfairshare"):
+        assert lpc[p] < paper[p] and f"{lpc[p]:.1f} against {paper[p]}" in text
+    ricc = {p: TABLE1["RICC"][p][0] / m["RICC", p] for p in POLICY_ORDER}
+    span = f"{min(ricc.values()):.0f} to {round(max(ricc.values()), -1):.0f} times"
+    assert span == "10 to 30 times"
+    assert f"they are {span} smaller" in text and f"come out {span} below" in page("README.md")
+    r = {p: m["RICC", p] for p in POLICY_ORDER}
+    assert r["fairshare"] < r["directcontr"] and r["utfairshare"] < r["directcontr"]
+    assert (
+        f"FAIRSHARE ({r['fairshare']:.1f}) and UTFAIRSHARE ({r['utfairshare']:.1f}) are fairer "
+        f"than our DIRECTCONTR ({r['directcontr']:.1f})" in text
+    )
+    q_lpc, q_ricc = _quiet(d, "LPC-EGEE"), _quiet(d, "RICC")
+    assert f"{q_lpc} of 100 LPC-EGEE windows and {q_ricc} of 100 RICC windows" in text
+    assert f"({q_ricc} of 100 RICC windows score 0" in page("README.md")
+
+
+def test_stand_in_traces_ranking_as_stated():
+    text = page("docs/reproduction.md")
+    for table in ("table1", "table2"):
+        m = pd.read_csv(RESULTS / table / "summary.csv").set_index(["trace", "policy"])["mean"]
+        for trace in ("METACENTRUM", "HPC2N"):
+            row = m[trace]
+            assert row.idxmin() == "rand"
+            exception = (table, trace) == ("table1", "METACENTRUM")
+            assert (row.idxmax() == "roundrobin") != exception, (table, trace)
+    meta = pd.read_csv(RESULTS / "table1" / "summary.csv").set_index(["trace", "policy"])["mean"]
+    meta = meta["METACENTRUM"].sort_values()
+    assert list(meta.index[:2]) == ["rand", "roundrobin"]
+    others = meta.drop(["rand", "roundrobin"])
+    assert (
+        f"second fairest ({meta['roundrobin']:.1f}, against {others.min():.1f} to "
+        f"{others.max():.1f} for the fair shares and DIRECTCONTR)" in text
+    )
 
 
 def test_table2_ricc_window_sizes_and_time_shares():
@@ -113,6 +183,109 @@ def test_figure_10_directcontr_against_fairshare():
     for k in (2, 3, 4):
         assert f"{s.directcontr[k]:.1f} against {s.fairshare[k]:.1f}" in text
     assert not s.roundrobin.is_monotonic_increasing and (s.roundrobin == s.max(axis=1)).all()
+    rr = f"(57 to {s.roundrobin.max():.0f})"
+    assert rr == "(57 to 133)" and rr in text and f"k = 2 ({s.fairshare[2]:.1f})" in text
+    ci = pd.read_csv(RESULTS / "fig10" / "summary.csv")
+    ci = ci[ci.policy == "roundrobin"].ci95
+    assert f"half-widths are {ci.min():.0f} to {ci.max():.0f}" in text
+    fairest = s.idxmin(axis=1)
+    assert (fairest[fairest.index <= 8] == "rand").all()
+    assert (fairest[fairest.index > 8] == "directcontr").all()
+    assert "RAND (N = 15) is the fairest for k ≤ 8 but not at k = 9 and 10" in text
+    assert (
+        f"({s.directcontr[9]:.1f} against {s.rand[9]:.1f}, "
+        f"{s.directcontr[10]:.1f} against {s.rand[10]:.1f})" in text
+    )
+    for k in s.index:
+        row = " | ".join(_fmt3(s[p.lower()][k]) for p in FIG10_COLUMNS)
+        assert f"| {k} | {row} |" in text, k
+
+
+FIG10_COLUMNS = ("ROUNDROBIN", "RAND", "DIRECTCONTR", "FAIRSHARE", "UTFAIRSHARE", "CURRFAIRSHARE")
+
+
+def _fmt3(x: float) -> str:
+    """Three significant digits, as the summaries print them."""
+    from coopsched.experiments.reproduce import _fmt
+
+    return _fmt(x)
+
+
+def _md_rows(text: str, first: str) -> list[list[str]]:
+    """The cells of the Markdown table rows of ``text`` that start with ``first``."""
+    return [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith(f"| {first}")
+    ]
+
+
+def test_production_study_as_stated():
+    from coopsched.experiments.production import POLICIES, mean_ranks
+
+    d = pd.read_csv(RESULTS / "production" / "results.csv")
+    summary = (RESULTS / "production" / "summary.md").read_text()
+    raw = (ROOT / "docs" / "production.md").read_text()
+    text = page("docs/production.md")
+    ranks = mean_ranks(d).set_index("length")
+    for L, label in ((50_000, "5·10⁴ s"), (500_000, "5·10⁵ s")):
+        r = ranks.loc[L]
+        cells = [f"{int(r.windows)}", *(f"{r[p]:.2f}" for p in POLICIES)]
+        assert _md_rows(raw, label + " |")[0][1:] == cells, L
+        # the half-life table: the summary's rows, relabelled
+        for policy in ("SLURM-CLASSIC", "HTCONDOR"):
+            ours = [row for row in _md_rows(raw, label + " (") if row[1] == policy]
+            theirs = [row for row in _md_rows(summary, f"{L} ") if row[1] == policy]
+            assert len(ours) == len(theirs) == 1 and ours[0][2:] == theirs[0][3:], (L, policy)
+    cols = [f"ratio_{p}" for p in POLICIES]
+    busy = d[d[cols].abs().sum(axis=1) > 0]
+    short, long = (busy[busy.length == L] for L in (50_000, 500_000))
+    assert (
+        f"only {len(short)} of the {(d.length == 50_000).sum()} short windows and {len(long)} "
+        f"of the {(d.length == 500_000).sum()} long ones have any contention" in text
+    )
+
+    def pair(a: str, b: str, sub: pd.DataFrame) -> tuple[int, int]:
+        x, y = sub[f"ratio_{a}"], sub[f"ratio_{b}"]
+        return int((x < y).sum()), int((x > y).sum())
+
+    assert f"({ranks.maui[50_000]:.2f} and {ranks.maui[500_000]:.2f})" in text
+    f_s, f_l = pair("maui", "fairshare", short), pair("maui", "fairshare", long)
+    c_s, c_l = pair("maui", "slurmclassic", short), pair("maui", "slurmclassic", long)
+    assert (
+        f"MAUI is fairer than FAIRSHARE in {f_s[0]} windows and less fair in {f_s[1]} (short "
+        f"windows), and {f_l[0]} against {f_l[1]} on long windows. Against SLURM-CLASSIC the "
+        f"counts are {c_s[0]} against {c_s[1]} and {c_l[0]} against {c_l[1]}." in text
+    )
+    eq_s = int((short.ratio_slurmclassic == short.ratio_fairshare).sum())
+    eq_l = int((long.ratio_slurmclassic == long.ratio_fairshare).sum())
+    assert (
+        f"SLURM-CLASSIC equals FAIRSHARE on {eq_s} of the {len(short)} contended short windows "
+        f"and on {eq_l} of the {len(long)} contended long ones" in text
+    )
+    sc = pair("slurmclassic", "fairshare", long)
+    assert f"fairer than FAIRSHARE in {sc[0]} windows and less fair in {sc[1]}" in text
+    ht = pair("htcondor", "slurmclassic", long)
+    assert (
+        f"(mean rank {ranks.htcondor[50_000]:.2f} and {ranks.htcondor[500_000]:.2f}). On long "
+        f"windows it is less fair than SLURM-CLASSIC in {ht[1]} windows and fairer in {ht[0]}"
+        in text
+    )
+    swept = d[d["ratio_slurmclassic@0"].notna()]
+    sw = swept[swept[cols].abs().sum(axis=1) > 0]
+    s4, l4 = (pair("slurmclassic@14400", "fairshare", sw[sw.length == L]) for L in (5e4, 5e5))
+    n_l = int((sw.length == 500_000).sum())
+    assert (
+        f"less fair than FAIRSHARE in {s4[1]} of the {len(short)} contended short windows and "
+        f"fairer in {s4[0]}. On long windows it is less fair in {l4[1]} of {n_l} and fairer in "
+        f"{l4[0]}" in text
+    )
+    assert len(sw[sw.length == 50_000]) == len(short)  # every short window ran the sweep
+    s3 = pair("slurmclassic@259200", "fairshare", sw[sw.length == 500_000])
+    assert f"SLURM-CLASSIC is fairer in {s3[0]} windows and less fair in {s3[1]}" in text
+    h3 = pair("htcondor@259200", "fairshare", sw[sw.length == 50_000])
+    assert f"at 3 days it is fairer in only {h3[0]} windows and less fair in {h3[1]}" in text
+    assert (d.ratio_slurmfairtree == d.ratio_slurmclassic).all() and len(d) == 346
 
 
 def test_mosp_local_score_against_the_paper():

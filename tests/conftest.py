@@ -19,7 +19,11 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+# the shared traces beside the checkout; COOPSCHED_TEST_TRACES overrides (a worktree elsewhere)
+TRACES = Path(
+    os.environ.get("COOPSCHED_TEST_TRACES")
+    or Path(__file__).resolve().parents[2] / "shared" / "traces"
+)
 
 
 def trace_path(name: str) -> Path:

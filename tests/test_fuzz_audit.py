@@ -95,8 +95,8 @@ def test_python_api_names_the_parameter(horizon, error):
 @pytest.mark.parametrize(
     "option, value, pattern",
     [
-        ("samples", 0, r"^samples: 0 is not a value in 1\.\."),
-        ("samples", 10**9, r"^samples: .* is not a value in 1\.\.1,000,000"),
+        ("samples", 3, r"^samples: 3 is not a value in 4\.\."),
+        ("samples", 10**9, r"^samples: .* is not a value in 4\.\.1,000,000"),
         ("machines", 10**12, r"^machines: .* is not a number of processors"),
         ("exact_max", 99, r"^exact_max: 99"),
         ("points", -1, r"^points: -1"),
@@ -128,8 +128,8 @@ def test_sampled_audit_says_how_many_coalitions_and_how_long_before_the_rest():
         with_counterfactuals=False,
         progress=said.append,
     )
-    assert any("coalitions to value for 30 orders of 4" in m for m in said)
-    assert any("s to go" in m for m in said)
+    assert any("at most 30 orders, 2 x 3 coalitions each" in m for m in said)
+    assert any(m.startswith("look 1: 20 of at most 30 orders") and "s to go" in m for m in said)
 
 
 def test_an_ambiguous_window_start_asks_for_an_offset(tmp_path, capsys):

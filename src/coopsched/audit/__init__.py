@@ -101,6 +101,7 @@ def audit(
     exact_upto: int = 0,
     seconds: float | None = None,
     adaptive: bool = True,
+    interval: str = "t",
     points: int = 24,
     with_counterfactuals: bool = True,
     progress: Callable[[str], None] | None = None,
@@ -125,7 +126,8 @@ def audit(
     Sampled (:mod:`.sampling`): antithetic orders in batches until every organization's
     surplus sign is decided or the budget is spent: at most ``samples`` orders, at most
     ``seconds`` of sampling (``None``: no time limit); ``adaptive=False`` uses all
-    ``samples`` orders. Proper coalitions are valued under ``value_policy``, those of at most
+    ``samples`` orders. ``interval``: ``"t"`` (central limit theorem, Student t; default) or
+    ``"bernstein"`` (empirical Bernstein, wider). Proper coalitions are valued under ``value_policy``, those of at most
     ``exact_upto`` members under REF (default 0: one game); the report's ``sampling``
     states which, with the measured gap to REF.
 
@@ -154,6 +156,8 @@ def audit(
         t_to=t_to,
         source=source,
     )
+    if interval not in ("t", "bernstein"):
+        raise ValueError(f"interval: {interval!r}; choose t or bernstein")
     if method not in ("auto", "exact", "sampled"):
         raise ValueError(f"method: {method!r}; choose from auto, exact, sampled")
     if not 0 < confidence < 1:
@@ -315,6 +319,7 @@ def audit(
             exact_upto=exact_upto,
             adaptive=adaptive,
             seconds=seconds,
+            interval=interval,
             progress_text=say,
             backfill=rule,
         )
@@ -325,9 +330,15 @@ def audit(
         report["sampling"] = {
             "method": "antithetic permutation sampling (each order and its reverse)",
             "interval": (
-                "per organization, central limit theorem with Student's t and the observed "
-                f"variance of the pair means; each look at {est.level:.6g} "
-                f"(Bonferroni over {est.planned_looks} planned looks)"
+                (
+                    "per organization, central limit theorem with Student's t and the "
+                    "observed variance of the pair means"
+                    if interval == "t"
+                    else "per organization, empirical Bernstein (Maurer & Pontil 2009) with "
+                    "the observed variance and range of the pair means"
+                )
+                + f"; each look at {est.level:.6g} (Bonferroni over {est.planned_looks} "
+                "planned looks)"
             ),
             "samples": sg.samples,
             "max_orders": samples,

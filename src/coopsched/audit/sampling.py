@@ -145,13 +145,16 @@ def sampled_game(
     adaptive: bool = True,
     seconds: float | None = None,
     first_orders: int = 20,
+    interval: str = "t",
     progress: Callable[[int], None] | None = None,
     progress_text: Callable[[str], None] | None = None,
     backfill: str | None = None,
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
-    ``confidence``); ``seconds``: a time budget for the sampling (``None``: none)."""
+    ``confidence``); ``seconds``: a time budget for the sampling (``None``: none);
+    ``interval``: ``"t"`` (Student t, central limit theorem) or ``"bernstein"`` (empirical
+    Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`."""
     k = inst.k
     G = (1 << k) - 1
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
@@ -218,6 +221,7 @@ def sampled_game(
         decide=decide if adaptive else None,
         seconds=seconds,
         on_look=on_look,
+        interval=interval,
     )
     phi = symmetrize(est.phi[:, h], groups)
     hw = symmetrize(est.halfwidth[:, h], groups, worst=True)

@@ -77,6 +77,10 @@ def audit(
         typer.Option(help="Sampled: stop once every organization's surplus sign is decided."),
     ] = True,
     confidence: Annotated[float, typer.Option(help="Sampled: interval confidence.")] = 0.95,
+    interval: Annotated[
+        str,
+        typer.Option(help="Sampled: t (central limit theorem) or bernstein (empirical, wider)."),
+    ] = "t",
     value_policy: Annotated[
         str, typer.Option(help="Sampled: policy valuing the proper coalitions (REF's stand-in).")
     ] = "fairshare",
@@ -150,6 +154,7 @@ def audit(
             samples=samples,
             seconds=seconds,
             adaptive=adaptive,
+            interval=interval,
             seed=seed,
             confidence=confidence,
             value_policy=value_policy,
@@ -183,7 +188,7 @@ def audit(
 _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
 _PARAMS = (
     "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
-    "exact_max|samples|seconds|adaptive|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
+    "exact_max|samples|seconds|adaptive|interval|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
     "skip_malformed"
 )
 

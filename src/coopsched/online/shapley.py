@@ -302,7 +302,7 @@ def shapley_antithetic(
 
     Each draw is a uniformly random order ``pi`` of the players and its reverse (antithetic
     sampling; Mitchell, Cooper, Frank & Holmes, "Sampling Permutations for Shapley Value
-    Estimation", JMLR 23, 2022, Sec. 4; Illes & Kerenyi, "Estimation of the Shapley value by
+    Estimation", JMLR 23, 2022; Illes & Kerenyi, "Estimation of the Shapley value by
     ergodic sampling", 2019): a player early in ``pi`` is late in its reverse, so the two
     marginal contributions are negatively correlated and their mean varies less than one
     order's. The prefixes of the reverse are the complements of ``pi``'s, so a pair needs

@@ -303,3 +303,21 @@ def test_compare_takes_a_list_or_tuple_of_names_and_policy_objects():
 def test_compare_cli_with_no_policy_named(capsys):
     err = cli_error(capsys, ["compare", "--policies", ","])
     assert err == "error: --policies: no policy named; give names separated by commas\n"
+
+
+def test_cli_sampling_budget_flags_reach_the_report(capsys):
+    argv = [*BASE, "--org-by", "account", "--method", "sampled", "--no-counterfactuals"]
+    argv += ["--samples", "24", "--no-adaptive", "--interval", "bernstein", "--format", "json"]
+    assert main([*argv, "--seconds", "100"]) == 0
+    s = json.loads(capsys.readouterr().out)["sampling"]
+    assert (s["samples"], s["max_orders"], s["seconds_budget"], s["adaptive"]) == (
+        24,
+        24,
+        100,
+        False,
+    )
+    assert s["interval"].startswith("per organization, empirical Bernstein")
+    assert main([*argv, "--seconds", "0"]) == 1
+    assert "--seconds: 0.0 is not a positive number of seconds" in capsys.readouterr().err
+    assert main([*argv, "--interval", "z"]) == 1
+    assert "--interval: 'z'; choose t or bernstein" in capsys.readouterr().err

@@ -21,11 +21,14 @@ if os.environ.get("CI"):
 
 
 def _traces_folder() -> Path:
-    """The Parallel Workloads Archive logs the tests read: the first folder of
-    ``$COOPSCHED_TRACES`` (as the package looks there first), else the nearest
-    ``shared/traces`` above this checkout (``../shared/traces`` from the main checkout;
+    """The Parallel Workloads Archive logs the tests read: ``$COOPSCHED_TEST_TRACES``,
+    else the first folder of ``$COOPSCHED_TRACES`` (as the package looks there first),
+    else the nearest ``shared/traces`` above this checkout (``../shared/traces`` from the main checkout;
     also found from a worktree nested one level deeper)."""
-    env = os.environ.get("COOPSCHED_TRACES", "").split(os.pathsep)[0]
+    env = (
+        os.environ.get("COOPSCHED_TEST_TRACES")
+        or os.environ.get("COOPSCHED_TRACES", "").split(os.pathsep)[0]
+    )
     if env:
         return Path(env)
     here = Path(__file__).resolve()

@@ -25,7 +25,7 @@ from coopsched.audit.organizations import (
 from coopsched.audit.window import WindowError, parse_time, window_instance
 from coopsched.cli import main
 from coopsched.online.policies.ref import ref_schedule
-from coopsched.online.shapley import shapley
+from coopsched.online.shapley import look_schedule, shapley
 from coopsched.workloads.jsonio import instance_to_dict
 from coopsched.workloads.recorded import RecordedLog
 
@@ -136,6 +136,60 @@ def test_sampled_interval_covers_the_exact_value_in_the_stated_share():
             total += 1
             hits += o["phi_low"] <= x <= o["phi_high"]
     assert hits / total >= conf
+
+
+def _recorded(k: int = 6, n: int = 60, seed: int = 7):
+    from coopsched.online.policies import get_policy
+    from coopsched.workloads.instance import make_instance
+
+    rng = np.random.default_rng(seed)
+    jobs = [
+        (int(rng.integers(0, k)), int(rng.integers(0, 30)), int(rng.integers(1, 9)))
+        for _ in range(n)
+    ]
+    inst = make_instance([1 + u % 2 for u in range(k)], jobs)
+    return dataclasses.replace(inst, start=get_policy("fifo").run(inst, 60).start)
+
+
+def test_sampled_report_states_the_game_the_budget_and_each_sign():
+    rec = _recorded()
+    kw = {"horizon": 60, "method": "sampled", "points": 2, "with_counterfactuals": False}
+    r = audit(rec, samples=400, **kw)
+    s = r["sampling"]
+    assert s["method"].startswith("antithetic") and "Student" in s["interval"]
+    assert s["max_orders"] == 400 and s["seconds_budget"] is None
+    assert s["stop"] in ("decided", "orders") and s["samples"] <= 400
+    assert s["looks"] <= s["planned_looks"] == len(look_schedule(400, 20))
+    orgs = r["organizations"]
+    assert all(isinstance(o["sign_decided"], bool) for o in orgs)
+    assert s["undecided"] == [o["name"] for o in orgs if not o["sign_decided"]]
+    for o in orgs:  # decided means the interval excludes psi
+        outside = o["psi"] < o["phi_low"] or o["psi"] > o["phi_high"]
+        assert o["sign_decided"] == (outside or o["phi_low"] == o["phi_high"])
+    if s["stop"] == "decided":
+        assert s["undecided"] == []
+    # the default game is one game: every proper coalition under fairshare
+    g = s["game"]
+    assert (
+        g["one_game"] and "every other coalition: its schedule alone under fairshare" in g["text"]
+    )
+    assert "9.1e-03" in g["bound"]
+    assert "sampled game: " + g["text"] in r["notes"]  # printed by text, CSV and HTML
+    assert (s["undecided"] != []) == any(n.startswith("sign of the surplus") for n in r["notes"])
+    mix = audit(rec, samples=40, exact_upto=2, **kw)["sampling"]["game"]
+    assert not mix["one_game"]
+    assert "of 1 to 2 members: REF (exact); of 3 to 5 members: their schedule" in mix["proper"]
+    # without adaptivity every order is used, in one look at the nominal confidence
+    fixed = audit(rec, samples=40, adaptive=False, **kw)["sampling"]
+    assert (fixed["samples"], fixed["looks"], fixed["planned_looks"]) == (40, 1, 1)
+    assert fixed["stop"] == "orders"
+    with pytest.raises(ValueError, match="seconds: -1"):
+        audit(rec, samples=40, seconds=-1, **kw)
+
+
+def test_an_exact_audit_marks_every_sign_decided():
+    r = audit(_recorded(k=4), horizon=60, points=0, with_counterfactuals=False)
+    assert r["method"] == "exact" and all(o["sign_decided"] for o in r["organizations"])
 
 
 def _log(rows, machines=4, **kw):

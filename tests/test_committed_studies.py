@@ -14,7 +14,13 @@ import pandas as pd
 import pytest
 from conftest import TRACES
 
-from coopsched.experiments.reproduce import PAPER_TRACES, TRACE_FILES
+from coopsched.experiments.reproduce import PAPER_TRACES
+from coopsched.workloads.archive import by_alias
+
+
+def _file(alias: str) -> str:
+    return by_alias(alias).filename
+
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
@@ -30,7 +36,7 @@ RUNS = [
 
 
 def _needs_traces():
-    missing = [TRACE_FILES[t] for t in PAPER_TRACES if not (TRACES / TRACE_FILES[t]).exists()]
+    missing = [_file(t) for t in PAPER_TRACES if not (TRACES / _file(t)).exists()]
     if missing:
         pytest.skip(f"traces not available at {TRACES}: {', '.join(missing)}")
 
@@ -88,8 +94,8 @@ def test_production_first_windows_rerun_to_the_committed_rows():
     from coopsched.experiments.study import get_study
 
     for t in PROD_TRACES:
-        if not (TRACES / TRACE_FILES[t]).exists():
-            pytest.skip(f"trace {TRACE_FILES[t]} not available at {TRACES}")
+        if not (TRACES / _file(t)).exists():
+            pytest.skip(f"trace {_file(t)} not available at {TRACES}")
     committed = pd.read_csv(RESULTS / "production" / "results.csv")
     keys = ["trace", "length", "split", "window"]
     rows = committed.set_index(keys)

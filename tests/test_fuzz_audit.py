@@ -95,8 +95,8 @@ def test_python_api_names_the_parameter(horizon, error):
 @pytest.mark.parametrize(
     "option, value, pattern",
     [
-        ("samples", 0, r"^samples: 0 is not a value in 1\.\."),
-        ("samples", 10**9, r"^samples: .* is not a value in 1\.\.1,000,000"),
+        ("samples", 3, r"^samples: 3 is not a value in 4\.\."),
+        ("samples", 10**9, r"^samples: .* is not a value in 4\.\.1,000,000"),
         ("machines", 10**12, r"^machines: .* is not a number of processors"),
         ("exact_max", 99, r"^exact_max: 99"),
         ("points", -1, r"^points: -1"),
@@ -128,8 +128,8 @@ def test_sampled_audit_says_how_many_coalitions_and_how_long_before_the_rest():
         with_counterfactuals=False,
         progress=said.append,
     )
-    assert any("coalitions to value for 30 orders of 4" in m for m in said)
-    assert any("s to go" in m for m in said)
+    assert any("at most 30 orders, 2 x 3 coalitions each" in m for m in said)
+    assert any(m.startswith("look 1: 20 of at most 30 orders") and "s to go" in m for m in said)
 
 
 def test_an_ambiguous_window_start_asks_for_an_offset(tmp_path, capsys):
@@ -303,3 +303,21 @@ def test_compare_takes_a_list_or_tuple_of_names_and_policy_objects():
 def test_compare_cli_with_no_policy_named(capsys):
     err = cli_error(capsys, ["compare", "--policies", ","])
     assert err == "error: --policies: no policy named; give names separated by commas\n"
+
+
+def test_cli_sampling_budget_flags_reach_the_report(capsys):
+    argv = [*BASE, "--org-by", "account", "--method", "sampled", "--no-counterfactuals"]
+    argv += ["--samples", "24", "--no-adaptive", "--interval", "bernstein", "--format", "json"]
+    assert main([*argv, "--seconds", "100"]) == 0
+    s = json.loads(capsys.readouterr().out)["sampling"]
+    assert (s["samples"], s["max_orders"], s["seconds_budget"], s["adaptive"]) == (
+        24,
+        24,
+        100,
+        False,
+    )
+    assert s["interval"].startswith("per organization, empirical Bernstein")
+    assert main([*argv, "--seconds", "0"]) == 1
+    assert "--seconds: 0.0 is not a positive number of seconds" in capsys.readouterr().err
+    assert main([*argv, "--interval", "z"]) == 1
+    assert "--interval: 'z'; choose t or bernstein" in capsys.readouterr().err

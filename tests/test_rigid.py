@@ -674,7 +674,7 @@ def test_a_rigid_audit_beyond_the_exact_limit_says_it_was_sampled():
     rec = simulate(inst, get_policy("fifo"), 12, backfill="easy")
     inst.start = rec.start
     report = coopsched.audit(
-        inst, horizon=12, samples=2, with_counterfactuals=False, points=0, exact_upto=2
+        inst, horizon=12, samples=4, with_counterfactuals=False, points=0, exact_upto=2
     )
     assert "sampling" in report
     assert any(f"stops at {MAX_K_RIGID} organizations" in n for n in report["notes"])

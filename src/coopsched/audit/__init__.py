@@ -32,7 +32,7 @@ from .counterfactuals import counterfactuals
 from .game import exact_game, recorded_schedule
 from .organizations import MappingError, assign_unmatched, by_column, by_mapping
 from .report import org_row
-from .sampling import sampled_game
+from .sampling import game_statement, sampled_game
 from .window import WindowError, expand_parallel, format_time, parse_time, window_instance
 
 __all__ = ["audit", "load_log", "MappingError", "WindowError"]
@@ -97,8 +97,11 @@ def audit(
     samples: int = 200,
     seed: int = 0,
     confidence: float = 0.95,
-    value_policy: str = "fifo",
-    exact_upto: int = 8,
+    value_policy: str = "fairshare",
+    exact_upto: int = 0,
+    seconds: float | None = None,
+    adaptive: bool = True,
+    interval: str = "t",
     points: int = 24,
     with_counterfactuals: bool = True,
     progress: Callable[[str], None] | None = None,
@@ -120,6 +123,14 @@ def audit(
     ``method``: ``exact``, ``sampled`` or ``auto`` (exact up to ``exact_max``
     organizations). ``points``: checkpoints of the curves over the window.
 
+    Sampled (:mod:`.sampling`): antithetic orders in batches until every organization's
+    surplus sign is decided or the budget is spent: at most ``samples`` orders, at most
+    ``seconds`` of sampling (``None``: no time limit); ``adaptive=False`` uses all
+    ``samples`` orders. ``interval``: ``"t"`` (central limit theorem, Student t; default) or
+    ``"bernstein"`` (empirical Bernstein, wider). Proper coalitions are valued under ``value_policy``, those of at most
+    ``exact_upto`` members under REF (default 0: one game); the report's ``sampling``
+    states which, with the measured gap to REF.
+
     ``jobs``: the platform's model. ``"rigid"`` (the default for logs): each job holds its
     processors at once, and every coalition and counterfactual packs jobs under the
     backfilling rule ``backfill`` (default EASY where every job has a requested time,
@@ -140,10 +151,13 @@ def audit(
         exact_upto=exact_upto,
         points=points,
         seed=seed,
+        seconds=seconds,
         t_from=t_from,
         t_to=t_to,
         source=source,
     )
+    if interval not in ("t", "bernstein"):
+        raise ValueError(f"interval: {interval!r}; choose t or bernstein")
     if method not in ("auto", "exact", "sampled"):
         raise ValueError(f"method: {method!r}; choose from auto, exact, sampled")
     if not 0 < confidence < 1:
@@ -283,7 +297,7 @@ def audit(
         report["confidence"] = None
         rows = [
             org_row(names[u], mach[u], jobs_per[u], done_work[u], g.psi[u], g.phi[u], 0.0, T)
-            for u in range(k)
+            for u in range(k)  # exact: every sign is known (sign_decided True)
         ]
         psi_at, phi_at = g.psi_at, [[float(x) for x in row] for row in g.phi_at]
         ctimes = g.times
@@ -293,7 +307,7 @@ def audit(
             r["loss_share"] = float(share)
             r["vs_ref"] = float(psi_u - phi_u - share)
     else:
-        say(f"sampling {samples} orders of {k} organizations")
+        say(f"sampling at most {samples} orders of {k} organizations")
         sg = sampled_game(
             inst,
             T,
@@ -303,18 +317,52 @@ def audit(
             confidence=confidence,
             value_policy=value_policy,
             exact_upto=exact_upto,
+            adaptive=adaptive,
+            seconds=seconds,
+            interval=interval,
             progress_text=say,
             backfill=rule,
         )
         report["method"] = "sampled"
         report["confidence"] = confidence
+        est = sg.estimate
+        undecided = [names[u] for u in range(k) if not sg.sign_decided[u]]
         report["sampling"] = {
-            "samples": samples,
+            "method": "antithetic permutation sampling (each order and its reverse)",
+            "interval": (
+                (
+                    "per organization, central limit theorem with Student's t and the "
+                    "observed variance of the pair means"
+                    if interval == "t"
+                    else "per organization, empirical Bernstein (Maurer & Pontil 2009) with "
+                    "the observed variance and range of the pair means"
+                )
+                + f"; each look at {est.level:.6g} (Bonferroni over {est.planned_looks} "
+                "planned looks)"
+            ),
+            "samples": sg.samples,
+            "max_orders": samples,
+            "seconds_budget": seconds,
+            "adaptive": adaptive,
+            "looks": est.looks,
+            "planned_looks": est.planned_looks,
+            "stop": est.stop,
+            "undecided": undecided,
             "seed": seed,
             "value_policy": value_policy,
             "exact_upto": exact_upto,
             "coalitions_valued": sg.coalitions,
+            "game": game_statement(k, value_policy, exact_upto, inst.rigid),
         }
+        # stated wherever the notes are printed (text, CSV comment lines, HTML)
+        notes.append("sampled game: " + report["sampling"]["game"]["text"])
+        if undecided:
+            notes.append(
+                f"sign of the surplus undecided for {len(undecided)} of {k} organizations "
+                f"after {sg.samples} orders (stopped: {est.stop}): "
+                + ", ".join(undecided[:20])
+                + (" ..." if len(undecided) > 20 else "")
+            )
         rows = [
             org_row(
                 names[u],
@@ -325,6 +373,7 @@ def audit(
                 float(sg.phi[u]),
                 float(sg.halfwidth[u]),
                 T,
+                sign_decided=bool(sg.sign_decided[u]),
             )
             for u in range(k)
         ]
@@ -389,9 +438,9 @@ def _check_options(**opt) -> None:
     horizon = check_horizon(opt["horizon"], below=MAX_EXACT)
     for name, low, high in (
         ("machines", 1, MAX_MACHINES),
-        ("samples", 1, MAX_SAMPLES),
+        ("samples", 4, MAX_SAMPLES),
         ("exact_max", 1, 20),
-        ("exact_upto", 1, 16),
+        ("exact_upto", 0, 16),
         ("points", 0, 10_000),
         ("seed", -(2**63), 2**63 - 1),
     ):
@@ -404,6 +453,11 @@ def _check_options(**opt) -> None:
         if not low <= value <= high:
             what = "a number of processors" if name == "machines" else "a value"
             raise ValueError(f"{name}: {value} is not {what} in {low:,}..{high:,}")
+    sec = opt["seconds"]
+    if sec is not None and (
+        isinstance(sec, bool) or not isinstance(sec, numbers.Real) or not float(sec) > 0
+    ):
+        raise ValueError(f"seconds: {sec!r} is not a positive number of seconds")
     source = opt["source"]
     json_schedule = isinstance(source, Instance) or str(source).lower().endswith(".json")
     if not json_schedule and horizon is not None:

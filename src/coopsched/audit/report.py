@@ -4,7 +4,7 @@ Keys (``coopsched audit --format json``; the HTML page reads the same dict):
 ``window`` (``from``, ``to``, ``t0``, ``t1``, ``horizon``, ``timezone``, ``log``, ``org_by``,
 ``contribution_rule``, ``machines``, ``backlog``), ``method``, ``confidence``,
 ``organizations`` (per organization ``name``, ``machines``, ``jobs``, ``work``, ``psi``,
-``phi``, ``phi_exact``, ``phi_low``, ``phi_high``, ``surplus``, ``surplus_per_unit``,
+``phi``, ``phi_exact``, ``phi_low``, ``phi_high``, ``sign_decided``, ``surplus``, ``surplus_per_unit``,
 ``surplus_core_hours``), ``counterfactuals`` (``policy``, ``unfairness``,
 ``utilization``), ``curves`` (``t``, and per organization ``surplus`` and
 ``utilization``), ``excluded`` (reason: count).
@@ -37,6 +37,7 @@ ORG_COLUMNS = (
     "phi",
     "phi_low",
     "phi_high",
+    "sign_decided",
     "surplus",
     "surplus_per_unit",
     "surplus_core_hours",
@@ -54,8 +55,10 @@ def org_row(
     phi: Fraction | float,
     halfwidth: float,
     horizon: int,
+    sign_decided: bool = True,
 ) -> dict:
-    """One organization's line of the report (exact ``phi`` also as ``"num/den"``)."""
+    """One organization's line of the report (exact ``phi`` also as ``"num/den"``).
+    ``sign_decided``: the interval excludes ``psi`` (always in an exact audit)."""
     surplus = psi - phi
     row = {
         "name": name,
@@ -67,6 +70,7 @@ def org_row(
         "phi_exact": f"{phi.numerator}/{phi.denominator}" if isinstance(phi, Fraction) else None,
         "phi_low": float(phi) - halfwidth,
         "phi_high": float(phi) + halfwidth,
+        "sign_decided": bool(sign_decided),
         "surplus": float(surplus),
         "surplus_per_unit": float(surplus) / work if work else None,
         "surplus_core_hours": float(surplus) / horizon / 3600 if horizon else None,
@@ -133,11 +137,16 @@ def render_table(report: dict, console) -> None:
     )
     if report["method"] == "sampled":
         s = report["sampling"]
+        undecided = s.get("undecided") or []
         console.print(
-            f"[yellow]phi sampled: {s['samples']} orders, seed {s['seed']}, "
-            f"{report['confidence']:.0%} interval; coalitions of more than {s['exact_upto']} "
-            f"members valued under {s['value_policy']}, not REF[/yellow]"
+            f"[yellow]phi sampled: {s['samples']} orders (at most {s.get('max_orders')}), "
+            f"seed {s['seed']}, {report['confidence']:.0%} intervals; stopped: "
+            f"{s.get('stop')}; sign undecided for {len(undecided)} organization(s)"
+            f"{': ' + ', '.join(undecided[:10]) if undecided else ''}"
+            f"{' ...' if len(undecided) > 10 else ''}[/yellow]",
+            highlight=False,
         )
+
     t = Table(title="Who was favoured, who was short-changed (surplus = psi - phi)")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("org", "left"),
@@ -157,6 +166,7 @@ def render_table(report: dict, console) -> None:
         phi = _num(r["phi"], "{:.4g}")
         if report["method"] == "sampled":
             phi += f" ±{(r['phi_high'] - r['phi_low']) / 2:.2g}"
+            phi += "" if r.get("sign_decided", True) else " ?"
         t.add_row(
             r["name"],
             str(r["machines"]),
@@ -172,6 +182,7 @@ def render_table(report: dict, console) -> None:
     console.print(
         "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
         "core-h: surplus / window / 3600"
+        + ("; ?: sign of the surplus undecided" if report["method"] == "sampled" else "")
     )
     eff = report.get("efficiency")
     if eff:

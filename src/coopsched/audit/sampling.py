@@ -1,13 +1,19 @@
 """The sampled audit, for more organizations than the exact game can afford.
 
-Permutation sampling over coalitions (Skowron & Rzadca, Eq. 2, via
-:func:`coopsched.online.shapley.shapley_monte_carlo`): each sampled order of the
-organizations needs the values of its ``k`` prefix coalitions. ``v(grand)`` is the
-recorded total, as in the exact game. A coalition of at most ``exact_upto`` members gets
-its exact REF value (REF simulates its ``2^|C|`` subcoalitions); a larger one gets the
-value of the schedule it builds alone under ``value_policy``, a cheaper policy stated in the
-report. The interval is Hoeffding's half-width at the stated confidence, per organization,
-from the observed spread of the marginal contributions; the seed fixes the orders.
+The game (Skowron & Rzadca, Definition 3.2, with a stated stand-in for REF): ``v(grand)`` is
+the recorded total, as in the exact game; every other coalition is valued by the schedule it
+builds alone under ``value_policy`` (default ``fairshare``), except that a coalition of at
+most ``exact_upto`` members (default 0: none) gets its exact REF value. One game unless
+``exact_upto`` is set; :func:`game_statement` says which coalitions were valued how, with the
+gap measured between the stand-ins and REF (``benchmarks/game_gap.py``,
+``benchmarks/results-game-gap.txt``, docs/audit.md).
+
+The estimate (:func:`coopsched.online.shapley.shapley_antithetic`): antithetic permutation
+sampling (Eq. 2 over pairs of an order and its reverse), per-organization intervals from the
+observed variance (central limit theorem, Student t), and an adaptive number of orders:
+batches (20 orders, then doubling) until every organization's surplus sign is decided (its
+interval excludes its ``psi``) or the budget (``samples`` orders at most, ``seconds``) is
+spent. The seed fixes the orders.
 """
 
 from __future__ import annotations
@@ -20,10 +26,55 @@ import numpy as np
 
 from ..online.policies import get_policy
 from ..online.policies.ref import ref_schedule
-from ..online.shapley import shapley_monte_carlo
+from ..online.shapley import AntitheticEstimate, shapley_antithetic
 from ..online.utilities import psi_sp
 from ..workloads.instance import Instance
 from .game import recorded_starts
+
+#: Measured by ``benchmarks/game_gap.py`` (``benchmarks/results-game-gap.txt``): LPC-EGEE
+#: windows of 5e4 s at k = 12 and 14, sequential jobs. Per policy: the largest relative gap
+#: ``|v_p(C) - v_REF(C)| / v_REF(C)`` over all proper coalitions, and the largest relative
+#: change of an organization's ``phi`` when every proper coalition is valued by the policy.
+MEASURED_GAP: dict[str, tuple[float, float]] = {
+    "fifo": (1.11e-2, 1.01e-2),
+    "fairshare": (9.09e-3, 4.03e-4),
+    "utfairshare": (9.09e-3, 1.22e-3),
+    "currfairshare": (9.75e-3, 2.30e-3),
+    "directcontr": (9.09e-3, 3.19e-3),
+    "roundrobin": (1.60e-2, 1.41e-2),
+}
+
+
+def game_statement(k: int, value_policy: str, exact_upto: int, rigid: bool) -> dict:
+    """Which coalitions the sampled audit valued how, and the measured difference to the
+    game of Definition 3.2 (every proper coalition under REF): the report's
+    ``sampling.game``."""
+    ref_upto = min(exact_upto, k - 1)
+    if ref_upto <= 0:
+        proper = f"every other coalition: its schedule alone under {value_policy}"
+    else:
+        proper = (
+            f"coalitions of 1 to {ref_upto} members: REF (exact); of {ref_upto + 1} to {k - 1} "
+            f"members: their schedule alone under {value_policy}"
+        )
+    gap = MEASURED_GAP.get(value_policy)
+    if gap is None:
+        bound = f"the gap between {value_policy} and REF has not been measured"
+    else:
+        bound = (
+            f"on LPC-EGEE windows at k = 12 and 14 (sequential jobs; "
+            f"benchmarks/results-game-gap.txt), {value_policy}'s coalition values were within "
+            f"{gap[0]:.1e} (relative) of REF's, and phi valued so within {gap[1]:.1e} of the "
+            "REF game's" + ("; not measured for rigid jobs" if rigid else "")
+        )
+    one = ref_upto <= 0 or ref_upto >= k - 1
+    return {
+        "grand": "the recorded schedule's total",
+        "proper": proper,
+        "one_game": one,
+        "bound": bound,
+        "text": f"v(grand coalition): the recorded total; {proper}; {bound}",
+    }
 
 
 @dataclass
@@ -41,20 +92,19 @@ class SampledGame:
     value_policy: str
     exact_upto: int
     coalitions: int
+    #: per organization: its interval excludes its ``psi`` (sign of the surplus decided)
+    sign_decided: np.ndarray
+    estimate: AntitheticEstimate
+    max_orders: int
+    seconds: float | None
 
 
-def sampled_coalitions(k: int, samples: int, seed: int, order: list[int]) -> list[int]:
-    """The distinct prefix coalitions (bit masks, first use first) of the ``samples`` orders
-    that :func:`~coopsched.online.shapley.shapley_monte_carlo` draws with this ``seed`` over
-    ``order``: what a sampled audit must value."""
-    rng = np.random.default_rng(seed)
-    seen: dict[int, None] = {}
-    for _ in range(samples):
-        mask = 0
-        for x in rng.permutation(k):
-            mask |= 1 << order[x]
-            seen.setdefault(mask, None)
-    return list(seen)
+def sign_decided(psi: np.ndarray, phi: np.ndarray, halfwidth: np.ndarray) -> np.ndarray:
+    """Per organization: the interval ``phi +- halfwidth`` excludes ``psi``, so the sign of
+    the surplus ``psi - phi`` is decided at the interval's confidence; a zero-width interval
+    (every sampled contribution equal) counts as decided."""
+    psi = np.asarray(psi, dtype=np.float64)
+    return (psi < phi - halfwidth) | (psi > phi + halfwidth) | (halfwidth == 0)
 
 
 def interchangeable(inst: Instance) -> list[list[int]]:
@@ -90,73 +140,106 @@ def sampled_game(
     samples: int = 200,
     seed: int = 0,
     confidence: float = 0.95,
-    value_policy: str = "fifo",
-    exact_upto: int = 8,
+    value_policy: str = "fairshare",
+    exact_upto: int = 0,
+    adaptive: bool = True,
+    seconds: float | None = None,
+    first_orders: int = 20,
+    interval: str = "t",
     progress: Callable[[int], None] | None = None,
     progress_text: Callable[[str], None] | None = None,
     backfill: str | None = None,
 ) -> SampledGame:
-    """Sample ``samples`` orders of the organizations; see the module doc."""
+    """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
+    stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
+    ``confidence``); ``seconds``: a time budget for the sampling (``None``: none);
+    ``interval``: ``"t"`` (Student t, central limit theorem) or ``"bernstein"`` (empirical
+    Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`."""
     k = inst.k
     G = (1 << k) - 1
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
     at = {t: i for i, t in enumerate(grid)}
+    h = at[int(horizon)]
     recorded = recorded_starts(inst)
     order = inst.canonical_order().tolist()  # orders drawn over it: names do not matter
     psi_grid = [psi_sp(inst.org, recorded, inst.size, t, k, inst.processors) for t in grid]
-    grand = np.array([sum(p) for p in psi_grid], dtype=object)
-    cache: dict[int, np.ndarray] = {0: np.zeros(len(grid), dtype=object), G: grand}
+    grand = np.array([float(sum(p)) for p in psi_grid])
+    valued = [0]
 
     def vec(mask: int) -> np.ndarray:
-        x = cache.get(mask)
-        if x is None:
-            members = [u for u in range(k) if mask >> u & 1]
-            if inst.rigid:  # every coalition under the platform's backfilling rule
-                name = "ref" if len(members) <= exact_upto else value_policy
-                sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
-            elif len(members) <= exact_upto:
-                sub = inst.restrict(members)
-                sched, _ = ref_schedule(sub, horizon)
-            else:
-                sched = get_policy(value_policy).run(inst, horizon, members=members)
-            x = np.array([sum(sched.psi(t)) for t in grid], dtype=object)
-            cache[mask] = x
-            if progress is not None:
-                progress(len(cache))
-        return x
+        if mask == 0:
+            return np.zeros(len(grid))
+        if mask == G:
+            return grand
+        members = [u for u in range(k) if mask >> u & 1]
+        if inst.rigid:  # every coalition under the platform's backfilling rule
+            name = "ref" if len(members) <= exact_upto else value_policy
+            sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
+        elif len(members) <= exact_upto:
+            sub = inst.restrict(members)
+            sched, _ = ref_schedule(sub, horizon)
+        else:
+            sched = get_policy(value_policy).run(inst, horizon, members=members)
+        valued[0] += 1
+        if progress is not None:
+            progress(valued[0])
+        return np.array([float(sum(sched.psi(t))) for t in grid])
 
-    # the orders are fixed by the seed: the coalitions they need are known before any is
-    # valued, so the run time is estimated from the first ones and said before the rest
-    needed = sampled_coalitions(k, samples, seed, order)
-    if progress_text is not None:
-        progress_text(f"{len(needed):,} coalitions to value for {samples} orders of {k}")
-    clock = time.perf_counter()
-    for i, mask in enumerate(needed):
-        vec(mask)
-        if progress_text is not None and i in (2, 20):
-            per = (time.perf_counter() - clock) / (i + 1)
-            progress_text(
-                f"valued {i + 1:,} of {len(needed):,} coalitions; about "
-                f"{per * (len(needed) - i - 1):,.0f} s to go"
-            )
-    est = [
-        shapley_monte_carlo(
-            lambda m, g=g: vec(m)[g], k, samples, seed=seed, confidence=confidence, order=order
-        )
-        for g in range(len(grid))
-    ]
-    final = est[at[int(horizon)]]
     groups = interchangeable(inst)
+    psi_h = np.array(psi_grid[h], dtype=np.float64)
+
+    def decide(phi: np.ndarray, hw: np.ndarray) -> np.ndarray:
+        return sign_decided(
+            psi_h, symmetrize(phi[:, h], groups), symmetrize(hw[:, h], groups, True)
+        )
+
+    clock = time.perf_counter()
+
+    def on_look(look: int, orders: int, coalitions: int, undecided: int) -> None:
+        if progress_text is not None:
+            spent = time.perf_counter() - clock
+            rate = spent / max(orders, 1)
+            progress_text(
+                f"look {look}: {orders} of at most {samples} orders, {coalitions:,} coalitions "
+                f"valued in {spent:,.0f} s; sign undecided for {undecided} of {k} "
+                f"organizations; about {rate * max(0, samples - orders):,.0f} s to go at most"
+            )
+
+    if progress_text is not None:
+        progress_text(
+            f"sampling antithetic orders of {k} organizations: at most {samples} orders, "
+            f"2 x {k - 1} coalitions each"
+        )
+    est = shapley_antithetic(
+        vec,
+        k,
+        samples,
+        seed=seed,
+        confidence=confidence,
+        order=order,
+        first_orders=first_orders,
+        decide=decide if adaptive else None,
+        seconds=seconds,
+        on_look=on_look,
+        interval=interval,
+    )
+    phi = symmetrize(est.phi[:, h], groups)
+    hw = symmetrize(est.halfwidth[:, h], groups, worst=True)
+    keep = [t for t in grid if t in set(times)]
     return SampledGame(
-        psi=psi_grid[at[int(horizon)]],
-        phi=symmetrize(final.phi, groups),
-        halfwidth=symmetrize(final.halfwidth, groups, worst=True),
-        times=[t for t in grid if t in set(times)],
-        psi_at=[psi_grid[at[t]] for t in grid if t in set(times)],
-        phi_at=[symmetrize(est[at[t]].phi, groups) for t in grid if t in set(times)],
-        samples=samples,
+        psi=psi_grid[h],
+        phi=phi,
+        halfwidth=hw,
+        times=keep,
+        psi_at=[psi_grid[at[t]] for t in keep],
+        phi_at=[symmetrize(est.phi[:, at[t]], groups) for t in keep],
+        samples=est.orders,
         confidence=confidence,
         value_policy=value_policy,
         exact_upto=exact_upto,
-        coalitions=len(cache),
+        coalitions=est.evaluations,
+        sign_decided=sign_decided(psi_h, phi, hw),
+        estimate=est,
+        max_orders=samples,
+        seconds=seconds,
     )

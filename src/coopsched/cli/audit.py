@@ -63,14 +63,34 @@ def audit(
     exact_max: Annotated[
         int, typer.Option(min=1, max=20, help="auto: exact up to this many organizations.")
     ] = 16,
-    samples: Annotated[int, typer.Option(min=1, help="Sampled: orders of organizations.")] = 200,
+    samples: Annotated[
+        int,
+        typer.Option(
+            min=4, help="Sampled: at most this many orders (antithetic pairs, in batches)."
+        ),
+    ] = 200,
+    seconds: Annotated[
+        float | None,
+        typer.Option(help="Sampled: stop sampling after this many seconds (default: no limit)."),
+    ] = None,
+    adaptive: Annotated[
+        bool,
+        typer.Option(help="Sampled: stop once every organization's surplus sign is decided."),
+    ] = True,
     confidence: Annotated[float, typer.Option(help="Sampled: interval confidence.")] = 0.95,
+    interval: Annotated[
+        str,
+        typer.Option(help="Sampled: t (central limit theorem) or bernstein (empirical, wider)."),
+    ] = "t",
     value_policy: Annotated[
-        str, typer.Option(help="Sampled: policy valuing coalitions too big for exact REF.")
-    ] = "fifo",
+        str, typer.Option(help="Sampled: policy valuing the proper coalitions (REF's stand-in).")
+    ] = "fairshare",
     exact_upto: Annotated[
-        int, typer.Option(min=1, max=16, help="Sampled: coalitions up to this size valued by REF.")
-    ] = 8,
+        int,
+        typer.Option(
+            min=0, max=16, help="Sampled: coalitions up to this size valued by REF (0: none)."
+        ),
+    ] = 0,
     seed: Annotated[int, typer.Option(help="Seed for sampling and randomized policies.")] = 0,
     points: Annotated[int, typer.Option(min=0, help="Points of the curves over the window.")] = 24,
     counterfactuals: Annotated[
@@ -133,6 +153,9 @@ def audit(
             method=method,
             exact_max=exact_max,
             samples=samples,
+            seconds=seconds,
+            adaptive=adaptive,
+            interval=interval,
             seed=seed,
             confidence=confidence,
             value_policy=value_policy,
@@ -166,7 +189,7 @@ def audit(
 _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
 _PARAMS = (
     "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
-    "exact_max|samples|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
+    "exact_max|samples|seconds|adaptive|interval|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
     "skip_malformed"
 )
 

@@ -13,16 +13,22 @@ A table ``v`` has ``2**k`` entries, ``v[0] = 0``.
   ``phi_u(C) = P(C) - P(C - u)`` in the game restricted to ``C``, for every ``C`` at once
   in ``O(k 2^k)`` (REF uses it when many coalitions decide at one time).
 * :func:`shapley_monte_carlo` -- permutation sampling (Eq. 2) with a Hoeffding
-  confidence half-width.
+  confidence half-width shared by all players (kept for comparison and its callers).
+* :func:`shapley_antithetic` -- antithetic permutation sampling (each order and its
+  reverse), a per-player confidence interval from the observed variance (Student t), and
+  an adaptive number of orders: batches until a caller's test decides every player, or a
+  budget of orders or seconds is spent.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
 
@@ -188,3 +194,216 @@ def shapley_monte_carlo(
         value_range = float(marg.max() - marg.min()) if samples > 1 else 0.0
     hw = value_range * math.sqrt(math.log(2 / (1 - confidence)) / (2 * samples))
     return ShapleyEstimate(phi, np.full(k, hw), samples, confidence)
+
+
+def t_two_sided(t: float, dof: int) -> float:
+    """``P(|T| <= t)`` for Student's t with an integer ``dof`` (Abramowitz & Stegun,
+    Handbook of Mathematical Functions, 26.7.3 and 26.7.4: finite series in
+    ``theta = arctan(t / sqrt(dof))``)."""
+    th = math.atan(t / math.sqrt(dof))
+    c2, s = math.cos(th) ** 2, math.sin(th)
+    if dof % 2:
+        if dof == 1:
+            return 2 * th / math.pi
+        term, acc = math.cos(th), math.cos(th)
+        for j in range(3, dof - 1, 2):  # cos^(j) terms with coefficient 2.4..(j-1)/1.3..j
+            term *= c2 * (j - 1) / j
+            acc += term
+        return 2 / math.pi * (th + s * acc)
+    term, acc = 1.0, 1.0
+    for j in range(2, dof - 1, 2):
+        term *= c2 * (j - 1) / j
+        acc += term
+    return s * acc
+
+
+def t_quantile(p: float, dof: int) -> float:
+    """The ``p`` quantile (``p >= 1/2``) of Student's t with ``dof`` degrees of freedom:
+    bisection on :func:`t_two_sided` up to 400 degrees of freedom, beyond it the
+    Cornish--Fisher expansion about the normal quantile (Abramowitz & Stegun, 26.7.5),
+    whose error there is below 1e-6."""
+    if dof < 1 or not 0.5 <= p < 1:
+        raise ValueError("t_quantile: dof >= 1 and 1/2 <= p < 1")
+    z = NormalDist().inv_cdf(p)
+    if dof > 400:
+        n = float(dof)
+        g1 = (z**3 + z) / 4
+        g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+        g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+        return z + g1 / n + g2 / n**2 + g3 / n**3
+    lo, hi = z, z
+    while t_two_sided(hi, dof) < 2 * p - 1:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_two_sided(mid, dof) < 2 * p - 1:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi
+
+
+@dataclass
+class AntitheticEstimate:
+    """Shapley estimates from antithetic pairs of orders (:func:`shapley_antithetic`).
+
+    ``phi`` and ``halfwidth`` have one row per player and one column per component of the
+    value (a scalar game has one column). ``level`` is the confidence of each interval at
+    the look it was taken at (``1 - (1 - confidence) / planned_looks``): with probability at
+    least ``confidence``, every look's interval of a player covers its value, so the last
+    one does whatever rule stopped the sampling. ``stop``: ``"decided"`` (the caller's test
+    held for every player), ``"orders"`` (the budget of orders was spent) or ``"seconds"``
+    (the time budget was); ``decided`` is the test's last answer (all ``True`` without a
+    test). ``evaluations``: distinct coalitions valued."""
+
+    phi: np.ndarray
+    halfwidth: np.ndarray
+    orders: int
+    looks: int
+    planned_looks: int
+    level: float
+    stop: str
+    confidence: float
+    decided: np.ndarray
+    evaluations: int
+
+
+def look_schedule(max_orders: int, first_orders: int) -> list[int]:
+    """The numbers of antithetic pairs at which :func:`shapley_antithetic` looks: ``first``
+    pairs, then doubling, the last one at ``max_orders // 2`` (planned before sampling, so
+    that the intervals can share the error probability between them)."""
+    top = max_orders // 2
+    if top < 2:
+        raise ValueError(f"max_orders: {max_orders}; at least 4 orders (2 antithetic pairs)")
+    n = min(top, max(2, first_orders // 2))
+    out = [n]
+    while out[-1] < top:
+        out.append(min(top, 2 * out[-1]))
+    return out
+
+
+def shapley_antithetic(
+    value: Callable[[int], object],
+    k: int,
+    max_orders: int,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    order: Sequence[int] | None = None,
+    first_orders: int = 20,
+    decide: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    seconds: float | None = None,
+    on_look: Callable[[int, int, int, int], None] | None = None,
+    interval: str = "t",
+) -> AntitheticEstimate:
+    """Estimate Shapley values (Eq. 2) from antithetic pairs of orders, adaptively.
+
+    Each draw is a uniformly random order ``pi`` of the players and its reverse (antithetic
+    sampling; Mitchell, Cooper, Frank & Holmes, "Sampling Permutations for Shapley Value
+    Estimation", JMLR 23, 2022; Illes & Kerenyi, "Estimation of the Shapley value by
+    ergodic sampling", 2019): a player early in ``pi`` is late in its reverse, so the two
+    marginal contributions are negatively correlated and their mean varies less than one
+    order's. The prefixes of the reverse are the complements of ``pi``'s, so a pair needs
+    the ``2(k - 1)`` proper coalitions ``P_i`` and ``N \\ P_i``: as many as two plain
+    orders. Per player, the pair means are i.i.d. with mean ``phi_u``; the estimate is their
+    mean and the interval the central limit theorem's, with Student's t quantile and the
+    pairs' sample variance (per player: a player whose contributions vary little gets a
+    narrow interval).
+
+    ``interval="bernstein"``: the empirical Bernstein bound instead (Maurer & Pontil,
+    "Empirical Bernstein Bounds and Sample Variance Penalization", COLT 2009, Thm. 4, two-sided:
+    ``sqrt(2 V ln(4/delta) / n) + 7 R ln(4/delta) / (3 (n - 1))``), wider, with no normal
+    approximation; the range ``R`` of a player's pair means is not known in advance, so the
+    observed one is used (a heuristic: rare large contributions not yet seen are missed).
+
+    Adaptive number of orders: the looks are planned before sampling
+    (:func:`look_schedule`: ``first_orders`` orders, then doubling, up to ``max_orders``),
+    and each look's interval is at level ``1 - (1 - confidence) / looks`` (Bonferroni over
+    the planned looks), so that the interval where sampling stops covers with probability at
+    least ``confidence`` whatever stopped it (a union bound; the stopping need not be planned).
+    At each look ``decide(phi, halfwidth)`` (one boolean per player) is asked; sampling stops
+    when it holds for all players, when ``max_orders`` are used, or when ``seconds`` have
+    passed (checked after each pair; the pairs done so far make the last look, which takes
+    the place of a planned one). Without ``decide``, one look at ``max_orders``
+    (the nominal ``confidence``). ``on_look(look, orders, coalitions, undecided)`` is told
+    each look.
+
+    ``value(mask)`` is a number or a 1-D array (several games valued at once, as the audit's
+    values at several times); it is called once per distinct coalition. Orders are drawn
+    over positions of ``order`` (default ``0..k-1``), as :func:`shapley_monte_carlo`.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    if interval not in ("t", "bernstein"):
+        raise ValueError(f"interval: {interval!r}; choose t or bernstein")
+    looks = look_schedule(max_orders, first_orders) if decide is not None else None
+    if looks is None:
+        look_schedule(max_orders, max_orders)  # checks max_orders
+        looks = [max_orders // 2]
+    planned = len(looks)
+    level = 1 - (1 - confidence) / planned
+    players = list(range(k)) if order is None else [int(u) for u in order]
+    G = (1 << k) - 1
+    cache: dict[int, np.ndarray] = {}
+
+    def val(mask: int) -> np.ndarray:
+        x = cache.get(mask)
+        if x is None:
+            x = cache[mask] = np.atleast_1d(np.asarray(value(mask), dtype=np.float64))
+        return x
+
+    m = val(G).shape[0]
+    rng = np.random.default_rng(seed)
+    Y = np.zeros((looks[-1], k, m), dtype=np.float64)
+    start = time.perf_counter()
+    done, stop = 0, "orders"
+    phi = hw = np.zeros((k, m))
+    decided = np.ones(k, dtype=bool)
+    look = 0
+    for look, target in enumerate(looks, 1):
+        out_of_time = False
+        while done < target:
+            perm = [players[x] for x in rng.permutation(k)]
+            pre = [0]
+            for u in perm:
+                pre.append(pre[-1] | 1 << u)
+            fwd = [val(p) for p in pre]
+            rev = [val(G ^ p) for p in pre]
+            for i, u in enumerate(perm, 1):
+                Y[done, u] = ((fwd[i] - fwd[i - 1]) + (rev[i - 1] - rev[i])) / 2
+            done += 1
+            if seconds is not None and time.perf_counter() - start > seconds and done >= 2:
+                out_of_time = True
+                break
+        phi = Y[:done].mean(axis=0)
+        sd = Y[:done].std(axis=0, ddof=1)
+        if interval == "bernstein":
+            span = Y[:done].max(axis=0) - Y[:done].min(axis=0)
+            log = math.log(4 / (1 - level))
+            hw = np.sqrt(2 * sd**2 * log / done) + 7 * span * log / (3 * (done - 1))
+        else:
+            hw = t_quantile(1 - (1 - level) / 2, done - 1) * sd / math.sqrt(done)
+        if decide is not None:
+            decided = np.asarray(decide(phi, hw), dtype=bool)
+        if on_look is not None:
+            on_look(look, 2 * done, len(cache), int(k - decided.sum()))
+        if decide is not None and decided.all():
+            stop = "decided"
+            break
+        if out_of_time:
+            stop = "seconds"
+            break
+    return AntitheticEstimate(
+        phi=phi,
+        halfwidth=hw,
+        orders=2 * done,
+        looks=look,
+        planned_looks=planned,
+        level=level,
+        stop=stop,
+        confidence=confidence,
+        decided=decided,
+        evaluations=len(cache),
+    )

@@ -14,7 +14,11 @@ declared table :data:`coopsched.online.backends.COMPILED`, with identical schedu
   reservation walks it from the front;
 * machine identities only for DIRECTCONTR (random machines: the stream of Python's
   ``random.Random(seed)``, :func:`~coopsched.online.compiled.randbelow`), drawn and freed in
-  the Python engine's order (a chain per running job), each credited to its owner.
+  the Python engine's order (a chain per running job), each credited to its owner;
+* quantities that may pass 2^63 (DIRECTCONTR's utilities and contributions on a large
+  platform, REF's keys inside a coalition, ``REFC``) kept modulo 2^64 beside float64
+  copies and compared by :func:`_key_cmp`, exact by bounds proven before the run
+  (:func:`_wraps_safely`, :func:`_ref_keys_wrap_safely`).
 
 The cost is that of the events, the picks and, for DIRECTCONTR, one draw per processor
 started; the schedule keeps starts only (``Schedule.allocation`` assigns machines on
@@ -43,6 +47,7 @@ from .kernels import JIT_OPTIONS
 NONE, FIRST_FIT, EASY = 0, 1, 2
 #: REF inside one coalition (coopsched.online.ref_rigid): RAND's key with the coalition's
 #: subsets as the kept coalitions, its own value as one more term, ranked once per time
+#: (keys modulo 2^64 beside float64 copies, :func:`_key_cmp`)
 REFC = 7
 _BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY}
 
@@ -777,7 +782,7 @@ def _ref_keys_wrap_safely(
     *Values do not wrap.* Event times satisfy ``t <= t_end`` with ``t_end`` the horizon or
     the last release plus the run times plus the longest job (some job always runs while
     one waits), and ``t_end (t_end + 1) < 2^63`` is required, so ``d (d + 1) / 2`` is
-    exact; every value the keys read (a subset's ``v(T)`` from ``cV, cW, cR``, a member's
+    exact (and run times below 2^62, so a completion ``t + p`` fits); every value the keys read (a subset's ``v(T)`` from ``cV, cW, cR``, a member's
     ``psi``, the coalition's ``v(C)``) is at most ``vmax = Mc t_end (t_end + 1) / 2``
     (Eq. 3 with all ``Mc`` machines busy from 0; a subset has fewer machines), and
     processed work at most ``Mc t_end``: both are required below ``2^62``.
@@ -799,6 +804,8 @@ def _ref_keys_wrap_safely(
         t_end = min(t_end, int(horizon))
     if t_end * (t_end + 1) >= 2**63:
         return f"event times up to {t_end} s: t (t + 1) passes int64"
+    if p_max >= 2**62:
+        return f"a job of {p_max} s"
     vmax = M * t_end * (t_end + 1) // 2
     if vmax >= 2**62 or M * t_end >= 2**62:
         return f"psi_sp up to {vmax} ({M} machines, {t_end} s) passes 2^62"

@@ -17,9 +17,12 @@ only on their schedules before ``t``. So the coalitions are simulated one after 
 smaller ones first, each under the engine with a policy that reads its subcoalitions'
 finished schedules (exact value curves, :class:`~coopsched.online.utilities.ValueCurve`) and
 its own utilities from the engine: the definition, coalition by coalition, exact in
-integers (keys scaled by ``lcm(1..k)``). Its cost is ``2^k`` engine runs with ``2^(|C|-1)``
-terms per key: for small ``k``; with sequential jobs (all ``q = 1``) it gives the schedules
-of the fast kernel (:mod:`coopsched.online.policies.ref`), which the tests check.
+integers (keys scaled by ``lcm(1..k)`` in the Python engine, by ``lcm(1..|C|)`` in the
+compiled one: the same ranking, :func:`_compiled_coalition`). Each coalition's
+running-processor events are built once, for its curve and for every superset's keys. Its
+cost is ``2^k`` engine runs with ``2^(|C|-1)`` terms per key: for small ``k``; with
+sequential jobs (all ``q = 1``) it gives the schedules of the fast kernel
+(:mod:`coopsched.online.policies.ref`), which the tests check.
 """
 
 from __future__ import annotations
@@ -108,9 +111,10 @@ def ref_rigid_schedule(
     :func:`coopsched.online.policies.ref.ref_schedule` gives them. When every job has one
     processor the fast kernel's sequential REF is the same schedule and is used, unless
     ``coalition_runs`` (for tests: both must agree). Each coalition runs in the compiled
-    rigid engine (``engine="auto"``; :func:`_compiled_coalition`), or in the Python engine
-    (``engine="python"``, or where int64 cannot be proven exact); ``info["coalition_engines"]``
-    counts which."""
+    rigid engine (``engine="auto"``; :func:`_compiled_coalition`: keys modulo 2^64 beside
+    float64 copies, exact while the coalition's values ``Mc t (t + 1) / 2`` stay below
+    2^62), or in the Python engine (``engine="python"``, or where that bound fails);
+    ``info["coalition_engines"]`` counts which."""
     from .rigid import resolve_backfill
 
     inst = instance

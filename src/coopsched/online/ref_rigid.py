@@ -187,7 +187,10 @@ def ref_rigid_schedule(
         keep = s.in_coalition & (s.start >= 0)
         p, q = inst.size[keep], width[keep]
         ev = step_events(s.start[keep], p, q)
-        work = sum(a * b for a, b in zip(p.tolist(), q.tolist(), strict=True))
+        if len(p) and p.dtype != object and int(p.max()) * int(q.max()) * len(p) < 2**62:
+            work = int((p * q).sum())  # processor-seconds, provably within int64
+        else:
+            work = sum(a * b for a, b in zip(p.tolist(), q.tolist(), strict=True))
         curves[C] = ValueCurve.from_events(ev[0], ev[1], work)
         events[C] = ev
         scheds[C] = s

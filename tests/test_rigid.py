@@ -682,3 +682,60 @@ def test_a_rigid_audit_beyond_the_exact_limit_says_it_was_sampled():
     two.start = simulate(two, get_policy("fifo"), 12, backfill="easy").start
     small = coopsched.audit(two, horizon=12, with_counterfactuals=False, points=0)
     assert not any("stops at" in n for n in small["notes"])
+
+
+def _late_owner_of_half_the_machines(seed: int) -> tuple[Instance, int]:
+    """Five organizations on 2000 machines for 6*10^7 s: the owner of half of them submits
+    only late, among four busy peers, so its REF key ``L_c (phi - psi)`` passes 2^63 (the
+    values themselves stay below 2^62)."""
+    rng = np.random.default_rng(seed)
+    jobs = [
+        (int(rng.integers(1, 5)), int(rng.integers(0, 3 * 10**7)), int(rng.integers(5, 20) * 10**6))
+        for _ in range(10)
+    ]
+    jobs += [
+        (0, int(rng.integers(35, 45)) * 10**6, int(rng.integers(5, 10)) * 10**6) for _ in range(2)
+    ]
+    base = make_instance([1000, 250, 250, 250, 250], sorted(jobs, key=lambda j: j[1]))
+    n = len(jobs)
+    inst = rigid(base, rng.integers(300, 1500, size=n), base.size + rng.integers(0, 10**6, size=n))
+    return inst, 6 * 10**7
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+@pytest.mark.parametrize("rule", RULES)
+def test_rigid_ref_coalitions_stay_compiled_when_keys_pass_int64(seed, rule):
+    """REF's keys beyond 2^63 (10^3 machines for 6*10^7 s, L_5 = 60): the compiled rigid
+    engine sums them modulo 2^64 beside float64 copies and ranks exactly; every coalition
+    stays compiled (the former int64 bound refused them all) and the schedules and values
+    equal the Python engine's exact integers. Comparing the wrapped keys directly (a plain
+    ``<``) gives other schedules here."""
+    from coopsched.online.compiled import int64_bounds
+    from coopsched.online.ref_rigid import ref_rigid_schedule
+
+    inst, T = _late_owner_of_half_the_machines(seed)
+    M = inst.total_machines
+    old = int64_bounds("rand", inst.release, inst.size, M, M, 1000, T, 2 * 60, rigid=True)
+    assert old is not None  # the former bound (keys below 2^62) refused the grand coalition
+    a, va = ref_rigid_schedule(inst, T, rule, coalition_runs=True, engine="python")
+    b, vb = ref_rigid_schedule(inst, T, rule, coalition_runs=True)
+    assert b.info["coalition_engines"] == {"compiled": 31, "python": 0}
+    assert 60 * max(va) > 2**64  # the keys' terms pass int64
+    assert a.start.tolist() == b.start.tolist() and va == vb
+    assert check_schedule(b) == []
+
+
+def test_ref_key_proof_refuses_values_beyond_2_62_and_accepts_a_large_platform():
+    from coopsched.online.compiled_rigid import _ref_keys_wrap_safely
+
+    rel = np.array([0, 5], dtype=np.int64)
+    size = np.array([10**9, 10**9], dtype=np.int64)
+    rand = {"coeff": np.array([[840, -840] * 127]), "n_samples": 840}
+    own = np.array([105])
+    # a 30-day window on 13,000 machines, 8 organizations: proven exact
+    assert _ref_keys_wrap_safely(rel, size, 13_000, 30 * 86_400, rand, own) is None
+    # psi_sp beyond 2^62 (10^4 machines for 10^8 s): refused, left to Python integers
+    why = _ref_keys_wrap_safely(rel, size, 10**4, 10**8, rand, own)
+    assert why is not None and "2^62" in why
+    # event times with t (t + 1) beyond int64 (no horizon: the jobs end by 6 * 10^9 s)
+    assert "t (t + 1)" in str(_ref_keys_wrap_safely(rel, 2 * size, 1, None, rand, own))

@@ -14,7 +14,11 @@ declared table :data:`coopsched.online.backends.COMPILED`, with identical schedu
   reservation walks it from the front;
 * machine identities only for DIRECTCONTR (random machines: the stream of Python's
   ``random.Random(seed)``, :func:`~coopsched.online.compiled.randbelow`), drawn and freed in
-  the Python engine's order (a chain per running job), each credited to its owner.
+  the Python engine's order (a chain per running job), each credited to its owner;
+* quantities that may pass 2^63 (DIRECTCONTR's utilities and contributions on a large
+  platform, REF's keys inside a coalition, ``REFC``) kept modulo 2^64 beside float64
+  copies and compared by :func:`_key_cmp`, exact by bounds proven before the run
+  (:func:`_wraps_safely`, :func:`_ref_keys_wrap_safely`).
 
 The cost is that of the events, the picks and, for DIRECTCONTR, one draw per processor
 started; the schedule keeps starts only (``Schedule.allocation`` assigns machines on
@@ -43,6 +47,7 @@ from .kernels import JIT_OPTIONS
 NONE, FIRST_FIT, EASY = 0, 1, 2
 #: REF inside one coalition (coopsched.online.ref_rigid): RAND's key with the coalition's
 #: subsets as the kept coalitions, its own value as one more term, ranked once per time
+#: (keys modulo 2^64 beside float64 copies, :func:`_key_cmp`)
 REFC = 7
 _BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY}
 
@@ -265,16 +270,25 @@ def _pick(
                     cR[c] += c_delta[a]
                     a += 1
                 cpos[c] = a
+            # REFC: the sums may wrap around 2^64 (exact modulo 2^64), beside float64 copies
+            # (the values themselves, cV and psi, never wrap: the driver's proof)
+            wrapped = rule == REFC
             for x in range(k):
                 acc = np.int64(0)
+                acc_f = 0.0
                 for c in range(nc):
                     if coeff[x, c] != 0:
                         d = t - cT[c]
                         val = cV[c] + cW[c] * d + cR[c] * (d * (d + 1) // 2)
                         acc += coeff[x, c] * val
+                        if wrapped:
+                            acc_f += float(coeff[x, c]) * float(val)
                 e = t - tl[x]
-                acc -= n_samples * (psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2))
+                px = psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2)
+                acc -= n_samples * px
                 key[x] = acc
+                if wrapped:
+                    key_f[x] = acc_f - float(n_samples) * float(px)
             if rule == REFC:
                 # + own[x] v(C): the coalition's own value, its members' psi at t
                 vC = np.int64(0)
@@ -286,15 +300,13 @@ def _pick(
                 for x in range(k):
                     if member[x]:
                         key[x] += own[x] * vC
+                        key_f[x] += float(own[x]) * float(vC)
                     if queued[x] > 0:  # one ranking for every pick at t (the literal reading)
                         y = nr
-                        while y > 0 and (
-                            key[rank[y - 1]] < key[x]
-                            or (
-                                key[rank[y - 1]] == key[x]
-                                and _older(x, rank[y - 1], qjobs, qptr, head)
-                            )
-                        ):
+                        while y > 0:
+                            c = _key_cmp(key, key_f, rank[y - 1], x)
+                            if c > 0 or (c == 0 and not _older(x, rank[y - 1], qjobs, qptr, head)):
+                                break
                             rank[y] = rank[y - 1]
                             y -= 1
                         rank[y] = x
@@ -630,20 +642,28 @@ def run_compiled_rigid(
     machines = inst.machines
     M = int(machines[is_member].sum())
     n_samples = rand["n_samples"] if rand is not None else 0
-    why = int64_bounds(
-        "rand" if rule == "ref-coalition" else rule,
-        rel,
-        size,
-        inst.total_machines,
-        M,
-        int(machines.max()) if k else 0,
-        horizon,
-        # REF's keys sum weights adding to L per member, twice, plus L psi: below 4 L vmax
-        2 * n_samples if rule == "ref-coalition" else n_samples,
-        rigid=True,
-    )
-    if why is not None and not (rule == "directcontr" and _wraps_safely(rel, size, M, horizon)):
-        return why
+    wrapped = False  # DIRECTCONTR's contributions kept modulo 2^64 (unwrapped at the end)
+    if rule == "ref-coalition":
+        # REF's keys always run wrapped beside float64 copies; only the values must fit
+        why = _ref_keys_wrap_safely(rel, size, M, horizon, rand, own)
+        if why is not None:
+            return why
+    else:
+        why = int64_bounds(
+            rule,
+            rel,
+            size,
+            inst.total_machines,
+            M,
+            int(machines.max()) if k else 0,
+            horizon,
+            n_samples,
+            rigid=True,
+        )
+        if why is not None:
+            if not (rule == "directcontr" and _wraps_safely(rel, size, M, horizon)):
+                return why
+            wrapped = True
     wide = width > M
     if backfill == "easy":
         bad = np.flatnonzero(~wide & (req < 1))
@@ -714,7 +734,7 @@ def run_compiled_rigid(
     start = np.full(inst.n, -1, dtype=np.int64)
     start[order] = out_start
     out = state[:, :k]
-    if why is not None:  # contributions wrapped around 2^64: exact values from the floats
+    if wrapped:  # contributions wrapped around 2^64: exact values from the floats
         out = out.astype(object)
         out[0] = [_unwrap(int(r), float(f)) for r, f in zip(out[0], state_f[0, :k], strict=True)]
     return start, out, order[wide], M
@@ -745,3 +765,56 @@ def _wraps_safely(rel: np.ndarray, size: np.ndarray, M: int, horizon: int | None
     vmax = M * t_end * (t_end + 1) / 2
     error = 2 * len(rel) * 4 * 3 * 2.0**-53 * vmax
     return error < 2.0**59
+
+
+def _ref_keys_wrap_safely(
+    rel: np.ndarray,
+    size: np.ndarray,
+    M: int,
+    horizon: int | None,
+    rand: dict | None,
+    own: np.ndarray | None,
+) -> str | None:
+    """Why REF's keys inside one coalition (``REFC``) could be decided wrongly (``None``:
+    every comparison is exact), the keys summed in int64 modulo 2^64 beside float64 copies
+    and compared by :func:`_key_cmp`.
+
+    *Values do not wrap.* Event times satisfy ``t <= t_end`` with ``t_end`` the horizon or
+    the last release plus the run times plus the longest job (some job always runs while
+    one waits), and ``t_end (t_end + 1) < 2^63`` is required, so ``d (d + 1) / 2`` is
+    exact (and run times below 2^62, so a completion ``t + p`` fits); every value the keys read (a subset's ``v(T)`` from ``cV, cW, cR``, a member's
+    ``psi``, the coalition's ``v(C)``) is at most ``vmax = Mc t_end (t_end + 1) / 2``
+    (Eq. 3 with all ``Mc`` machines busy from 0; a subset has fewer machines), and
+    processed work at most ``Mc t_end``: both are required below ``2^62``.
+
+    *Keys may wrap.* A member's key is ``sum_T coeff_T v(T) - N psi_u + own_u v(C)``,
+    ``N`` terms with ``N`` the number of subsets plus 2, whose absolute values sum to at
+    most ``A = (max_u sum_T |coeff_T| + n_samples + max own) vmax``. Its int64 sum is exact
+    modulo 2^64. Its float64 copy converts each exact value (error ``u |value|``,
+    ``u = 2^-53``), multiplies by an exact coefficient (another ``u``) and adds ``N``
+    terms (each addition at most ``u A``), so its error is at most ``(N + 2) u A (1 + N
+    u)``; the driver requires ``4 (N + 4) u A < 2^59``, twice that margin. Then a float
+    difference of two keys is within ``2^60`` of the true one, which :func:`_key_cmp`
+    needs (2^61 decides by the sign, else the wrapped difference is exact)."""
+    if not len(rel) or M == 0:
+        return None
+    p_max = int(size.max())
+    t_end = int(rel.max()) + sum(size.tolist()) + p_max
+    if horizon is not None:
+        t_end = min(t_end, int(horizon))
+    if t_end * (t_end + 1) >= 2**63:
+        return f"event times up to {t_end} s: t (t + 1) passes int64"
+    if p_max >= 2**62:
+        return f"a job of {p_max} s"
+    vmax = M * t_end * (t_end + 1) // 2
+    if vmax >= 2**62 or M * t_end >= 2**62:
+        return f"psi_sp up to {vmax} ({M} machines, {t_end} s) passes 2^62"
+    coeff = np.zeros((1, 0), np.int64) if rand is None else np.asarray(rand["coeff"])
+    n_samples = 0 if rand is None else int(rand["n_samples"])
+    w_coeff = int(np.abs(coeff).sum(axis=1).max()) if coeff.size else 0
+    w_own = 0 if own is None or not len(own) else int(np.abs(np.asarray(own)).max())
+    terms = coeff.shape[1] + 2
+    A = (w_coeff + n_samples + w_own) * vmax
+    if 4 * (terms + 4) * 2.0**-53 * float(A) >= 2.0**59:
+        return f"REF's keys (float error bound over {terms} terms of up to {A}) pass 2^59"
+    return None

@@ -17,9 +17,12 @@ only on their schedules before ``t``. So the coalitions are simulated one after 
 smaller ones first, each under the engine with a policy that reads its subcoalitions'
 finished schedules (exact value curves, :class:`~coopsched.online.utilities.ValueCurve`) and
 its own utilities from the engine: the definition, coalition by coalition, exact in
-integers (keys scaled by ``lcm(1..k)``). Its cost is ``2^k`` engine runs with ``2^(|C|-1)``
-terms per key: for small ``k``; with sequential jobs (all ``q = 1``) it gives the schedules
-of the fast kernel (:mod:`coopsched.online.policies.ref`), which the tests check.
+integers (keys scaled by ``lcm(1..k)`` in the Python engine, by ``lcm(1..|C|)`` in the
+compiled one: the same ranking, :func:`_compiled_coalition`). Each coalition's
+running-processor events are built once, for its curve and for every superset's keys. Its
+cost is ``2^k`` engine runs with ``2^(|C|-1)`` terms per key: for small ``k``; with
+sequential jobs (all ``q = 1``) it gives the schedules of the fast kernel
+(:mod:`coopsched.online.policies.ref`), which the tests check.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from ..workloads.instance import Instance
 from .engine import Policy, SimView, simulate
 from .schedule import Schedule
 from .shapley import popcounts, shapley_weights
-from .utilities import ValueCurve
+from .utilities import ValueCurve, step_events
 
 #: Organizations beyond which rigid REF (2^k engine runs) is refused.
 MAX_K_RIGID = 12
@@ -108,9 +111,10 @@ def ref_rigid_schedule(
     :func:`coopsched.online.policies.ref.ref_schedule` gives them. When every job has one
     processor the fast kernel's sequential REF is the same schedule and is used, unless
     ``coalition_runs`` (for tests: both must agree). Each coalition runs in the compiled
-    rigid engine (``engine="auto"``; :func:`_compiled_coalition`), or in the Python engine
-    (``engine="python"``, or where int64 cannot be proven exact); ``info["coalition_engines"]``
-    counts which."""
+    rigid engine (``engine="auto"``; :func:`_compiled_coalition`: keys modulo 2^64 beside
+    float64 copies, exact while the coalition's values ``Mc t (t + 1) / 2`` stay below
+    2^62), or in the Python engine (``engine="python"``, or where that bound fails);
+    ``info["coalition_engines"]`` counts which."""
     from .rigid import resolve_backfill
 
     inst = instance
@@ -162,6 +166,8 @@ def ref_rigid_schedule(
     pc = popcounts(k)
     curves: list[ValueCurve | None] = [None] * NC
     scheds: list[Schedule | None] = [None] * NC
+    # each coalition's running-processor events, built once and read by every superset
+    events: list[tuple[np.ndarray, np.ndarray] | None] = [None] * NC
     width = inst.width
     engines = {"compiled": 0, "python": 0}
     for C in sorted(range(1, NC), key=lambda c: (int(pc[c]), c)):
@@ -169,7 +175,7 @@ def ref_rigid_schedule(
         fast = (
             None
             if engine == "python"
-            else _compiled_coalition(inst, C, members, scheds, horizon, rule)
+            else _compiled_coalition(inst, C, members, events, horizon, rule)
         )
         if fast is None:
             pol = _CoalitionRef(C, curves)
@@ -178,8 +184,15 @@ def ref_rigid_schedule(
         else:
             s = fast
             engines["compiled"] += 1
-        keep = s.in_coalition
-        curves[C] = ValueCurve(s.start[keep], inst.size[keep], width[keep])
+        keep = s.in_coalition & (s.start >= 0)
+        p, q = inst.size[keep], width[keep]
+        ev = step_events(s.start[keep], p, q)
+        if len(p) and p.dtype != object and int(p.max()) * int(q.max()) * len(p) < 2**62:
+            work = int((p * q).sum())  # processor-seconds, provably within int64
+        else:
+            work = sum(a * b for a, b in zip(p.tolist(), q.tolist(), strict=True))
+        curves[C] = ValueCurve.from_events(ev[0], ev[1], work)
+        events[C] = ev
         scheds[C] = s
     grand = scheds[NC - 1]
     assert grand is not None
@@ -209,35 +222,37 @@ def ref_rigid_schedule(
     return out, values
 
 
-def _compiled_coalition(inst, C, members, scheds, horizon, rule) -> Schedule | None:
-    """Coalition ``C``'s REF schedule in the compiled rigid engine, or ``None`` when int64
-    cannot be proven exact there.
+def _compiled_coalition(inst, C, members, events, horizon, rule) -> Schedule | None:
+    """Coalition ``C``'s REF schedule in the compiled rigid engine, or ``None`` when its
+    comparisons cannot be proven exact there.
 
     REF's key in ``C`` is linear in the values of ``C``'s subsets (Eq. (1), scaled by
-    ``L``): ``L phi_u = sum_{S <= C-u} omega(|S|) (v(S+u) - v(S))``. Every proper subset's
-    value comes from its finished schedule, as running-processor events
-    (:func:`~coopsched.online.utilities.step_events`), with coefficient ``+omega(|T|-1)``
-    for a subset ``T`` holding ``u`` and ``-omega(|T|)`` for one without; ``v(C)`` itself,
-    the members' utilities in the schedule being built, has coefficient ``omega(c-1)``.
-    The kernel ranks the members once per event time by ``L (phi - psi)``, ties to the
-    older queue head, as :class:`_CoalitionRef` does."""
+    ``L_c = lcm(1..c)``, ``c = |C|``): ``L_c phi_u = sum_{S <= C-u} omega(|S|) (v(S+u) -
+    v(S))`` with ``omega(s) = L_c / (c binom(c-1, s))``, integers. Every proper subset's
+    value comes from its finished schedule, as running-processor events (``events[T]``,
+    :func:`~coopsched.online.utilities.step_events`, built once per subset), with
+    coefficient ``+omega(|T|-1)`` for a subset ``T`` holding ``u`` and ``-omega(|T|)`` for
+    one without; ``v(C)`` itself, the members' utilities in the schedule being built, has
+    coefficient ``omega(c-1)``. The kernel ranks the members once per event time by
+    ``L_c (phi - psi)``, ties to the older queue head. :class:`_CoalitionRef` ranks by
+    ``L_k (phi - psi)``, the same exact integers times ``L_k / L_c``: a positive integer
+    scale, so the order and the ties, hence the schedule, are the same (a singleton needs
+    ``L_1 = 1``). The keys may pass int64: the kernel sums them modulo 2^64 beside float64
+    copies, exact as
+    :func:`~coopsched.online.compiled_rigid._ref_keys_wrap_safely` proves before the run."""
     from .compiled_rigid import run_compiled_rigid
-    from .utilities import step_events
 
     k = inst.k
-    L, omega = shapley_weights(k)
     c = len(members)
+    L, omega = shapley_weights(c)
     subsets = []
     S = (C - 1) & C
     while S:
         subsets.append(S)
         S = (S - 1) & C
-    width = inst.width
     times, deltas, ptr = [], [], [0]
     for T in subsets:
-        s = scheds[T]
-        keep = s.in_coalition
-        t_, d_ = step_events(s.start[keep], inst.size[keep], width[keep])
+        t_, d_ = events[T]
         if t_.dtype == object:  # beyond int64: leave this coalition to Python integers
             return None
         times.append(np.minimum(t_, 2**62))

@@ -13,7 +13,7 @@ from reference import brute_ref
 from coopsched.online.checker import check_schedule
 from coopsched.online.fairness import fairness
 from coopsched.online.policies import get_policy
-from coopsched.online.policies.ref import (
+from coopsched.online.ref import (
     canonical_coalitions,
     job_runs,
     plan_arithmetic,
@@ -261,7 +261,7 @@ def test_ref_on_random_instances_is_valid(k):
 @settings(max_examples=40, deadline=None)
 @given(inst=small_instances(max_k=3, max_jobs=10, max_release=8, max_size=9))
 def test_drain_bound_covers_every_coalition(inst):
-    """The proven bound on the last event (module docstring of policies.ref) holds in the
+    """The proven bound on the last event (module docstring of online.ref.driver) holds in the
     schedule of every coalition, so the kernel's clock never runs past what it checked."""
     bound = plan_arithmetic(inst, None)["t_events"]
     for S in range(1, 1 << inst.k):
@@ -277,7 +277,7 @@ def test_drain_bound_covers_every_coalition(inst):
 def test_bucket_pool_rerun_gives_the_same_schedule(inst, T):
     """With a single completion bucket to start with, the kernel stops and is rerun with
     more until it fits; the result is still the brute-force reference's."""
-    import coopsched.online.policies.ref as refmod
+    import coopsched.online.ref.driver as refmod
 
     saved = refmod._BUCKETS
     refmod._BUCKETS = (0, 1)

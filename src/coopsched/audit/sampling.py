@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..online.policies import get_policy
-from ..online.policies.ref import ref_schedule
+from ..online.ref import ref_schedule
 from ..online.shapley import shapley_monte_carlo
 from ..online.utilities import psi_sp
 from ..workloads.instance import Instance

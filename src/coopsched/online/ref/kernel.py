@@ -1,7 +1,8 @@
-"""The compiled kernel of REF (numba), kept apart so that importing the policies does not
-import numba: :func:`coopsched.online.policies.ref.ref_schedule` imports this module on first
-use. The algorithm, its exact arithmetic and its bounds are documented in
-:mod:`coopsched.online.policies.ref`.
+"""The compiled kernel of REF (Skowron & Rzadca, Fig. 1 with Fig. 3's ``psi_sp``; Sec. 3-4),
+in numba, kept apart so that importing the package does not import numba:
+:func:`coopsched.online.ref.driver.ref_schedule` imports this module on first use. The
+algorithm, its exact arithmetic and its bounds are documented in
+:mod:`coopsched.online.ref.driver`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .kernels import JIT_OPTIONS
+from ..kernels import JIT_OPTIONS
 
 _MASK = (1 << 32) - 1
 
@@ -109,7 +110,7 @@ def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
     own four bits are written out, so that no loop has a data-dependent trip count (a
     mispredicted loop exit per coalition cost more than its additions). Every
     value is a sum of non-negative terms, so the relative error is bounded by
-    :func:`coopsched.online.policies.ref.float_potential_error`, whatever the order.
+    :func:`coopsched.online.ref.driver.float_potential_error`, whatever the order.
     """
     NC = 1 << k
     pf[0] = 0.0

@@ -498,23 +498,41 @@ def ref_schedule(
     # a live bucket holds a live entry, so ecap buckets always suffice
     bcap = min(max(_BUCKETS[0] * inst.n, _BUCKETS[1]), ecap)
     reruns = 0
+    from .kernel import (
+        CO_FIELDS,
+        CO_LAST,
+        CO_RUNNING,
+        CO_VALUE,
+        CO_WORK,
+        MEM_FIELDS,
+        MEM_LAST,
+        ST_DECISIONS,
+        ST_DIRECT,
+        ST_EVENTS,
+        ST_POOL_FULL,
+        ST_POTENTIAL,
+        ST_READY,
+        ST_SLOTS,
+        ST_STARTS,
+        ST_T_END,
+        ST_UNPROVEN,
+        ST_VISITS,
+        _ref_kernel,
+    )
+
     while True:
-        # records, one per (coalition, member) and one per coalition:
-        # mem[C, u] = (psi_u, work_u, last update, running, started) in C's schedule;
-        # co[C] = (value, work, running, last update, free machines, waiting jobs,
-        #          bitmask of the members with waiting jobs, last visit)
-        mem, co = z(NC, k, 5), z(NC, 8)
-        mem[canon_list, :, 2] = plan["t_start"]  # every clock starts at the first release
-        co[:, 3] = plan["t_start"]
+        # records, one per (coalition, member) and one per coalition (their fields are
+        # named in the kernel module: MEM_* and CO_*)
+        mem, co = z(NC, k, MEM_FIELDS), z(NC, CO_FIELDS)
+        mem[canon_list, :, MEM_LAST] = plan["t_start"]  # every clock starts at the first release
+        co[:, CO_LAST] = plan["t_start"]
         vv, qh, ql, final_v = (z(NC) for _ in range(4))
         # at a horizon beyond every event the values are computed below, in Python integers
         do_final = (python or plan["final_in_kernel"]) and (horizon is None or kT is not None)
         out_start = np.full(inst.n, -1, dtype=np.int64)
         out_machine = np.full(inst.n, -1, dtype=np.int64)
-        stats = np.zeros(10, dtype=np.int64)
+        stats = np.zeros(ST_SLOTS, dtype=np.int64)
         cp_vals = z(len(cps_k), NC)
-        from .kernel import _ref_kernel
-
         fn: Any = _ref_kernel.py_func if python else _ref_kernel
         fn(
             k,
@@ -536,7 +554,7 @@ def ref_schedule(
             pc,
             ecap,
             bcap,
-            python,
+            python,  # python_ints: the kernel runs as plain Python on Python integers
             one_word,
             *_exact_division(k),
             mem,
@@ -566,17 +584,19 @@ def ref_schedule(
             cost_fpot,
             fblocks,
         )
-        if stats[4] != -1:
+        if not stats[ST_POOL_FULL]:
             break
         bcap = min(4 * bcap, ecap)
         reruns += 1
-    t_end = int(horizon) if horizon is not None else int(stats[4])
+    t_end = int(horizon) if horizon is not None else int(stats[ST_T_END])
     if do_final:
         values = [int(x) for x in final_v]
     else:  # exact Python integers at a horizon far beyond the last event
         values = []
         for S in range(NC):
-            V, WV, RV, tl = (int(x) for x in co[canon[S], :4])
+            rec = co[canon[S]]
+            V, WV, RV = int(rec[CO_VALUE]), int(rec[CO_WORK]), int(rec[CO_RUNNING])
+            tl = int(rec[CO_LAST])
             d = t_end - tl
             if utility == "psi_sp":
                 values.append(V + WV * d + RV * (d * (d + 1) // 2))
@@ -586,7 +606,9 @@ def ref_schedule(
     for c in cps_all[len(cps_k) :]:  # after every event: exact Python integers
         row = []
         for S in range(NC):
-            V, WV, RV, tl = (int(x) for x in co[canon[S], :4])
+            rec = co[canon[S]]
+            V, WV, RV = int(rec[CO_VALUE]), int(rec[CO_WORK]), int(rec[CO_RUNNING])
+            tl = int(rec[CO_LAST])
             d = max(c - tl, 0)
             row.append(V + WV * d + RV * (d * (d + 1) // 2) if utility == "psi_sp" else WV + RV * d)
         cp_rows.append(row)
@@ -603,14 +625,14 @@ def ref_schedule(
         info={
             "utility": utility,
             "rule": rule,
-            "event_times": int(stats[0]),
-            "decisions": int(stats[1]),
-            "direct_events": int(stats[2]),
-            "potential_events": int(stats[3]),
-            "coalition_visits": int(stats[5]),
-            "coalition_starts": int(stats[7]),
-            "coalition_ready": int(stats[6]),
-            "float_unproven": int(stats[8]),
+            "event_times": int(stats[ST_EVENTS]),
+            "decisions": int(stats[ST_DECISIONS]),
+            "direct_events": int(stats[ST_DIRECT]),
+            "potential_events": int(stats[ST_POTENTIAL]),
+            "coalition_visits": int(stats[ST_VISITS]),
+            "coalition_starts": int(stats[ST_STARTS]),
+            "coalition_ready": int(stats[ST_READY]),
+            "float_unproven": int(stats[ST_UNPROVEN]),
             "python_integers": python,
             "one_word": one_word,
             "bucket_reruns": reruns,

@@ -14,6 +14,40 @@ from ..kernels import JIT_OPTIONS
 
 _MASK = (1 << 32) - 1
 
+# The layout of the kernel's state (module-level ints, which numba folds as constants at
+# compile time). They live in this file, not in a module of their own, because numba's
+# on-disk cache is invalidated by changes to the file that defines the kernel only.
+#
+# co[C, .]: one record per coalition C (values as of CO_LAST, brought to t in closed form)
+CO_VALUE = 0  # v(C): psi_sp (Eq. 3) summed over C's jobs, as of CO_LAST
+CO_WORK = 1  # unit parts processed by CO_LAST (the value of ``work``; psi_sp's slope)
+CO_RUNNING = 2  # jobs running in C's schedule
+CO_LAST = 3  # time of the last update of the three fields above
+CO_FREE = 4  # free machines
+CO_WAITING = 5  # waiting jobs
+CO_WMASK = 6  # bitmask of the members with waiting jobs
+CO_VISIT = 7  # the last event time at which C was visited (-1: never)
+CO_FIELDS = 8
+# mem[C, u, .]: one record per (coalition, member), u's part of C's schedule
+MEM_PSI = 0  # psi_u as of MEM_LAST
+MEM_WORK = 1  # u's unit parts processed by MEM_LAST
+MEM_LAST = 2  # time of the last update of the two fields above
+MEM_RUNNING = 3  # u's jobs running in C
+MEM_STARTED = 4  # u's jobs started in C (the position of u's next job in its queue)
+MEM_FIELDS = 5
+# stats[.]: counters the driver reports in ``Schedule.info``, and the run's outcome
+ST_EVENTS = 0  # event times processed ("event_times")
+ST_DECISIONS = 1  # coalitions that had to rank members ("decisions")
+ST_DIRECT = 2  # event times that used Eq. (1) only ("direct_events")
+ST_POTENTIAL = 3  # event times that computed the potential ("potential_events")
+ST_T_END = 4  # the time at which the final values are taken (horizon or last event)
+ST_VISITS = 5  # coalition visits ("coalition_visits")
+ST_READY = 6  # visits with free machines and waiting jobs ("coalition_ready")
+ST_STARTS = 7  # jobs started over all coalitions ("coalition_starts")
+ST_UNPROVEN = 8  # float-route decisions taken from Eq. (1) instead ("float_unproven")
+ST_POOL_FULL = 9  # 1: the bucket pool ran out, the run stopped (the driver reruns it)
+ST_SLOTS = 10
+
 
 @numba.njit(**JIT_OPTIONS)
 def _hpush(h, off, n, key):
@@ -117,12 +151,12 @@ def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
     if not blocks:
         for y in range(canon_list.shape[0]):
             D = canon_list[y]
-            d = t - co[D, 3]
-            r = co[D, 2]
+            d = t - co[D, CO_LAST]
+            r = co[D, CO_RUNNING]
             v = (
-                co[D, 0] + co[D, 1] * d + r * (d * (d + 1) // 2)
+                co[D, CO_VALUE] + co[D, CO_WORK] * d + r * (d * (d + 1) // 2)
                 if utility == 0
-                else co[D, 1] + r * d
+                else co[D, CO_WORK] + r * d
             )
             a = float(v)
             rest = D
@@ -137,12 +171,12 @@ def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
         base = B << 4
         for j in range(16):
             S = canon[base + j]
-            d = t - co[S, 3]
-            r = co[S, 2]
+            d = t - co[S, CO_LAST]
+            r = co[S, CO_RUNNING]
             v = (
-                co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                co[S, CO_VALUE] + co[S, CO_WORK] * d + r * (d * (d + 1) // 2)
                 if utility == 0
-                else co[S, 1] + r * d
+                else co[S, CO_WORK] + r * d
             )
             acc[j] = float(v)
         rest = B
@@ -280,7 +314,7 @@ def _ref_kernel(
     pc,
     ecap,
     bcap,
-    divide,
+    python_ints,
     one_word,
     dtz,
     dodd,
@@ -321,8 +355,8 @@ def _ref_kernel(
     for u in range(k):
         M += machines[u]
     for C in range(NC):
-        co[C, 4] = mC[C]  # free machines
-        co[C, 7] = -1  # last visit
+        co[C, CO_FREE] = mC[C]  # free machines
+        co[C, CO_VISIT] = -1  # last visit
     # completion buckets: one per (job, start time), holding a list of coalitions
     b_time = np.zeros(bcap, np.int64)
     b_u = np.zeros(bcap, np.int64)
@@ -393,16 +427,16 @@ def _ref_kernel(
         while has and cp < ncp and cps[cp] <= t:
             for S in range(NC):
                 X = canon[S]
-                d = max(int(cps[cp]) - int(co[X, 3]), 0)
-                r = int(co[X, 2])
+                d = max(int(cps[cp]) - int(co[X, CO_LAST]), 0)
+                r = int(co[X, CO_RUNNING])
                 if utility == 0:
-                    cp_vals[cp, S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
+                    cp_vals[cp, S] = co[X, CO_VALUE] + co[X, CO_WORK] * d + r * (d * (d + 1) // 2)
                 else:
-                    cp_vals[cp, S] = co[X, 1] + r * d
+                    cp_vals[cp, S] = co[X, CO_WORK] + r * d
             cp += 1
         if not has or (has_T and t >= T):
             break
-        stats[0] += 1
+        stats[ST_EVENTS] += 1
         ev += 1
         t_last = t
         nvis = 0
@@ -415,28 +449,28 @@ def _ref_kernel(
             e = b_head[b]
             while e >= 0:
                 C = ent[e, 0]
-                if co[C, 7] != t:
-                    co[C, 7] = t
+                if co[C, CO_VISIT] != t:
+                    co[C, CO_VISIT] = t
                     vis[nvis] = C
                     nvis += 1
-                    d = int(t) - int(co[C, 3])
+                    d = int(t) - int(co[C, CO_LAST])
                     if d > 0:
-                        r = int(co[C, 2])
-                        if co[C, 1] != 0 or r != 0:
-                            co[C, 0] += co[C, 1] * d + r * (d * (d + 1) // 2)
-                            co[C, 1] += r * d
-                        co[C, 3] = t
-                d = int(t) - int(mem[C, u, 2])
+                        r = int(co[C, CO_RUNNING])
+                        if co[C, CO_WORK] != 0 or r != 0:
+                            co[C, CO_VALUE] += co[C, CO_WORK] * d + r * (d * (d + 1) // 2)
+                            co[C, CO_WORK] += r * d
+                        co[C, CO_LAST] = t
+                d = int(t) - int(mem[C, u, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, 3])
-                    if r != 0 or mem[C, u, 1] != 0:
-                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, 1] += r * d
-                    mem[C, u, 2] = t
+                    r = int(mem[C, u, MEM_RUNNING])
+                    if r != 0 or mem[C, u, MEM_WORK] != 0:
+                        mem[C, u, MEM_PSI] += mem[C, u, MEM_WORK] * d + r * (d * (d + 1) // 2)
+                        mem[C, u, MEM_WORK] += r * d
+                    mem[C, u, MEM_LAST] = t
                 c = ent[e, 2]
-                mem[C, u, 3] -= c
-                co[C, 2] -= c
-                co[C, 4] += c
+                mem[C, u, MEM_RUNNING] -= c
+                co[C, CO_RUNNING] -= c
+                co[C, CO_FREE] += c
                 ent[e, 2] = 0
                 e = ent[e, 1]
             b_next[b] = bfree
@@ -459,26 +493,26 @@ def _ref_kernel(
                 # every simulated coalition containing u (and some machine)
                 for y in range(rel_ptr[u], rel_ptr[u + 1]):
                     C = rel_idx[y]
-                    co[C, 6] |= ub  # u has waiting jobs in C now
-                    co[C, 5] += cnt
+                    co[C, CO_WMASK] |= ub  # u has waiting jobs in C now
+                    co[C, CO_WAITING] += cnt
                     # a release changes no value: only a coalition with a free
                     # machine has something to decide
-                    if co[C, 7] != t and co[C, 4] > 0:
-                        co[C, 7] = t
+                    if co[C, CO_VISIT] != t and co[C, CO_FREE] > 0:
+                        co[C, CO_VISIT] = t
                         vis[nvis] = C
                         nvis += 1
-        stats[5] += nvis
+        stats[ST_VISITS] += nvis
         # bring the visited coalitions' values to t (members are brought lazily, when
         # their running count changes or their utility is needed)
         for a in range(nvis):
             C = vis[a]
-            d = int(t) - int(co[C, 3])
+            d = int(t) - int(co[C, CO_LAST])
             if d > 0:
-                r = int(co[C, 2])
-                if co[C, 1] != 0 or r != 0:
-                    co[C, 0] += co[C, 1] * d + r * (d * (d + 1) // 2)
-                    co[C, 1] += r * d
-                co[C, 3] = t
+                r = int(co[C, CO_RUNNING])
+                if co[C, CO_WORK] != 0 or r != 0:
+                    co[C, CO_VALUE] += co[C, CO_WORK] * d + r * (d * (d + 1) // 2)
+                    co[C, CO_WORK] += r * d
+                co[C, CO_LAST] = t
         while mn > 0 and mh_t[0] == t:
             m = mh_m[0]
             mn = _pop2(mh_t, mh_m, mn)
@@ -487,15 +521,15 @@ def _ref_kernel(
         nready = 0
         for a in range(nvis):
             C = vis[a]
-            if co[C, 4] == 0 or co[C, 5] == 0:
+            if co[C, CO_FREE] == 0 or co[C, CO_WAITING] == 0:
                 continue
             ready[nready] = C
-            wm = co[C, 6]
-            decide[nready] = 1 if (wm & (wm - 1) != 0 and co[C, 4] < co[C, 5]) else 0
+            wm = co[C, CO_WMASK]
+            decide[nready] = 1 if (wm & (wm - 1) != 0 and co[C, CO_FREE] < co[C, CO_WAITING]) else 0
             nready += 1
         if nready == 0:
             continue
-        stats[6] += nready
+        stats[ST_READY] += nready
         # pass 2: the values (two words each) and, if cheaper, the potential
         # Eq. (1) costs 2^(|C|-1) terms per deciding member plus the values of C's
         # subsets; the potential, k 2^(k-1) additions plus every coalition's value; in
@@ -507,17 +541,17 @@ def _ref_kernel(
             if decide[a] == 1:
                 ndec += 1
                 C = ready[a]
-                costA += 3 * (1 << pc[C]) + 2 * pc[co[C, 6]] * (1 << (pc[C] - 1))
+                costA += 3 * (1 << pc[C]) + 2 * pc[co[C, CO_WMASK]] * (1 << (pc[C] - 1))
         pot = False
         if ndec > 0:
-            stats[1] += ndec
+            stats[ST_DECISIONS] += ndec
             costP = cost_fpot if filt else cost_pot
             pot = mode >= 2 or (mode == 0 and costP < costA)
             ncl = canon_list.shape[0]
             if pot and filt:
                 # the float potential, then every decision it proves; the others are
                 # marked (decide 2) and take Eq. (1) on exact values below
-                stats[3] += 1
+                stats[ST_POTENTIAL] += 1
                 _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, fblocks)
                 off = 0
                 for a in range(nready):
@@ -525,19 +559,23 @@ def _ref_kernel(
                         continue
                     C = ready[a]
                     nw = 0
-                    rest = co[C, 6]
+                    rest = co[C, CO_WMASK]
                     while rest != 0:  # the waiting members, lowest index first
                         w = rest & -rest
                         rest ^= w
                         u = bitpos[w % 37]
-                        d = int(t) - int(mem[C, u, 2])
+                        d = int(t) - int(mem[C, u, MEM_LAST])
                         if d > 0:
-                            r = int(mem[C, u, 3])
-                            if r != 0 or mem[C, u, 1] != 0:
-                                mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
-                                mem[C, u, 1] += r * d
-                            mem[C, u, 2] = t
-                        psi_f[nw] = float(mem[C, u, 0] if utility == 0 else mem[C, u, 1])
+                            r = int(mem[C, u, MEM_RUNNING])
+                            if r != 0 or mem[C, u, MEM_WORK] != 0:
+                                mem[C, u, MEM_PSI] += mem[C, u, MEM_WORK] * d + r * (
+                                    d * (d + 1) // 2
+                                )
+                                mem[C, u, MEM_WORK] += r * d
+                            mem[C, u, MEM_LAST] = t
+                        psi_f[nw] = float(
+                            mem[C, u, MEM_PSI] if utility == 0 else mem[C, u, MEM_WORK]
+                        )
                         wl[nw] = u
                         nw += 1
                     f_off[a] = off
@@ -547,16 +585,16 @@ def _ref_kernel(
                         off += nw
                     else:
                         decide[a] = 2
-                        stats[8] += 1
+                        stats[ST_UNPROVEN] += 1
             if pot and not filt:  # every simulated coalition's value
                 for y in range(ncl):
                     S = canon_list[y]
-                    d = int(t) - int(co[S, 3])
-                    r = int(co[S, 2])
+                    d = int(t) - int(co[S, CO_LAST])
+                    r = int(co[S, CO_RUNNING])
                     v = (
-                        co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
+                        co[S, CO_VALUE] + co[S, CO_WORK] * d + r * (d * (d + 1) // 2)
                         if utility == 0
-                        else co[S, 1] + r * d
+                        else co[S, CO_WORK] + r * d
                     )
                     vv[S] = v
             for a in range(0 if pot and not filt else nready):
@@ -575,12 +613,12 @@ def _ref_kernel(
                             vv[S] = vv[X]
                         else:
                             vstamp[X] = ev
-                            d = int(t) - int(co[X, 3])
-                            r = int(co[X, 2])
+                            d = int(t) - int(co[X, CO_LAST])
+                            r = int(co[X, CO_RUNNING])
                             v = (
-                                co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
+                                co[X, CO_VALUE] + co[X, CO_WORK] * d + r * (d * (d + 1) // 2)
                                 if utility == 0
-                                else co[X, 1] + r * d
+                                else co[X, CO_WORK] + r * d
                             )
                             vv[X] = v
                             vv[S] = v
@@ -588,7 +626,7 @@ def _ref_kernel(
                         break
                     S = (S - 1) & top
             if pot and not filt:
-                stats[3] += 1
+                stats[ST_POTENTIAL] += 1
                 qh[0] = zero
                 ql[0] = zero
                 for y in range(ncl if one_word and sym else 0):
@@ -635,7 +673,7 @@ def _ref_kernel(
                     h += lo >> 32
                     lo &= _MASK
                     c = int(pc[D])
-                    if divide:  # Python integers
+                    if python_ints:  # exact Python integers: plain division
                         hq = h // c
                         lo = ((h - hq * c) << 32) + lo
                         qh[D] = hq
@@ -650,12 +688,12 @@ def _ref_kernel(
                         qh[D] = np.int64(np.uint64(h) * dinv64[c])
                         ql[D] = qlo
             elif not pot:
-                stats[2] += 1
+                stats[ST_DIRECT] += 1
         # pass 3: rank the waiting members and start jobs
         for a in range(nready):
             C = ready[a]
             nw = 0
-            rest = co[C, 6]
+            rest = co[C, CO_WMASK]
             while rest != 0:  # the waiting members, lowest index first
                 w = rest & -rest
                 rest ^= w
@@ -701,14 +739,14 @@ def _ref_kernel(
                         if s == 0:
                             break
                         s = (s - 1) & rest
-                d = int(t) - int(mem[C, u, 2])
+                d = int(t) - int(mem[C, u, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, 3])
-                    if r != 0 or mem[C, u, 1] != 0:
-                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, 1] += r * d
-                    mem[C, u, 2] = t
-                psi = mem[C, u, 0] if utility == 0 else mem[C, u, 1]
+                    r = int(mem[C, u, MEM_RUNNING])
+                    if r != 0 or mem[C, u, MEM_WORK] != 0:
+                        mem[C, u, MEM_PSI] += mem[C, u, MEM_WORK] * d + r * (d * (d + 1) // 2)
+                        mem[C, u, MEM_WORK] += r * d
+                    mem[C, u, MEM_LAST] = t
+                psi = mem[C, u, MEM_PSI] if utility == 0 else mem[C, u, MEM_WORK]
                 if one_word:  # the whole key in xh: split it into the two words
                     xh -= L * psi
                     xl = xh & _MASK
@@ -736,21 +774,21 @@ def _ref_kernel(
             # the largest key first; ties go to the member whose oldest waiting job is older
             pin = anypin
             u = -1
-            while co[C, 4] > 0:
+            while co[C, CO_FREE] > 0:
                 if pin:
                     u = -1
                     bpos = n
                     for x in range(nw):
                         w = wl[x]
-                        if (co[C, 6] >> w) & 1:
-                            q = org_jobs[org_ptr[w] + mem[C, w, 4]]
+                        if (co[C, CO_WMASK] >> w) & 1:
+                            q = org_jobs[org_ptr[w] + mem[C, w, MEM_STARTED]]
                             if pinned[q] and q < bpos:
                                 bpos = q
                                 u = w
                     if u < 0:
                         pin = False
                         continue
-                elif u < 0 or (co[C, 6] >> u) & 1 == 0:
+                elif u < 0 or (co[C, CO_WMASK] >> u) & 1 == 0:
                     best = -1
                     hb = n
                     for x in range(nw):
@@ -759,8 +797,8 @@ def _ref_kernel(
                         w = wl[x]
                         # ties go to the older queue head (docs/conventions.md)
                         hx = n
-                        if (co[C, 6] >> w) & 1:
-                            hx = org_jobs[org_ptr[w] + mem[C, w, 4]]
+                        if (co[C, CO_WMASK] >> w) & 1:
+                            hx = org_jobs[org_ptr[w] + mem[C, w, MEM_STARTED]]
                         if (
                             best < 0
                             or kh[x] > kh[best]
@@ -778,19 +816,19 @@ def _ref_kernel(
                     continue
                 # the rest of a run of identical jobs (consecutive in FIFO order, same
                 # owner, release, size and pin) starts at once, as far as machines go
-                x0 = org_ptr[u] + mem[C, u, 4]
-                cnt = min(co[C, 4], run_end[x0] - x0)
+                x0 = org_ptr[u] + mem[C, u, MEM_STARTED]
+                cnt = min(co[C, CO_FREE], run_end[x0] - x0)
                 pos = run_head[x0]
-                mem[C, u, 4] += cnt
-                co[C, 5] -= cnt
-                if nrel[u] == mem[C, u, 4]:
-                    co[C, 6] ^= 1 << u
+                mem[C, u, MEM_STARTED] += cnt
+                co[C, CO_WAITING] -= cnt
+                if nrel[u] == mem[C, u, MEM_STARTED]:
+                    co[C, CO_WMASK] ^= 1 << u
                 p = size[pos]
                 # a job that cannot complete before the horizon ends "at T": never popped
                 end = T if has_T and p >= T - t else t + p
                 if bstamp[pos] != ev:
                     if bfree < 0:  # bucket pool full: the caller reruns with more
-                        stats[4] = -1
+                        stats[ST_POOL_FULL] = 1
                         return
                     b = bfree
                     bfree = b_next[b]
@@ -810,17 +848,17 @@ def _ref_kernel(
                 ent[e, 1] = b_head[b]
                 ent[e, 2] = cnt
                 b_head[b] = e
-                d = int(t) - int(mem[C, u, 2])
+                d = int(t) - int(mem[C, u, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, 3])
-                    if r != 0 or mem[C, u, 1] != 0:
-                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, 1] += r * d
-                    mem[C, u, 2] = t
-                mem[C, u, 3] += cnt
-                co[C, 2] += cnt
-                co[C, 4] -= cnt
-                stats[7] += cnt
+                    r = int(mem[C, u, MEM_RUNNING])
+                    if r != 0 or mem[C, u, MEM_WORK] != 0:
+                        mem[C, u, MEM_PSI] += mem[C, u, MEM_WORK] * d + r * (d * (d + 1) // 2)
+                        mem[C, u, MEM_WORK] += r * d
+                    mem[C, u, MEM_LAST] = t
+                mem[C, u, MEM_RUNNING] += cnt
+                co[C, CO_RUNNING] += cnt
+                co[C, CO_FREE] -= cnt
+                stats[ST_STARTS] += cnt
                 if C == G:
                     for y in range(x0, x0 + cnt):
                         q = org_jobs[y]
@@ -833,22 +871,22 @@ def _ref_kernel(
     while cp < ncp:
         for S in range(NC):
             X = canon[S]
-            d = max(int(cps[cp]) - int(co[X, 3]), 0)
-            r = int(co[X, 2])
+            d = max(int(cps[cp]) - int(co[X, CO_LAST]), 0)
+            r = int(co[X, CO_RUNNING])
             if utility == 0:
-                cp_vals[cp, S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
+                cp_vals[cp, S] = co[X, CO_VALUE] + co[X, CO_WORK] * d + r * (d * (d + 1) // 2)
             else:
-                cp_vals[cp, S] = co[X, 1] + r * d
+                cp_vals[cp, S] = co[X, CO_WORK] + r * d
         cp += 1
     # values of every coalition at the horizon (or at the last event)
     t_end = T if has_T else t_last
-    stats[4] = t_end
+    stats[ST_T_END] = t_end
     if do_final:
         for S in range(NC):
             X = canon[S]
-            d = int(t_end) - int(co[X, 3])
-            r = int(co[X, 2])
+            d = int(t_end) - int(co[X, CO_LAST])
+            r = int(co[X, CO_RUNNING])
             if utility == 0:
-                final_v[S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
+                final_v[S] = co[X, CO_VALUE] + co[X, CO_WORK] * d + r * (d * (d + 1) // 2)
             else:
-                final_v[S] = co[X, 1] + r * d
+                final_v[S] = co[X, CO_WORK] + r * d

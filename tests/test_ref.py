@@ -161,6 +161,19 @@ def test_huge_values_switch_to_python_integers():
     assert v[7] == sum(s.psi(T))
 
 
+def test_python_kernel_runs_the_closed_forms_on_python_integers():
+    """The Python-integer path binds the kernel's value helpers to their plain-Python
+    versions: the compiled ones take int64 only and would overflow past 2^63."""
+    from coopsched.online.ref.kernel import _psi_sp_at, _ref_kernel, python_kernel
+
+    scope = python_kernel().__globals__
+    big = 2**70
+    assert scope["_psi_sp_at"](big, big, big, big) == big + big * big + big * (big * (big + 1) // 2)
+    assert scope["_value_at"](0, big, 1, 1, 2) == big + 2 + 3
+    assert scope["_value_at"](1, big, 1, 1, 2) == 3
+    assert _ref_kernel.py_func.__globals__["_psi_sp_at"] is _psi_sp_at
+
+
 def test_ref_is_fair_to_itself_and_policies_measured():
     inst = make_instance([1, 1], [(0, 0, 4), (0, 0, 4), (1, 1, 2), (1, 1, 2)])
     ref = get_policy("ref").run(inst, 10)

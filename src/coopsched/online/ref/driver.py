@@ -517,7 +517,10 @@ def ref_schedule(
         ST_T_END,
         ST_UNPROVEN,
         ST_VISITS,
+        _psi_sp_at,
         _ref_kernel,
+        _work_at,
+        python_kernel,
     )
 
     while True:
@@ -533,7 +536,7 @@ def ref_schedule(
         out_machine = np.full(inst.n, -1, dtype=np.int64)
         stats = np.zeros(ST_SLOTS, dtype=np.int64)
         cp_vals = z(len(cps_k), NC)
-        fn: Any = _ref_kernel.py_func if python else _ref_kernel
+        fn: Any = python_kernel() if python else _ref_kernel
         fn(
             k,
             inst.machines,
@@ -599,9 +602,9 @@ def ref_schedule(
             tl = int(rec[CO_LAST])
             d = t_end - tl
             if utility == "psi_sp":
-                values.append(V + WV * d + RV * (d * (d + 1) // 2))
+                values.append(_psi_sp_at.py_func(V, WV, RV, d))
             else:
-                values.append(WV + RV * d)
+                values.append(_work_at.py_func(WV, RV, d))
     cp_rows = [[int(x) for x in row] for row in cp_vals]
     for c in cps_all[len(cps_k) :]:  # after every event: exact Python integers
         row = []
@@ -610,7 +613,10 @@ def ref_schedule(
             V, WV, RV = int(rec[CO_VALUE]), int(rec[CO_WORK]), int(rec[CO_RUNNING])
             tl = int(rec[CO_LAST])
             d = max(c - tl, 0)
-            row.append(V + WV * d + RV * (d * (d + 1) // 2) if utility == "psi_sp" else WV + RV * d)
+            if utility == "psi_sp":
+                row.append(_psi_sp_at.py_func(V, WV, RV, d))
+            else:
+                row.append(_work_at.py_func(WV, RV, d))
         cp_rows.append(row)
     start = np.full(inst.n, -1, dtype=np.int64)
     machine = np.full(inst.n, -1, dtype=np.int64)

@@ -7,6 +7,9 @@ algorithm, its exact arithmetic and its bounds are documented in
 
 from __future__ import annotations
 
+import functools
+import types
+
 import numba
 import numpy as np
 
@@ -47,6 +50,40 @@ ST_STARTS = 7  # jobs started over all coalitions ("coalition_starts")
 ST_UNPROVEN = 8  # float-route decisions taken from Eq. (1) instead ("float_unproven")
 ST_POOL_FULL = 9  # 1: the bucket pool ran out, the run stopped (the driver reruns it)
 ST_SLOTS = 10
+
+
+# The closed forms of psi_sp (Eq. 3) and of work between events: with ``r`` jobs running
+# from ``t`` to ``t + d`` and none starting or completing in between, the work grows by
+# ``r d`` and psi_sp, which adds at every unit of time the work done so far (docs/
+# conventions.md §1's integer form), by ``W d + r (1 + ... + d)``. Every record (a
+# coalition's, a member's) and every value read at an event time goes through these.
+# They are scalar functions of integers: on Python integers the kernel runs with their
+# ``py_func`` (:func:`python_kernel`).
+
+
+@numba.njit(**JIT_OPTIONS)
+def _psi_sp_at(x0, x1, r, d):
+    """psi_sp at ``t + d`` from psi_sp ``x0`` and work ``x1`` at ``t``, ``r`` jobs running."""
+    return x0 + x1 * d + r * (d * (d + 1) // 2)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _work_at(x1, r, d):
+    """The work at ``t + d`` from the work ``x1`` at ``t``, ``r`` jobs running."""
+    return x1 + r * d
+
+
+@numba.njit(**JIT_OPTIONS)
+def _value_at(utility, x0, x1, r, d):
+    """The value at ``t + d`` of a record ``(x0, x1)`` at ``t``: psi_sp (``utility == 0``)
+    or work (``utility == 1``)."""
+    if utility == 0:
+        return _psi_sp_at(x0, x1, r, d)
+    return _work_at(x1, r, d)
+
+
+#: the helpers the kernel calls with values (int64 or Python integers)
+_VALUE_HELPERS = ("_psi_sp_at", "_work_at", "_value_at")
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -153,11 +190,7 @@ def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
             D = canon_list[y]
             d = t - co[D, CO_LAST]
             r = co[D, CO_RUNNING]
-            v = (
-                co[D, CO_VALUE] + co[D, CO_WORK] * d + r * (d * (d + 1) // 2)
-                if utility == 0
-                else co[D, CO_WORK] + r * d
-            )
+            v = _value_at(utility, co[D, CO_VALUE], co[D, CO_WORK], r, d)
             a = float(v)
             rest = D
             while rest != 0:
@@ -173,11 +206,7 @@ def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
             S = canon[base + j]
             d = t - co[S, CO_LAST]
             r = co[S, CO_RUNNING]
-            v = (
-                co[S, CO_VALUE] + co[S, CO_WORK] * d + r * (d * (d + 1) // 2)
-                if utility == 0
-                else co[S, CO_WORK] + r * d
-            )
+            v = _value_at(utility, co[S, CO_VALUE], co[S, CO_WORK], r, d)
             acc[j] = float(v)
         rest = B
         while rest != 0:
@@ -429,10 +458,7 @@ def _ref_kernel(
                 X = canon[S]
                 d = max(int(cps[cp]) - int(co[X, CO_LAST]), 0)
                 r = int(co[X, CO_RUNNING])
-                if utility == 0:
-                    cp_vals[cp, S] = co[X, CO_VALUE] + co[X, CO_WORK] * d + r * (d * (d + 1) // 2)
-                else:
-                    cp_vals[cp, S] = co[X, CO_WORK] + r * d
+                cp_vals[cp, S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
             cp += 1
         if not has or (has_T and t >= T):
             break
@@ -457,15 +483,17 @@ def _ref_kernel(
                     if d > 0:
                         r = int(co[C, CO_RUNNING])
                         if co[C, CO_WORK] != 0 or r != 0:
-                            co[C, CO_VALUE] += co[C, CO_WORK] * d + r * (d * (d + 1) // 2)
-                            co[C, CO_WORK] += r * d
+                            co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
+                            co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
                         co[C, CO_LAST] = t
                 d = int(t) - int(mem[C, u, MEM_LAST])
                 if d > 0:
                     r = int(mem[C, u, MEM_RUNNING])
                     if r != 0 or mem[C, u, MEM_WORK] != 0:
-                        mem[C, u, MEM_PSI] += mem[C, u, MEM_WORK] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, MEM_WORK] += r * d
+                        mem[C, u, MEM_PSI] = _psi_sp_at(
+                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                        )
+                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
                     mem[C, u, MEM_LAST] = t
                 c = ent[e, 2]
                 mem[C, u, MEM_RUNNING] -= c
@@ -510,8 +538,8 @@ def _ref_kernel(
             if d > 0:
                 r = int(co[C, CO_RUNNING])
                 if co[C, CO_WORK] != 0 or r != 0:
-                    co[C, CO_VALUE] += co[C, CO_WORK] * d + r * (d * (d + 1) // 2)
-                    co[C, CO_WORK] += r * d
+                    co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
+                    co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
                 co[C, CO_LAST] = t
         while mn > 0 and mh_t[0] == t:
             m = mh_m[0]
@@ -568,10 +596,10 @@ def _ref_kernel(
                         if d > 0:
                             r = int(mem[C, u, MEM_RUNNING])
                             if r != 0 or mem[C, u, MEM_WORK] != 0:
-                                mem[C, u, MEM_PSI] += mem[C, u, MEM_WORK] * d + r * (
-                                    d * (d + 1) // 2
+                                mem[C, u, MEM_PSI] = _psi_sp_at(
+                                    mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
                                 )
-                                mem[C, u, MEM_WORK] += r * d
+                                mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
                             mem[C, u, MEM_LAST] = t
                         psi_f[nw] = float(
                             mem[C, u, MEM_PSI] if utility == 0 else mem[C, u, MEM_WORK]
@@ -591,11 +619,7 @@ def _ref_kernel(
                     S = canon_list[y]
                     d = int(t) - int(co[S, CO_LAST])
                     r = int(co[S, CO_RUNNING])
-                    v = (
-                        co[S, CO_VALUE] + co[S, CO_WORK] * d + r * (d * (d + 1) // 2)
-                        if utility == 0
-                        else co[S, CO_WORK] + r * d
-                    )
+                    v = _value_at(utility, co[S, CO_VALUE], co[S, CO_WORK], r, d)
                     vv[S] = v
             for a in range(0 if pot and not filt else nready):
                 # those of the subsets of the deciding coalitions, each once (a subset
@@ -615,11 +639,7 @@ def _ref_kernel(
                             vstamp[X] = ev
                             d = int(t) - int(co[X, CO_LAST])
                             r = int(co[X, CO_RUNNING])
-                            v = (
-                                co[X, CO_VALUE] + co[X, CO_WORK] * d + r * (d * (d + 1) // 2)
-                                if utility == 0
-                                else co[X, CO_WORK] + r * d
-                            )
+                            v = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
                             vv[X] = v
                             vv[S] = v
                     if S == 0:
@@ -743,8 +763,10 @@ def _ref_kernel(
                 if d > 0:
                     r = int(mem[C, u, MEM_RUNNING])
                     if r != 0 or mem[C, u, MEM_WORK] != 0:
-                        mem[C, u, MEM_PSI] += mem[C, u, MEM_WORK] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, MEM_WORK] += r * d
+                        mem[C, u, MEM_PSI] = _psi_sp_at(
+                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                        )
+                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
                     mem[C, u, MEM_LAST] = t
                 psi = mem[C, u, MEM_PSI] if utility == 0 else mem[C, u, MEM_WORK]
                 if one_word:  # the whole key in xh: split it into the two words
@@ -852,8 +874,10 @@ def _ref_kernel(
                 if d > 0:
                     r = int(mem[C, u, MEM_RUNNING])
                     if r != 0 or mem[C, u, MEM_WORK] != 0:
-                        mem[C, u, MEM_PSI] += mem[C, u, MEM_WORK] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, MEM_WORK] += r * d
+                        mem[C, u, MEM_PSI] = _psi_sp_at(
+                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                        )
+                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
                     mem[C, u, MEM_LAST] = t
                 mem[C, u, MEM_RUNNING] += cnt
                 co[C, CO_RUNNING] += cnt
@@ -873,10 +897,7 @@ def _ref_kernel(
             X = canon[S]
             d = max(int(cps[cp]) - int(co[X, CO_LAST]), 0)
             r = int(co[X, CO_RUNNING])
-            if utility == 0:
-                cp_vals[cp, S] = co[X, CO_VALUE] + co[X, CO_WORK] * d + r * (d * (d + 1) // 2)
-            else:
-                cp_vals[cp, S] = co[X, CO_WORK] + r * d
+            cp_vals[cp, S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
         cp += 1
     # values of every coalition at the horizon (or at the last event)
     t_end = T if has_T else t_last
@@ -886,7 +907,19 @@ def _ref_kernel(
             X = canon[S]
             d = int(t_end) - int(co[X, CO_LAST])
             r = int(co[X, CO_RUNNING])
-            if utility == 0:
-                final_v[S] = co[X, CO_VALUE] + co[X, CO_WORK] * d + r * (d * (d + 1) // 2)
-            else:
-                final_v[S] = co[X, CO_WORK] + r * d
+            final_v[S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+
+
+@functools.cache
+def python_kernel():
+    """The kernel as plain Python, for Python integers (exact at any size, slow).
+
+    ``_ref_kernel.py_func`` alone would still call the compiled helpers, which take int64
+    only; this is the same code with every helper of :data:`_VALUE_HELPERS` bound to its
+    ``py_func`` (built once).
+    """
+    scope = dict(_ref_kernel.py_func.__globals__)
+    for name in _VALUE_HELPERS:
+        scope[name] = types.FunctionType(scope[name].py_func.__code__, scope, name)
+    py = _ref_kernel.py_func
+    return types.FunctionType(py.__code__, scope, py.__name__)

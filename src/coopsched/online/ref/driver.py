@@ -517,12 +517,44 @@ def ref_schedule(
         ST_T_END,
         ST_UNPROVEN,
         ST_VISITS,
+        Arith,
+        Coalitions,
+        FloatRoute,
+        Jobs,
+        Outputs,
+        Run,
+        State,
         _psi_sp_at,
         _ref_kernel,
         _work_at,
         python_kernel,
     )
 
+    jobs = Jobs(
+        machines=inst.machines,
+        rel=rel,
+        size=size,
+        org=org,
+        org_ptr=org_ptr,
+        org_jobs=org_jobs,
+        run_end=run_end,
+        run_head=run_head,
+        pinned=pinned,
+    )
+    coalitions = Coalitions(
+        pc=pc, canon=canon, canon_list=canon_list, rel_ptr=rel_ptr, rel_idx=rel_idx, mC=mC
+    )
+    dtz, dodd, dinv32, dinv64 = _exact_division(k)
+    arith = Arith(
+        L=L if python else np.int64(L),
+        omega=omega,
+        python_ints=python,  # the kernel runs as plain Python on Python integers
+        one_word=one_word,
+        dtz=dtz,
+        dodd=dodd,
+        dinv32=dinv32,
+        dinv64=dinv64,
+    )
     while True:
         # records, one per (coalition, member) and one per coalition (their fields are
         # named in the kernel module: MEM_* and CO_*)
@@ -538,54 +570,39 @@ def ref_schedule(
         cp_vals = z(len(cps_k), NC)
         fn: Any = python_kernel() if python else _ref_kernel
         fn(
-            k,
-            inst.machines,
-            rel,
-            size,
-            org,
-            org_ptr,
-            org_jobs,
-            run_end,
-            run_head,
-            kT is not None,
-            np.int64(0 if kT is None else kT),
-            _UTILITIES[utility],
-            _RULES[rule],
-            _MODES[shapley],
-            L if python else np.int64(L),
-            omega,
-            pc,
-            ecap,
-            bcap,
-            python,  # python_ints: the kernel runs as plain Python on Python integers
-            one_word,
-            *_exact_division(k),
-            mem,
-            co,
-            vv,
-            qh,
-            ql,
-            final_v,
-            do_final,
-            out_start,
-            out_machine,
-            stats,
-            pinned,
-            bool(pinned.any()),
-            cps,
-            cp_vals,
-            canon,
-            canon_list,
-            rel_ptr,
-            rel_idx,
-            cost_pot,
-            mC,
-            filt,
-            np.zeros(NC if filt else 1),
-            np.maximum(pc, 1).astype(np.float64),
-            float_potential_error(k),
-            cost_fpot,
-            fblocks,
+            Run(
+                k=k,
+                has_T=kT is not None,
+                T=np.int64(0 if kT is None else kT),
+                utility=_UTILITIES[utility],
+                rule=_RULES[rule],
+                mode=_MODES[shapley],
+                ecap=ecap,
+                bcap=bcap,
+                cost_pot=cost_pot,
+                anypin=bool(pinned.any()),
+                do_final=do_final,
+            ),
+            jobs,
+            coalitions,
+            arith,
+            FloatRoute(
+                filt=filt,
+                pf=np.zeros(NC if filt else 1),
+                pcf=np.maximum(pc, 1).astype(np.float64),
+                eta=float_potential_error(k),
+                cost_fpot=cost_fpot,
+                fblocks=fblocks,
+            ),
+            State(mem=mem, co=co, vv=vv, qh=qh, ql=ql),
+            Outputs(
+                final_v=final_v,
+                out_start=out_start,
+                out_machine=out_machine,
+                stats=stats,
+                cps=cps,
+                cp_vals=cp_vals,
+            ),
         )
         if not stats[ST_POOL_FULL]:
             break

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import types
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -322,60 +323,150 @@ def _certified_ranks(pf, C, c, wl, nw, psi_f, eta, rule, lo, hi, cls, ordx, rk, 
     return True
 
 
+# The kernel's arguments in named groups (typing.NamedTuple classes: numba passes them as
+# tuples of arrays and scalars); the kernel unpacks them once, into locals, before its
+# loops, so its body reads as before and no array is reassigned inside a loop.
+
+
+class Run(NamedTuple):
+    """The run's scalars."""
+
+    k: int  # organizations
+    has_T: bool  # whether there is a horizon
+    T: Any  # the horizon (np.int64; 0 without one)
+    utility: int  # 0 psi_sp (Fig. 3), 1 work
+    rule: int  # 0 Fig. 3's phi - psi, 1 Fig. 1's Distance
+    mode: int  # Shapley values: 0 auto, 1 Eq. (1), 2 potential, 3 float potential
+    ecap: int  # capacity of the completion entries (live (coalition, run) pairs + 1)
+    bcap: int  # capacity of the completion buckets
+    cost_pot: int  # the exact potential's cost, in additions
+    anypin: bool  # whether any job is pinned (docs/conventions.md §5)
+    do_final: bool  # whether to compute every coalition's value at the end
+
+
+class Jobs(NamedTuple):
+    """The jobs, in FIFO order, and the organizations' queues."""
+
+    machines: np.ndarray  # machines per organization
+    rel: np.ndarray  # release times
+    size: np.ndarray  # sizes
+    org: np.ndarray  # owners
+    org_ptr: np.ndarray  # org_jobs[org_ptr[u]:org_ptr[u + 1]] is u's queue
+    org_jobs: np.ndarray
+    run_end: np.ndarray  # runs of identical jobs (driver.job_runs)
+    run_head: np.ndarray
+    pinned: np.ndarray  # pinned jobs (bool)
+
+
+class Coalitions(NamedTuple):
+    """The coalitions: sizes, simulated stand-ins, release visits, machines."""
+
+    pc: np.ndarray  # popcounts
+    canon: np.ndarray  # every coalition's simulated stand-in (driver.canonical_coalitions)
+    canon_list: np.ndarray  # the simulated coalitions, increasing
+    rel_ptr: np.ndarray  # rel_idx[rel_ptr[u]:rel_ptr[u + 1]]: those u's releases visit
+    rel_idx: np.ndarray
+    mC: np.ndarray  # machines per coalition
+
+
+class Arith(NamedTuple):
+    """Exact arithmetic (driver module docstring, "Exact arithmetic")."""
+
+    L: Any  # lcm(1..k), np.int64 or a Python integer
+    omega: np.ndarray  # Eq. (1)'s integer weights (shapley.shapley_weights)
+    python_ints: bool  # running as plain Python on Python integers (python_kernel)
+    one_word: bool  # Shapley sums fit one int64 word
+    dtz: np.ndarray  # exact division by c <= k (driver._exact_division)
+    dodd: np.ndarray
+    dinv32: np.ndarray
+    dinv64: np.ndarray
+
+
+class FloatRoute(NamedTuple):
+    """The float potential and its proven decisions (driver module docstring)."""
+
+    filt: bool  # whether the float route is on
+    pf: np.ndarray  # P(D) in float64
+    pcf: np.ndarray  # |D| as floats (1 for the empty coalition)
+    eta: float  # the error bound (driver.float_potential_error)
+    cost_fpot: int  # its cost, in additions
+    fblocks: bool  # the lattice in blocks of 16
+
+
+class State(NamedTuple):
+    """The records and the Shapley buffers."""
+
+    mem: np.ndarray  # mem[C, u, MEM_*]
+    co: np.ndarray  # co[C, CO_*]
+    vv: np.ndarray  # values at the current event
+    qh: np.ndarray  # the exact potential's (or sums') high words
+    ql: np.ndarray  # and low words
+
+
+class Outputs(NamedTuple):
+    """What the run returns, and the checkpoints it evaluates."""
+
+    final_v: np.ndarray  # every coalition's value at the end
+    out_start: np.ndarray  # the grand coalition's starts (FIFO order)
+    out_machine: np.ndarray  # and machines
+    stats: np.ndarray  # stats[ST_*]
+    cps: np.ndarray  # checkpoint times
+    cp_vals: np.ndarray  # cp_vals[i, S]: v(S) at cps[i]
+
+
 @numba.njit(**JIT_OPTIONS)
-def _ref_kernel(
-    k,
-    machines,
-    rel,
-    size,
-    org,
-    org_ptr,
-    org_jobs,
-    run_end,
-    run_head,
-    has_T,
-    T,
-    utility,
-    rule,
-    mode,
-    L,
-    omega,
-    pc,
-    ecap,
-    bcap,
-    python_ints,
-    one_word,
-    dtz,
-    dodd,
-    dinv32,
-    dinv64,
-    mem,
-    co,
-    vv,
-    qh,
-    ql,
-    final_v,
-    do_final,
-    out_start,
-    out_machine,
-    stats,
-    pinned,
-    anypin,
-    cps,
-    cp_vals,
-    canon,
-    canon_list,
-    rel_ptr,
-    rel_idx,
-    cost_pot,
-    mC,
-    filt,
-    pf,
-    pcf,
-    eta,
-    cost_fpot,
-    fblocks,
-):
+def _ref_kernel(run, jobs, coal, arith, fl, state, out):
+    k = run.k
+    has_T = run.has_T
+    T = run.T
+    utility = run.utility
+    rule = run.rule
+    mode = run.mode
+    ecap = run.ecap
+    bcap = run.bcap
+    cost_pot = run.cost_pot
+    anypin = run.anypin
+    do_final = run.do_final
+    machines = jobs.machines
+    rel = jobs.rel
+    size = jobs.size
+    org = jobs.org
+    org_ptr = jobs.org_ptr
+    org_jobs = jobs.org_jobs
+    run_end = jobs.run_end
+    run_head = jobs.run_head
+    pinned = jobs.pinned
+    pc = coal.pc
+    canon = coal.canon
+    canon_list = coal.canon_list
+    rel_ptr = coal.rel_ptr
+    rel_idx = coal.rel_idx
+    mC = coal.mC
+    L = arith.L
+    omega = arith.omega
+    python_ints = arith.python_ints
+    one_word = arith.one_word
+    dtz = arith.dtz
+    dodd = arith.dodd
+    dinv32 = arith.dinv32
+    dinv64 = arith.dinv64
+    filt = fl.filt
+    pf = fl.pf
+    pcf = fl.pcf
+    eta = fl.eta
+    cost_fpot = fl.cost_fpot
+    fblocks = fl.fblocks
+    mem = state.mem
+    co = state.co
+    vv = state.vv
+    qh = state.qh
+    ql = state.ql
+    final_v = out.final_v
+    out_start = out.out_start
+    out_machine = out.out_machine
+    stats = out.stats
+    cps = out.cps
+    cp_vals = out.cp_vals
     NC = 1 << k
     sym = canon_list.shape[0] < NC - 1  # some coalitions stand for others
     G = NC - 1

@@ -21,8 +21,13 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
   they lie close together and emptying a bucket reads neighbouring memory; members'
   utilities are brought to ``t`` lazily (when their running count changes or their
   ``psi`` is needed) and waiting counts are kept per coalition, so a visit is O(1);
-  state is held in records (one cache line per coalition and per member), and no array
-  is ever reassigned inside the kernel (numba would reference-count it in every loop);
+  state is held in records (one cache line per coalition and per member; their fields
+  are named by the kernel module's ``CO_*`` and ``MEM_*`` constants, its counters by
+  ``ST_*``), the kernel's arguments come in named groups (:mod:`.kernel`'s ``Run``,
+  ``Jobs``, ``Coalitions``, ``Arith``, ``FloatRoute``, ``State``, ``Outputs``), every
+  value between events comes from one closed form (``_psi_sp_at``, ``_work_at``), and no
+  array is ever reassigned inside the kernel (numba would reference-count it in every
+  loop);
 * a run of identical jobs (a parallel job split into sequential ones: consecutive in FIFO
   order, same owner, release, size and pin; :func:`job_runs`) that a coalition starts
   goes in one step and one completion entry, as many of its jobs as the coalition has
@@ -93,7 +98,8 @@ Exact arithmetic (issue 11; bounds are checked in Python before the kernel runs)
   kernel sums whole words (half the loads and additions; ``info["one_word"]``); the potential's division by ``|D|`` is
   exact (``L P(D)`` is an integer) and done as a long division on the two words;
 * otherwise the same kernel runs as plain Python on Python integers (exact at any size,
-  slow); this is reported in ``Schedule.info["python_integers"]`` and by a warning;
+  slow; :func:`.kernel.python_kernel`, with its closed-form helpers in plain Python too);
+  this is reported in ``Schedule.info["python_integers"]`` and by a warning;
 * values at the horizon (which may be far beyond the last event) are computed in Python
   integers whenever they could pass ``2^62``;
 * pinned starts leave every bound above valid: they only change *which* waiting job a

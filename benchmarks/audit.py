@@ -83,7 +83,7 @@ def main() -> None:
 
     d = Path(args.traces)
     cf = not args.no_counterfactuals
-    from coopsched.online.policies.ref import ref_schedule
+    from coopsched.online.ref import ref_schedule
     from coopsched.workloads.instance import make_instance
 
     ref_schedule(make_instance([1, 1], [(0, 0, 1), (1, 0, 1)]), 3, checkpoints=[1])  # JIT

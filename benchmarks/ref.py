@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.ref import ref_schedule
 from coopsched.workloads.instance import make_instance
 from coopsched.workloads.prepare import random_windows, trace_to_instance
 from coopsched.workloads.swf import read_swf

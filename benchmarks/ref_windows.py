@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from rich.progress import track
 
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.ref import ref_schedule
 from coopsched.workloads.instance import make_instance
 from coopsched.workloads.prepare import trace_to_instance
 from coopsched.workloads.swf import read_swf

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from coopsched.online.backends import compiled_names
 from coopsched.online.engine import simulate
 from coopsched.online.policies import available, get_policy
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.ref import ref_schedule
 from coopsched.online.utilities import psi_sp
 from coopsched.workloads.instance import Instance, Organization
 

@@ -24,7 +24,7 @@ from coopsched.audit.organizations import (
 )
 from coopsched.audit.window import WindowError, parse_time, window_instance
 from coopsched.cli import main
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.ref import ref_schedule
 from coopsched.online.shapley import look_schedule, shapley
 from coopsched.workloads.jsonio import instance_to_dict
 from coopsched.workloads.recorded import RecordedLog

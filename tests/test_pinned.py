@@ -11,7 +11,7 @@ from reference import brute_ref
 
 from coopsched.online.checker import check_schedule
 from coopsched.online.policies import get_policy, names
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.ref import ref_schedule
 from coopsched.workloads.instance import InstanceError, make_instance
 
 

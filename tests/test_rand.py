@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from coopsched.online.checker import check_schedule
 from coopsched.online.policies import get_policy
 from coopsched.online.policies.rand import Rand, samples_for
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.ref import ref_schedule
 from coopsched.online.shapley import shapley
 from coopsched.workloads.instance import make_instance
 

@@ -13,7 +13,7 @@ from reference import brute_ref
 from coopsched.online.checker import check_schedule
 from coopsched.online.fairness import fairness
 from coopsched.online.policies import get_policy
-from coopsched.online.policies.ref import (
+from coopsched.online.ref import (
     canonical_coalitions,
     job_runs,
     plan_arithmetic,
@@ -161,6 +161,19 @@ def test_huge_values_switch_to_python_integers():
     assert v[7] == sum(s.psi(T))
 
 
+def test_python_kernel_runs_the_closed_forms_on_python_integers():
+    """The Python-integer path binds the kernel's value helpers to their plain-Python
+    versions: the compiled ones take int64 only and would overflow past 2^63."""
+    from coopsched.online.ref.kernel import _psi_sp_at, _ref_kernel, python_kernel
+
+    scope = python_kernel().__globals__
+    big = 2**70
+    assert scope["_psi_sp_at"](big, big, big, big) == big + big * big + big * (big * (big + 1) // 2)
+    assert scope["_value_at"](0, big, 1, 1, 2) == big + 2 + 3
+    assert scope["_value_at"](1, big, 1, 1, 2) == 3
+    assert _ref_kernel.py_func.__globals__["_psi_sp_at"] is _psi_sp_at
+
+
 def test_ref_is_fair_to_itself_and_policies_measured():
     inst = make_instance([1, 1], [(0, 0, 4), (0, 0, 4), (1, 1, 2), (1, 1, 2)])
     ref = get_policy("ref").run(inst, 10)
@@ -261,7 +274,7 @@ def test_ref_on_random_instances_is_valid(k):
 @settings(max_examples=40, deadline=None)
 @given(inst=small_instances(max_k=3, max_jobs=10, max_release=8, max_size=9))
 def test_drain_bound_covers_every_coalition(inst):
-    """The proven bound on the last event (module docstring of policies.ref) holds in the
+    """The proven bound on the last event (module docstring of online.ref.driver) holds in the
     schedule of every coalition, so the kernel's clock never runs past what it checked."""
     bound = plan_arithmetic(inst, None)["t_events"]
     for S in range(1, 1 << inst.k):
@@ -277,7 +290,7 @@ def test_drain_bound_covers_every_coalition(inst):
 def test_bucket_pool_rerun_gives_the_same_schedule(inst, T):
     """With a single completion bucket to start with, the kernel stops and is rerun with
     more until it fits; the result is still the brute-force reference's."""
-    import coopsched.online.policies.ref as refmod
+    import coopsched.online.ref.driver as refmod
 
     saved = refmod._BUCKETS
     refmod._BUCKETS = (0, 1)

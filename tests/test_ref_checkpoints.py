@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_pinned import pinned_instances
 
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.ref import ref_schedule
 from coopsched.workloads.instance import make_instance
 
 

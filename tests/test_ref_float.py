@@ -8,8 +8,8 @@ from conftest import small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coopsched.online.policies.ref import float_potential_error, ref_schedule
-from coopsched.online.ref_kernel import _certified_ranks, _float_potential
+from coopsched.online.ref import float_potential_error, ref_schedule
+from coopsched.online.ref.kernel import _certified_ranks, _float_potential
 from coopsched.online.shapley import popcounts, shapley_restricted
 from coopsched.workloads.instance import make_instance
 

@@ -6,8 +6,8 @@ from conftest import small_instances
 from hypothesis import given, settings
 from reference import brute_ref_distance
 
-from coopsched.online.policies.ref import ref_schedule
-from coopsched.online.ref_generic import JOB_VALUES, generic_ref, tardiness_value
+from coopsched.online.ref import ref_schedule
+from coopsched.online.ref.generic import JOB_VALUES, generic_ref, tardiness_value
 from coopsched.workloads.instance import make_instance
 
 

@@ -7,7 +7,7 @@ so ``sum(phi) == sum(psi)`` exactly, and ``psi - phi`` is each organization's si
 surplus (docs/conventions.md §5).
 
 REF builds all ``2^k - 1`` coalitions' schedules in one run
-(:func:`coopsched.online.policies.ref.ref_schedule`), and gives their values at the horizon
+(:func:`coopsched.online.ref.ref_schedule`), and gives their values at the horizon
 and at any checkpoints from that same run.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..online.policies.ref import ref_schedule
+from ..online.ref import ref_schedule
 from ..online.schedule import Schedule
 from ..online.shapley import shapley
 from ..online.utilities import psi_sp

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..online.policies import get_policy
-from ..online.policies.ref import ref_schedule
+from ..online.ref import ref_schedule
 from ..online.shapley import AntitheticEstimate, shapley_antithetic
 from ..online.utilities import psi_sp
 from ..workloads.instance import Instance

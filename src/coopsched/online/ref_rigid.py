@@ -134,7 +134,7 @@ def ref_rigid_schedule(
     if inst.n and (inst.width == 1).all() and not coalition_runs:
         # one processor per job: every rule is the greedy engine, so REF is the sequential
         # REF of the fast kernel (tested against this module on such instances)
-        from .policies.ref import ref_schedule
+        from .ref import ref_schedule
 
         seq = Instance(
             inst.organizations,

@@ -1,17 +1,90 @@
-"""The compiled kernel of REF (numba), kept apart so that importing the policies does not
-import numba: :func:`coopsched.online.policies.ref.ref_schedule` imports this module on first
-use. The algorithm, its exact arithmetic and its bounds are documented in
-:mod:`coopsched.online.policies.ref`.
+"""The compiled kernel of REF (Skowron & Rzadca, Fig. 1 with Fig. 3's ``psi_sp``; Sec. 3-4),
+in numba, kept apart so that importing the package does not import numba:
+:func:`coopsched.online.ref.driver.ref_schedule` imports this module on first use. The
+algorithm, its exact arithmetic and its bounds are documented in
+:mod:`coopsched.online.ref.driver`.
 """
 
 from __future__ import annotations
 
+import functools
+import types
+from typing import Any, NamedTuple
+
 import numba
 import numpy as np
 
-from .kernels import JIT_OPTIONS
+from ..kernels import JIT_OPTIONS
 
 _MASK = (1 << 32) - 1
+
+# The layout of the kernel's state (module-level ints, which numba folds as constants at
+# compile time). They live in this file, not in a module of their own, because numba's
+# on-disk cache is invalidated by changes to the file that defines the kernel only.
+#
+# co[C, .]: one record per coalition C (values as of CO_LAST, brought to t in closed form)
+CO_VALUE = 0  # v(C): psi_sp (Eq. 3) summed over C's jobs, as of CO_LAST
+CO_WORK = 1  # unit parts processed by CO_LAST (the value of ``work``; psi_sp's slope)
+CO_RUNNING = 2  # jobs running in C's schedule
+CO_LAST = 3  # time of the last update of the three fields above
+CO_FREE = 4  # free machines
+CO_WAITING = 5  # waiting jobs
+CO_WMASK = 6  # bitmask of the members with waiting jobs
+CO_VISIT = 7  # the last event time at which C was visited (-1: never)
+CO_FIELDS = 8
+# mem[C, u, .]: one record per (coalition, member), u's part of C's schedule
+MEM_PSI = 0  # psi_u as of MEM_LAST
+MEM_WORK = 1  # u's unit parts processed by MEM_LAST
+MEM_LAST = 2  # time of the last update of the two fields above
+MEM_RUNNING = 3  # u's jobs running in C
+MEM_STARTED = 4  # u's jobs started in C (the position of u's next job in its queue)
+MEM_FIELDS = 5
+# stats[.]: counters the driver reports in ``Schedule.info``, and the run's outcome
+ST_EVENTS = 0  # event times processed ("event_times")
+ST_DECISIONS = 1  # coalitions that had to rank members ("decisions")
+ST_DIRECT = 2  # event times that used Eq. (1) only ("direct_events")
+ST_POTENTIAL = 3  # event times that computed the potential ("potential_events")
+ST_T_END = 4  # the time at which the final values are taken (horizon or last event)
+ST_VISITS = 5  # coalition visits ("coalition_visits")
+ST_READY = 6  # visits with free machines and waiting jobs ("coalition_ready")
+ST_STARTS = 7  # jobs started over all coalitions ("coalition_starts")
+ST_UNPROVEN = 8  # float-route decisions taken from Eq. (1) instead ("float_unproven")
+ST_POOL_FULL = 9  # 1: the bucket pool ran out, the run stopped (the driver reruns it)
+ST_SLOTS = 10
+
+
+# The closed forms of psi_sp (Eq. 3) and of work between events: with ``r`` jobs running
+# from ``t`` to ``t + d`` and none starting or completing in between, the work grows by
+# ``r d`` and psi_sp, which adds at every unit of time the work done so far (docs/
+# conventions.md §1's integer form), by ``W d + r (1 + ... + d)``. Every record (a
+# coalition's, a member's) and every value read at an event time goes through these.
+# They are scalar functions of integers: on Python integers the kernel runs with their
+# ``py_func`` (:func:`python_kernel`).
+
+
+@numba.njit(**JIT_OPTIONS)
+def _psi_sp_at(x0, x1, r, d):
+    """psi_sp at ``t + d`` from psi_sp ``x0`` and work ``x1`` at ``t``, ``r`` jobs running."""
+    return x0 + x1 * d + r * (d * (d + 1) // 2)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _work_at(x1, r, d):
+    """The work at ``t + d`` from the work ``x1`` at ``t``, ``r`` jobs running."""
+    return x1 + r * d
+
+
+@numba.njit(**JIT_OPTIONS)
+def _value_at(utility, x0, x1, r, d):
+    """The value at ``t + d`` of a record ``(x0, x1)`` at ``t``: psi_sp (``utility == 0``)
+    or work (``utility == 1``)."""
+    if utility == 0:
+        return _psi_sp_at(x0, x1, r, d)
+    return _work_at(x1, r, d)
+
+
+#: the helpers the kernel calls with values (int64 or Python integers)
+_VALUE_HELPERS = ("_psi_sp_at", "_work_at", "_value_at")
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -109,20 +182,16 @@ def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
     own four bits are written out, so that no loop has a data-dependent trip count (a
     mispredicted loop exit per coalition cost more than its additions). Every
     value is a sum of non-negative terms, so the relative error is bounded by
-    :func:`coopsched.online.policies.ref.float_potential_error`, whatever the order.
+    :func:`coopsched.online.ref.driver.float_potential_error`, whatever the order.
     """
     NC = 1 << k
     pf[0] = 0.0
     if not blocks:
         for y in range(canon_list.shape[0]):
             D = canon_list[y]
-            d = t - co[D, 3]
-            r = co[D, 2]
-            v = (
-                co[D, 0] + co[D, 1] * d + r * (d * (d + 1) // 2)
-                if utility == 0
-                else co[D, 1] + r * d
-            )
+            d = t - co[D, CO_LAST]
+            r = co[D, CO_RUNNING]
+            v = _value_at(utility, co[D, CO_VALUE], co[D, CO_WORK], r, d)
             a = float(v)
             rest = D
             while rest != 0:
@@ -136,13 +205,9 @@ def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
         base = B << 4
         for j in range(16):
             S = canon[base + j]
-            d = t - co[S, 3]
-            r = co[S, 2]
-            v = (
-                co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
-                if utility == 0
-                else co[S, 1] + r * d
-            )
+            d = t - co[S, CO_LAST]
+            r = co[S, CO_RUNNING]
+            v = _value_at(utility, co[S, CO_VALUE], co[S, CO_WORK], r, d)
             acc[j] = float(v)
         rest = B
         while rest != 0:
@@ -258,60 +323,150 @@ def _certified_ranks(pf, C, c, wl, nw, psi_f, eta, rule, lo, hi, cls, ordx, rk, 
     return True
 
 
+# The kernel's arguments in named groups (typing.NamedTuple classes: numba passes them as
+# tuples of arrays and scalars); the kernel unpacks them once, into locals, before its
+# loops, so its body reads as before and no array is reassigned inside a loop.
+
+
+class Run(NamedTuple):
+    """The run's scalars."""
+
+    k: int  # organizations
+    has_T: bool  # whether there is a horizon
+    T: Any  # the horizon (np.int64; 0 without one)
+    utility: int  # 0 psi_sp (Fig. 3), 1 work
+    rule: int  # 0 Fig. 3's phi - psi, 1 Fig. 1's Distance
+    mode: int  # Shapley values: 0 auto, 1 Eq. (1), 2 potential, 3 float potential
+    ecap: int  # capacity of the completion entries (live (coalition, run) pairs + 1)
+    bcap: int  # capacity of the completion buckets
+    cost_pot: int  # the exact potential's cost, in additions
+    anypin: bool  # whether any job is pinned (docs/conventions.md §5)
+    do_final: bool  # whether to compute every coalition's value at the end
+
+
+class Jobs(NamedTuple):
+    """The jobs, in FIFO order, and the organizations' queues."""
+
+    machines: np.ndarray  # machines per organization
+    rel: np.ndarray  # release times
+    size: np.ndarray  # sizes
+    org: np.ndarray  # owners
+    org_ptr: np.ndarray  # org_jobs[org_ptr[u]:org_ptr[u + 1]] is u's queue
+    org_jobs: np.ndarray
+    run_end: np.ndarray  # runs of identical jobs (driver.job_runs)
+    run_head: np.ndarray
+    pinned: np.ndarray  # pinned jobs (bool)
+
+
+class Coalitions(NamedTuple):
+    """The coalitions: sizes, simulated stand-ins, release visits, machines."""
+
+    pc: np.ndarray  # popcounts
+    canon: np.ndarray  # every coalition's simulated stand-in (driver.canonical_coalitions)
+    canon_list: np.ndarray  # the simulated coalitions, increasing
+    rel_ptr: np.ndarray  # rel_idx[rel_ptr[u]:rel_ptr[u + 1]]: those u's releases visit
+    rel_idx: np.ndarray
+    mC: np.ndarray  # machines per coalition
+
+
+class Arith(NamedTuple):
+    """Exact arithmetic (driver module docstring, "Exact arithmetic")."""
+
+    L: Any  # lcm(1..k), np.int64 or a Python integer
+    omega: np.ndarray  # Eq. (1)'s integer weights (shapley.shapley_weights)
+    python_ints: bool  # running as plain Python on Python integers (python_kernel)
+    one_word: bool  # Shapley sums fit one int64 word
+    dtz: np.ndarray  # exact division by c <= k (driver._exact_division)
+    dodd: np.ndarray
+    dinv32: np.ndarray
+    dinv64: np.ndarray
+
+
+class FloatRoute(NamedTuple):
+    """The float potential and its proven decisions (driver module docstring)."""
+
+    filt: bool  # whether the float route is on
+    pf: np.ndarray  # P(D) in float64
+    pcf: np.ndarray  # |D| as floats (1 for the empty coalition)
+    eta: float  # the error bound (driver.float_potential_error)
+    cost_fpot: int  # its cost, in additions
+    fblocks: bool  # the lattice in blocks of 16
+
+
+class State(NamedTuple):
+    """The records and the Shapley buffers."""
+
+    mem: np.ndarray  # mem[C, u, MEM_*]
+    co: np.ndarray  # co[C, CO_*]
+    vv: np.ndarray  # values at the current event
+    qh: np.ndarray  # the exact potential's (or sums') high words
+    ql: np.ndarray  # and low words
+
+
+class Outputs(NamedTuple):
+    """What the run returns, and the checkpoints it evaluates."""
+
+    final_v: np.ndarray  # every coalition's value at the end
+    out_start: np.ndarray  # the grand coalition's starts (FIFO order)
+    out_machine: np.ndarray  # and machines
+    stats: np.ndarray  # stats[ST_*]
+    cps: np.ndarray  # checkpoint times
+    cp_vals: np.ndarray  # cp_vals[i, S]: v(S) at cps[i]
+
+
 @numba.njit(**JIT_OPTIONS)
-def _ref_kernel(
-    k,
-    machines,
-    rel,
-    size,
-    org,
-    org_ptr,
-    org_jobs,
-    run_end,
-    run_head,
-    has_T,
-    T,
-    utility,
-    rule,
-    mode,
-    L,
-    omega,
-    pc,
-    ecap,
-    bcap,
-    divide,
-    one_word,
-    dtz,
-    dodd,
-    dinv32,
-    dinv64,
-    mem,
-    co,
-    vv,
-    qh,
-    ql,
-    final_v,
-    do_final,
-    out_start,
-    out_machine,
-    stats,
-    pinned,
-    anypin,
-    cps,
-    cp_vals,
-    canon,
-    canon_list,
-    rel_ptr,
-    rel_idx,
-    cost_pot,
-    mC,
-    filt,
-    pf,
-    pcf,
-    eta,
-    cost_fpot,
-    fblocks,
-):
+def _ref_kernel(run, jobs, coal, arith, fl, state, out):
+    k = run.k
+    has_T = run.has_T
+    T = run.T
+    utility = run.utility
+    rule = run.rule
+    mode = run.mode
+    ecap = run.ecap
+    bcap = run.bcap
+    cost_pot = run.cost_pot
+    anypin = run.anypin
+    do_final = run.do_final
+    machines = jobs.machines
+    rel = jobs.rel
+    size = jobs.size
+    org = jobs.org
+    org_ptr = jobs.org_ptr
+    org_jobs = jobs.org_jobs
+    run_end = jobs.run_end
+    run_head = jobs.run_head
+    pinned = jobs.pinned
+    pc = coal.pc
+    canon = coal.canon
+    canon_list = coal.canon_list
+    rel_ptr = coal.rel_ptr
+    rel_idx = coal.rel_idx
+    mC = coal.mC
+    L = arith.L
+    omega = arith.omega
+    python_ints = arith.python_ints
+    one_word = arith.one_word
+    dtz = arith.dtz
+    dodd = arith.dodd
+    dinv32 = arith.dinv32
+    dinv64 = arith.dinv64
+    filt = fl.filt
+    pf = fl.pf
+    pcf = fl.pcf
+    eta = fl.eta
+    cost_fpot = fl.cost_fpot
+    fblocks = fl.fblocks
+    mem = state.mem
+    co = state.co
+    vv = state.vv
+    qh = state.qh
+    ql = state.ql
+    final_v = out.final_v
+    out_start = out.out_start
+    out_machine = out.out_machine
+    stats = out.stats
+    cps = out.cps
+    cp_vals = out.cp_vals
     NC = 1 << k
     sym = canon_list.shape[0] < NC - 1  # some coalitions stand for others
     G = NC - 1
@@ -320,8 +475,8 @@ def _ref_kernel(
     for u in range(k):
         M += machines[u]
     for C in range(NC):
-        co[C, 4] = mC[C]  # free machines
-        co[C, 7] = -1  # last visit
+        co[C, CO_FREE] = mC[C]  # free machines
+        co[C, CO_VISIT] = -1  # last visit
     # completion buckets: one per (job, start time), holding a list of coalitions
     b_time = np.zeros(bcap, np.int64)
     b_u = np.zeros(bcap, np.int64)
@@ -392,16 +547,13 @@ def _ref_kernel(
         while has and cp < ncp and cps[cp] <= t:
             for S in range(NC):
                 X = canon[S]
-                d = max(int(cps[cp]) - int(co[X, 3]), 0)
-                r = int(co[X, 2])
-                if utility == 0:
-                    cp_vals[cp, S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
-                else:
-                    cp_vals[cp, S] = co[X, 1] + r * d
+                d = max(int(cps[cp]) - int(co[X, CO_LAST]), 0)
+                r = int(co[X, CO_RUNNING])
+                cp_vals[cp, S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
             cp += 1
         if not has or (has_T and t >= T):
             break
-        stats[0] += 1
+        stats[ST_EVENTS] += 1
         ev += 1
         t_last = t
         nvis = 0
@@ -414,28 +566,30 @@ def _ref_kernel(
             e = b_head[b]
             while e >= 0:
                 C = ent[e, 0]
-                if co[C, 7] != t:
-                    co[C, 7] = t
+                if co[C, CO_VISIT] != t:
+                    co[C, CO_VISIT] = t
                     vis[nvis] = C
                     nvis += 1
-                    d = int(t) - int(co[C, 3])
+                    d = int(t) - int(co[C, CO_LAST])
                     if d > 0:
-                        r = int(co[C, 2])
-                        if co[C, 1] != 0 or r != 0:
-                            co[C, 0] += co[C, 1] * d + r * (d * (d + 1) // 2)
-                            co[C, 1] += r * d
-                        co[C, 3] = t
-                d = int(t) - int(mem[C, u, 2])
+                        r = int(co[C, CO_RUNNING])
+                        if co[C, CO_WORK] != 0 or r != 0:
+                            co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
+                            co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
+                        co[C, CO_LAST] = t
+                d = int(t) - int(mem[C, u, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, 3])
-                    if r != 0 or mem[C, u, 1] != 0:
-                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, 1] += r * d
-                    mem[C, u, 2] = t
+                    r = int(mem[C, u, MEM_RUNNING])
+                    if r != 0 or mem[C, u, MEM_WORK] != 0:
+                        mem[C, u, MEM_PSI] = _psi_sp_at(
+                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                        )
+                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
+                    mem[C, u, MEM_LAST] = t
                 c = ent[e, 2]
-                mem[C, u, 3] -= c
-                co[C, 2] -= c
-                co[C, 4] += c
+                mem[C, u, MEM_RUNNING] -= c
+                co[C, CO_RUNNING] -= c
+                co[C, CO_FREE] += c
                 ent[e, 2] = 0
                 e = ent[e, 1]
             b_next[b] = bfree
@@ -458,26 +612,26 @@ def _ref_kernel(
                 # every simulated coalition containing u (and some machine)
                 for y in range(rel_ptr[u], rel_ptr[u + 1]):
                     C = rel_idx[y]
-                    co[C, 6] |= ub  # u has waiting jobs in C now
-                    co[C, 5] += cnt
+                    co[C, CO_WMASK] |= ub  # u has waiting jobs in C now
+                    co[C, CO_WAITING] += cnt
                     # a release changes no value: only a coalition with a free
                     # machine has something to decide
-                    if co[C, 7] != t and co[C, 4] > 0:
-                        co[C, 7] = t
+                    if co[C, CO_VISIT] != t and co[C, CO_FREE] > 0:
+                        co[C, CO_VISIT] = t
                         vis[nvis] = C
                         nvis += 1
-        stats[5] += nvis
+        stats[ST_VISITS] += nvis
         # bring the visited coalitions' values to t (members are brought lazily, when
         # their running count changes or their utility is needed)
         for a in range(nvis):
             C = vis[a]
-            d = int(t) - int(co[C, 3])
+            d = int(t) - int(co[C, CO_LAST])
             if d > 0:
-                r = int(co[C, 2])
-                if co[C, 1] != 0 or r != 0:
-                    co[C, 0] += co[C, 1] * d + r * (d * (d + 1) // 2)
-                    co[C, 1] += r * d
-                co[C, 3] = t
+                r = int(co[C, CO_RUNNING])
+                if co[C, CO_WORK] != 0 or r != 0:
+                    co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
+                    co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
+                co[C, CO_LAST] = t
         while mn > 0 and mh_t[0] == t:
             m = mh_m[0]
             mn = _pop2(mh_t, mh_m, mn)
@@ -486,15 +640,15 @@ def _ref_kernel(
         nready = 0
         for a in range(nvis):
             C = vis[a]
-            if co[C, 4] == 0 or co[C, 5] == 0:
+            if co[C, CO_FREE] == 0 or co[C, CO_WAITING] == 0:
                 continue
             ready[nready] = C
-            wm = co[C, 6]
-            decide[nready] = 1 if (wm & (wm - 1) != 0 and co[C, 4] < co[C, 5]) else 0
+            wm = co[C, CO_WMASK]
+            decide[nready] = 1 if (wm & (wm - 1) != 0 and co[C, CO_FREE] < co[C, CO_WAITING]) else 0
             nready += 1
         if nready == 0:
             continue
-        stats[6] += nready
+        stats[ST_READY] += nready
         # pass 2: the values (two words each) and, if cheaper, the potential
         # Eq. (1) costs 2^(|C|-1) terms per deciding member plus the values of C's
         # subsets; the potential, k 2^(k-1) additions plus every coalition's value; in
@@ -506,17 +660,17 @@ def _ref_kernel(
             if decide[a] == 1:
                 ndec += 1
                 C = ready[a]
-                costA += 3 * (1 << pc[C]) + 2 * pc[co[C, 6]] * (1 << (pc[C] - 1))
+                costA += 3 * (1 << pc[C]) + 2 * pc[co[C, CO_WMASK]] * (1 << (pc[C] - 1))
         pot = False
         if ndec > 0:
-            stats[1] += ndec
+            stats[ST_DECISIONS] += ndec
             costP = cost_fpot if filt else cost_pot
             pot = mode >= 2 or (mode == 0 and costP < costA)
             ncl = canon_list.shape[0]
             if pot and filt:
                 # the float potential, then every decision it proves; the others are
                 # marked (decide 2) and take Eq. (1) on exact values below
-                stats[3] += 1
+                stats[ST_POTENTIAL] += 1
                 _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, fblocks)
                 off = 0
                 for a in range(nready):
@@ -524,19 +678,23 @@ def _ref_kernel(
                         continue
                     C = ready[a]
                     nw = 0
-                    rest = co[C, 6]
+                    rest = co[C, CO_WMASK]
                     while rest != 0:  # the waiting members, lowest index first
                         w = rest & -rest
                         rest ^= w
                         u = bitpos[w % 37]
-                        d = int(t) - int(mem[C, u, 2])
+                        d = int(t) - int(mem[C, u, MEM_LAST])
                         if d > 0:
-                            r = int(mem[C, u, 3])
-                            if r != 0 or mem[C, u, 1] != 0:
-                                mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
-                                mem[C, u, 1] += r * d
-                            mem[C, u, 2] = t
-                        psi_f[nw] = float(mem[C, u, 0] if utility == 0 else mem[C, u, 1])
+                            r = int(mem[C, u, MEM_RUNNING])
+                            if r != 0 or mem[C, u, MEM_WORK] != 0:
+                                mem[C, u, MEM_PSI] = _psi_sp_at(
+                                    mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                                )
+                                mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
+                            mem[C, u, MEM_LAST] = t
+                        psi_f[nw] = float(
+                            mem[C, u, MEM_PSI] if utility == 0 else mem[C, u, MEM_WORK]
+                        )
                         wl[nw] = u
                         nw += 1
                     f_off[a] = off
@@ -546,17 +704,13 @@ def _ref_kernel(
                         off += nw
                     else:
                         decide[a] = 2
-                        stats[8] += 1
+                        stats[ST_UNPROVEN] += 1
             if pot and not filt:  # every simulated coalition's value
                 for y in range(ncl):
                     S = canon_list[y]
-                    d = int(t) - int(co[S, 3])
-                    r = int(co[S, 2])
-                    v = (
-                        co[S, 0] + co[S, 1] * d + r * (d * (d + 1) // 2)
-                        if utility == 0
-                        else co[S, 1] + r * d
-                    )
+                    d = int(t) - int(co[S, CO_LAST])
+                    r = int(co[S, CO_RUNNING])
+                    v = _value_at(utility, co[S, CO_VALUE], co[S, CO_WORK], r, d)
                     vv[S] = v
             for a in range(0 if pot and not filt else nready):
                 # those of the subsets of the deciding coalitions, each once (a subset
@@ -574,20 +728,16 @@ def _ref_kernel(
                             vv[S] = vv[X]
                         else:
                             vstamp[X] = ev
-                            d = int(t) - int(co[X, 3])
-                            r = int(co[X, 2])
-                            v = (
-                                co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
-                                if utility == 0
-                                else co[X, 1] + r * d
-                            )
+                            d = int(t) - int(co[X, CO_LAST])
+                            r = int(co[X, CO_RUNNING])
+                            v = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
                             vv[X] = v
                             vv[S] = v
                     if S == 0:
                         break
                     S = (S - 1) & top
             if pot and not filt:
-                stats[3] += 1
+                stats[ST_POTENTIAL] += 1
                 qh[0] = zero
                 ql[0] = zero
                 for y in range(ncl if one_word and sym else 0):
@@ -634,7 +784,7 @@ def _ref_kernel(
                     h += lo >> 32
                     lo &= _MASK
                     c = int(pc[D])
-                    if divide:  # Python integers
+                    if python_ints:  # exact Python integers: plain division
                         hq = h // c
                         lo = ((h - hq * c) << 32) + lo
                         qh[D] = hq
@@ -649,12 +799,12 @@ def _ref_kernel(
                         qh[D] = np.int64(np.uint64(h) * dinv64[c])
                         ql[D] = qlo
             elif not pot:
-                stats[2] += 1
+                stats[ST_DIRECT] += 1
         # pass 3: rank the waiting members and start jobs
         for a in range(nready):
             C = ready[a]
             nw = 0
-            rest = co[C, 6]
+            rest = co[C, CO_WMASK]
             while rest != 0:  # the waiting members, lowest index first
                 w = rest & -rest
                 rest ^= w
@@ -700,14 +850,16 @@ def _ref_kernel(
                         if s == 0:
                             break
                         s = (s - 1) & rest
-                d = int(t) - int(mem[C, u, 2])
+                d = int(t) - int(mem[C, u, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, 3])
-                    if r != 0 or mem[C, u, 1] != 0:
-                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, 1] += r * d
-                    mem[C, u, 2] = t
-                psi = mem[C, u, 0] if utility == 0 else mem[C, u, 1]
+                    r = int(mem[C, u, MEM_RUNNING])
+                    if r != 0 or mem[C, u, MEM_WORK] != 0:
+                        mem[C, u, MEM_PSI] = _psi_sp_at(
+                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                        )
+                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
+                    mem[C, u, MEM_LAST] = t
+                psi = mem[C, u, MEM_PSI] if utility == 0 else mem[C, u, MEM_WORK]
                 if one_word:  # the whole key in xh: split it into the two words
                     xh -= L * psi
                     xl = xh & _MASK
@@ -735,21 +887,21 @@ def _ref_kernel(
             # the largest key first; ties go to the member whose oldest waiting job is older
             pin = anypin
             u = -1
-            while co[C, 4] > 0:
+            while co[C, CO_FREE] > 0:
                 if pin:
                     u = -1
                     bpos = n
                     for x in range(nw):
                         w = wl[x]
-                        if (co[C, 6] >> w) & 1:
-                            q = org_jobs[org_ptr[w] + mem[C, w, 4]]
+                        if (co[C, CO_WMASK] >> w) & 1:
+                            q = org_jobs[org_ptr[w] + mem[C, w, MEM_STARTED]]
                             if pinned[q] and q < bpos:
                                 bpos = q
                                 u = w
                     if u < 0:
                         pin = False
                         continue
-                elif u < 0 or (co[C, 6] >> u) & 1 == 0:
+                elif u < 0 or (co[C, CO_WMASK] >> u) & 1 == 0:
                     best = -1
                     hb = n
                     for x in range(nw):
@@ -758,8 +910,8 @@ def _ref_kernel(
                         w = wl[x]
                         # ties go to the older queue head (docs/conventions.md)
                         hx = n
-                        if (co[C, 6] >> w) & 1:
-                            hx = org_jobs[org_ptr[w] + mem[C, w, 4]]
+                        if (co[C, CO_WMASK] >> w) & 1:
+                            hx = org_jobs[org_ptr[w] + mem[C, w, MEM_STARTED]]
                         if (
                             best < 0
                             or kh[x] > kh[best]
@@ -777,19 +929,19 @@ def _ref_kernel(
                     continue
                 # the rest of a run of identical jobs (consecutive in FIFO order, same
                 # owner, release, size and pin) starts at once, as far as machines go
-                x0 = org_ptr[u] + mem[C, u, 4]
-                cnt = min(co[C, 4], run_end[x0] - x0)
+                x0 = org_ptr[u] + mem[C, u, MEM_STARTED]
+                cnt = min(co[C, CO_FREE], run_end[x0] - x0)
                 pos = run_head[x0]
-                mem[C, u, 4] += cnt
-                co[C, 5] -= cnt
-                if nrel[u] == mem[C, u, 4]:
-                    co[C, 6] ^= 1 << u
+                mem[C, u, MEM_STARTED] += cnt
+                co[C, CO_WAITING] -= cnt
+                if nrel[u] == mem[C, u, MEM_STARTED]:
+                    co[C, CO_WMASK] ^= 1 << u
                 p = size[pos]
                 # a job that cannot complete before the horizon ends "at T": never popped
                 end = T if has_T and p >= T - t else t + p
                 if bstamp[pos] != ev:
                     if bfree < 0:  # bucket pool full: the caller reruns with more
-                        stats[4] = -1
+                        stats[ST_POOL_FULL] = 1
                         return
                     b = bfree
                     bfree = b_next[b]
@@ -809,17 +961,19 @@ def _ref_kernel(
                 ent[e, 1] = b_head[b]
                 ent[e, 2] = cnt
                 b_head[b] = e
-                d = int(t) - int(mem[C, u, 2])
+                d = int(t) - int(mem[C, u, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, 3])
-                    if r != 0 or mem[C, u, 1] != 0:
-                        mem[C, u, 0] += mem[C, u, 1] * d + r * (d * (d + 1) // 2)
-                        mem[C, u, 1] += r * d
-                    mem[C, u, 2] = t
-                mem[C, u, 3] += cnt
-                co[C, 2] += cnt
-                co[C, 4] -= cnt
-                stats[7] += cnt
+                    r = int(mem[C, u, MEM_RUNNING])
+                    if r != 0 or mem[C, u, MEM_WORK] != 0:
+                        mem[C, u, MEM_PSI] = _psi_sp_at(
+                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                        )
+                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
+                    mem[C, u, MEM_LAST] = t
+                mem[C, u, MEM_RUNNING] += cnt
+                co[C, CO_RUNNING] += cnt
+                co[C, CO_FREE] -= cnt
+                stats[ST_STARTS] += cnt
                 if C == G:
                     for y in range(x0, x0 + cnt):
                         q = org_jobs[y]
@@ -832,22 +986,31 @@ def _ref_kernel(
     while cp < ncp:
         for S in range(NC):
             X = canon[S]
-            d = max(int(cps[cp]) - int(co[X, 3]), 0)
-            r = int(co[X, 2])
-            if utility == 0:
-                cp_vals[cp, S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
-            else:
-                cp_vals[cp, S] = co[X, 1] + r * d
+            d = max(int(cps[cp]) - int(co[X, CO_LAST]), 0)
+            r = int(co[X, CO_RUNNING])
+            cp_vals[cp, S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
         cp += 1
     # values of every coalition at the horizon (or at the last event)
     t_end = T if has_T else t_last
-    stats[4] = t_end
+    stats[ST_T_END] = t_end
     if do_final:
         for S in range(NC):
             X = canon[S]
-            d = int(t_end) - int(co[X, 3])
-            r = int(co[X, 2])
-            if utility == 0:
-                final_v[S] = co[X, 0] + co[X, 1] * d + r * (d * (d + 1) // 2)
-            else:
-                final_v[S] = co[X, 1] + r * d
+            d = int(t_end) - int(co[X, CO_LAST])
+            r = int(co[X, CO_RUNNING])
+            final_v[S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+
+
+@functools.cache
+def python_kernel():
+    """The kernel as plain Python, for Python integers (exact at any size, slow).
+
+    ``_ref_kernel.py_func`` alone would still call the compiled helpers, which take int64
+    only; this is the same code with every helper of :data:`_VALUE_HELPERS` bound to its
+    ``py_func`` (built once).
+    """
+    scope = dict(_ref_kernel.py_func.__globals__)
+    for name in _VALUE_HELPERS:
+        scope[name] = types.FunctionType(scope[name].py_func.__code__, scope, name)
+    py = _ref_kernel.py_func
+    return types.FunctionType(py.__code__, scope, py.__name__)

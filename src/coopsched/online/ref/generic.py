@@ -1,6 +1,6 @@
 """REF for an arbitrary utility (Skowron & Rzadca, Fig. 1, the generic ``Distance`` rule).
 
-The fast kernel (:mod:`coopsched.online.policies.ref`) offers ``psi_sp`` and ``work``. The
+The fast kernel (:mod:`coopsched.online.ref.driver`) offers ``psi_sp`` and ``work``. The
 paper presents REF "for arbitrary utility function psi" (Sec. 3, Fig. 1); this module runs
 Fig. 1 as written for any utility that is a sum over an organization's jobs of a per-job
 value ``value(r, s, p, t)`` (release, start, size, time; 0 for a job not started before
@@ -37,9 +37,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..workloads.instance import Instance
-from .schedule import Schedule
-from .shapley import shapley_restricted
+from ...workloads.instance import Instance
+from ..schedule import Schedule
+from ..shapley import shapley_restricted
 
 JobValue = Callable[[int, int, int, int], int]
 

@@ -124,7 +124,7 @@ def main() -> None:
     for g in range(3):
         measure(f"additive+interaction {g}", additive_interaction(9, g), 9, args.runs, 40)
         measure(f"airport {g}", airport(9, g), 9, args.runs, 40)
-    from coopsched.online.policies.ref import ref_schedule
+    from coopsched.online.ref import ref_schedule
     from coopsched.workloads.prepare import trace_to_instance
     from coopsched.workloads.swf import read_swf
 

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from coopsched.online.policies import get_policy
-from coopsched.online.policies.ref import ref_schedule
+from coopsched.online.ref import ref_schedule
 from coopsched.online.shapley import popcounts
 from coopsched.workloads.prepare import trace_to_instance
 from coopsched.workloads.swf import read_swf

@@ -226,7 +226,7 @@ def test_relabelling_organizations_changes_no_compiled_rigid_schedule(name, case
 @settings(max_examples=30, deadline=None)
 @given(case=rigid_relabelled(max_k=4, max_jobs=10))
 def test_relabelling_changes_no_rigid_coalition_value_or_phi(engine, case):
-    from coopsched.online.ref_rigid import ref_rigid_schedule
+    from coopsched.online.ref.rigid import ref_rigid_schedule
     from coopsched.online.shapley import shapley
 
     inst, perm, names, horizon, rule = case

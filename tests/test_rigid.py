@@ -125,7 +125,7 @@ def test_with_one_processor_per_job_every_rule_is_the_greedy_engine(inst, rule):
     """Every registered policy (REF and RAND included): rigid jobs on one processor each
     give exactly the sequential schedule, under every rule."""
     one = rigid(inst, np.ones(inst.n, np.int64), inst.size + 1)
-    from coopsched.online.ref_rigid import ref_rigid_schedule
+    from coopsched.online.ref.rigid import ref_rigid_schedule
 
     by_coalition, values = ref_rigid_schedule(one, 25, rule, coalition_runs=True)
     kernel, kernel_values = ref_rigid_schedule(one, 25, rule)
@@ -597,7 +597,7 @@ def test_gantt_chart_of_a_rigid_schedule(tmp_path):
 def test_rigid_ref_equals_the_brute_force_definition(inst, rule):
     from reference import brute_ref_rigid
 
-    from coopsched.online.ref_rigid import ref_rigid_schedule
+    from coopsched.online.ref.rigid import ref_rigid_schedule
 
     T = 14
     s, values = ref_rigid_schedule(inst, T, rule, coalition_runs=True)
@@ -631,7 +631,7 @@ def test_rigid_audit_phi_is_the_brute_force_game(inst, rule, recorded):
 
 def test_auditing_refs_own_rigid_schedule_gives_back_refs_psi_and_phi():
     import coopsched
-    from coopsched.online.ref_rigid import ref_rigid_schedule
+    from coopsched.online.ref.rigid import ref_rigid_schedule
     from coopsched.online.shapley import shapley
 
     inst = example()
@@ -654,7 +654,7 @@ def test_auditing_refs_own_rigid_schedule_gives_back_refs_psi_and_phi():
 def test_rigid_ref_coalitions_run_compiled_exactly(inst, rule):
     """Each coalition's REF schedule from the compiled rigid engine (keys linear in the
     subsets' value curves) equals the Python engine's."""
-    from coopsched.online.ref_rigid import ref_rigid_schedule
+    from coopsched.online.ref.rigid import ref_rigid_schedule
 
     a, va = ref_rigid_schedule(inst, 16, rule, coalition_runs=True, engine="python")
     b, vb = ref_rigid_schedule(inst, 16, rule, coalition_runs=True)
@@ -666,7 +666,7 @@ def test_a_rigid_audit_beyond_the_exact_limit_says_it_was_sampled():
     """Exact rigid REF stops at MAX_K_RIGID organizations: with more (and fewer than
     exact_max) the auto audit samples, and its notes say why."""
     import coopsched
-    from coopsched.online.ref_rigid import MAX_K_RIGID
+    from coopsched.online.ref.rigid import MAX_K_RIGID
 
     k = MAX_K_RIGID + 1
     base = make_instance([1] * k, [(u % k, 0, 3) for u in range(2 * k)])
@@ -711,7 +711,7 @@ def test_rigid_ref_coalitions_stay_compiled_when_keys_pass_int64(seed, rule):
     equal the Python engine's exact integers. Comparing the wrapped keys directly (a plain
     ``<``) gives other schedules here."""
     from coopsched.online.compiled import int64_bounds
-    from coopsched.online.ref_rigid import ref_rigid_schedule
+    from coopsched.online.ref.rigid import ref_rigid_schedule
 
     inst, T = _late_owner_of_half_the_machines(seed)
     M = inst.total_machines

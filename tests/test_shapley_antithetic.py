@@ -204,7 +204,7 @@ def test_real_window_ref_game_coverage(k):
     """REF games of real LPC-EGEE windows (5e4 s, sequential jobs, users dealt to k
     organizations), valued exactly by one REF run: the sampled intervals cover the exact
     Shapley values in at least the stated share of seeded runs."""
-    from coopsched.online.policies.ref import ref_schedule
+    from coopsched.online.ref import ref_schedule
     from coopsched.workloads.prepare import trace_to_instance
     from coopsched.workloads.swf import read_swf
 

@@ -263,7 +263,7 @@ def audit(
         }
     rule = None
     if inst.rigid:
-        from ..online.ref_rigid import MAX_K_RIGID
+        from ..online.ref.rigid import MAX_K_RIGID
         from ..online.rigid import resolve_backfill
 
         rule = resolve_backfill(inst, backfill)

@@ -72,10 +72,10 @@ def exact_game(
 ) -> ExactGame:
     """``psi`` and exact ``phi`` at the horizon and at each of ``times`` (one REF run; for
     rigid jobs REF under the backfilling rule ``backfill``,
-    :func:`coopsched.online.ref_rigid.ref_rigid_schedule`)."""
+    :func:`coopsched.online.ref.rigid.ref_rigid_schedule`)."""
     k = inst.k
     if inst.rigid:
-        from ..online.ref_rigid import ref_rigid_schedule
+        from ..online.ref.rigid import ref_rigid_schedule
 
         ref, values = ref_rigid_schedule(inst, horizon, backfill, checkpoints=times)
     else:

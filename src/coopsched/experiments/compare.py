@@ -76,7 +76,7 @@ def compare_policies(
     pols = make_policies(policies, seed)
     rule = None
     if instance.rigid:
-        from ..online.ref_rigid import MAX_K_RIGID
+        from ..online.ref.rigid import MAX_K_RIGID
         from ..online.rigid import resolve_backfill
 
         rule = resolve_backfill(instance, backfill)

@@ -45,7 +45,7 @@ from .compiled import _BIG, _mul_lt, _older, int64_bounds, mt_state, randbelow
 from .kernels import JIT_OPTIONS
 
 NONE, FIRST_FIT, EASY = 0, 1, 2
-#: REF inside one coalition (coopsched.online.ref_rigid): RAND's key with the coalition's
+#: REF inside one coalition (coopsched.online.ref.rigid): RAND's key with the coalition's
 #: subsets as the kept coalitions, its own value as one more term, ranked once per time
 #: (keys modulo 2^64 beside float64 copies, :func:`_key_cmp`)
 REFC = 7

@@ -51,7 +51,7 @@ class Ref(Policy):
                     "REF for rigid jobs implements psi_sp with Fig. 3's rule (utility="
                     f"{self.utility!r}, rule={self.rule!r} are for sequential jobs)"
                 )
-            from ..ref_rigid import ref_rigid_schedule
+            from ..ref.rigid import ref_rigid_schedule
 
             s, _ = ref_rigid_schedule(instance, horizon, backfill)
             return s

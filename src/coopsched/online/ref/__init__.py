@@ -8,7 +8,9 @@
   importing this package does not import numba; on Python integers the same kernel runs
   as plain Python;
 * :mod:`.generic`: REF by Fig. 1 as written, with the generic ``Distance`` rule, for an
-  arbitrary utility (exact ``Fraction`` arithmetic, plain Python; for small instances).
+  arbitrary utility (exact ``Fraction`` arithmetic, plain Python; for small instances);
+* :mod:`.rigid`: REF for rigid parallel jobs under a backfilling rule, coalition by
+  coalition (:func:`~coopsched.online.ref.rigid.ref_rigid_schedule`; imported on use).
 
 The online policy ``ref`` (:class:`coopsched.online.policies.Ref`) runs :func:`ref_schedule`.
 """

@@ -22,18 +22,18 @@ compiled one: the same ranking, :func:`_compiled_coalition`). Each coalition's
 running-processor events are built once, for its curve and for every superset's keys. Its
 cost is ``2^k`` engine runs with ``2^(|C|-1)`` terms per key: for small ``k``; with
 sequential jobs (all ``q = 1``) it gives the schedules of the fast kernel
-(:mod:`coopsched.online.policies.ref`), which the tests check.
+(:mod:`coopsched.online.ref`), which the tests check.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..workloads.instance import Instance
-from .engine import Policy, SimView, simulate
-from .schedule import Schedule
-from .shapley import popcounts, shapley_weights
-from .utilities import ValueCurve, step_events
+from ...workloads.instance import Instance
+from ..engine import Policy, SimView, simulate
+from ..schedule import Schedule
+from ..shapley import popcounts, shapley_weights
+from ..utilities import ValueCurve, step_events
 
 #: Organizations beyond which rigid REF (2^k engine runs) is refused.
 MAX_K_RIGID = 12
@@ -108,21 +108,21 @@ def ref_rigid_schedule(
     coalition's value at the horizon (or at the end), exact (module docstring). With
     ``checkpoints``, ``info["checkpoint_values"]`` holds every coalition's value at each
     of them (``info["checkpoints"]``, sorted, distinct), as
-    :func:`coopsched.online.policies.ref.ref_schedule` gives them. When every job has one
+    :func:`coopsched.online.ref.ref_schedule` gives them. When every job has one
     processor the fast kernel's sequential REF is the same schedule and is used, unless
     ``coalition_runs`` (for tests: both must agree). Each coalition runs in the compiled
     rigid engine (``engine="auto"``; :func:`_compiled_coalition`: keys modulo 2^64 beside
     float64 copies, exact while the coalition's values ``Mc t (t + 1) / 2`` stay below
     2^62), or in the Python engine (``engine="python"``, or where that bound fails);
     ``info["coalition_engines"]`` counts which."""
-    from .rigid import resolve_backfill
+    from ..rigid import resolve_backfill
 
     inst = instance
     k = inst.k
     if k < 1:
         raise ValueError("REF needs at least one organization")
     if horizon is not None:
-        from ..workloads.limits import check_horizon
+        from ...workloads.limits import check_horizon
 
         horizon = check_horizon(horizon)
     if k > MAX_K_RIGID:
@@ -134,7 +134,7 @@ def ref_rigid_schedule(
     if inst.n and (inst.width == 1).all() and not coalition_runs:
         # one processor per job: every rule is the greedy engine, so REF is the sequential
         # REF of the fast kernel (tested against this module on such instances)
-        from .ref import ref_schedule
+        from .driver import ref_schedule
 
         seq = Instance(
             inst.organizations,
@@ -240,7 +240,7 @@ def _compiled_coalition(inst, C, members, events, horizon, rule) -> Schedule | N
     ``L_1 = 1``). The keys may pass int64: the kernel sums them modulo 2^64 beside float64
     copies, exact as
     :func:`~coopsched.online.compiled_rigid._ref_keys_wrap_safely` proves before the run."""
-    from .compiled_rigid import run_compiled_rigid
+    from ..compiled_rigid import run_compiled_rigid
 
     k = inst.k
     c = len(members)
@@ -277,7 +277,7 @@ def _compiled_coalition(inst, C, members, events, horizon, rule) -> Schedule | N
     )
     if isinstance(out, str):
         return None
-    from .rigid import too_wide_info
+    from ..rigid import too_wide_info
 
     start, _, wide, M = out
     return Schedule(

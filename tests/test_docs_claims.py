@@ -206,7 +206,7 @@ FIG10_COLUMNS = ("ROUNDROBIN", "RAND", "DIRECTCONTR", "FAIRSHARE", "UTFAIRSHARE"
 
 def _fmt3(x: float) -> str:
     """Three significant digits, as the summaries print them."""
-    from coopsched.experiments.reproduce import _fmt
+    from coopsched.experiments.windows import fmt as _fmt
 
     return _fmt(x)
 

@@ -1,0 +1,209 @@
+"""Compile time of the numba kernels on a fresh install (issue 26, item 6).
+
+Each case runs in a fresh process with an empty ``NUMBA_CACHE_DIR``: numba's compiler is
+started first on a trivial function (its start-up, reported apart), then the case's entry
+point is called twice on a tiny instance; the first call minus the second is the compile
+time (and the writing of the cache). The dispatchers that hold a signature afterwards are
+listed with their number of specializations (``dispatcher.signatures``): more than one
+means the same kernel was compiled again for other argument types. The same case is then
+run again in a fresh process on the now filled cache (the "cached" column: loading the
+kernels from disk). Last, the whole first ``coopsched demo`` against the second one.
+
+    python benchmarks/compile.py [--cases engine,ref,...] [--no-demo]
+
+Times are wall seconds; the load average is printed before and after, since a loaded
+machine stretches every compile (rerun it idle for figures to quote).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tiny():
+    from coopsched import make_instance
+
+    return make_instance(
+        [2, 1, 1], [(0, 0, 3), (1, 0, 2), (1, 1, 4), (2, 1, 2), (0, 2, 1), (2, 3, 3), (1, 3, 1)]
+    )
+
+
+def _rigid():
+    import numpy as np
+
+    from coopsched.workloads.instance import Instance
+
+    inst = _tiny()
+    return Instance(
+        inst.organizations,
+        inst.org,
+        inst.release,
+        inst.size,
+        np.asarray([2, 1, 3, 1, 4, 2, 1]),
+        requested=inst.size + 1,
+    )
+
+
+def _case_engine():
+    from coopsched.online.engine import simulate
+    from coopsched.online.policies import Fifo
+
+    inst = _tiny()
+    return lambda: simulate(inst, Fifo(), 10, engine="compiled")
+
+
+def _case_directcontr():
+    from coopsched.online.engine import simulate
+    from coopsched.online.policies import get_policy
+
+    inst = _tiny()
+    return lambda: simulate(inst, get_policy("directcontr"), 10, engine="compiled")
+
+
+def _case_rand():
+    from coopsched.online.engine import simulate
+    from coopsched.online.policies import get_policy
+
+    inst = _tiny()
+    return lambda: simulate(inst, get_policy("rand"), 10, engine="compiled")
+
+
+def _case_fifo_starts():
+    from coopsched.online.kernels import fifo_starts
+
+    inst = _tiny()
+    return lambda: fifo_starts(inst.release, inst.size, 2)
+
+
+def _case_ref():
+    from coopsched.online.policies import Ref
+
+    inst = _tiny()
+    return lambda: Ref().run(inst, 10)
+
+
+def _case_rigid():
+    from coopsched.online.engine import simulate
+    from coopsched.online.policies import Fifo
+
+    inst = _rigid()
+    return lambda: simulate(inst, Fifo(), 10, engine="compiled", backfill="easy")
+
+
+#: name -> (what it measures, a function returning the call to time)
+CASES = {
+    "engine": ("compiled engine, FIFO (simulate engine='compiled')", _case_engine),
+    "directcontr": ("compiled engine, DIRECTCONTR (random machines)", _case_directcontr),
+    "rand": ("RAND: coalition values + compiled engine", _case_rand),
+    "fifo_starts": ("kernels.fifo_starts", _case_fifo_starts),
+    "ref": ("REF (its kernel)", _case_ref),
+    "rigid": ("compiled rigid engine, FIFO + EASY", _case_rigid),
+}
+
+
+def _dispatchers() -> dict[str, int]:
+    """Every numba dispatcher of a loaded coopsched module that holds a signature."""
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("coopsched.") or mod is None:
+            continue
+        for attr, obj in vars(mod).items():
+            sigs = getattr(obj, "signatures", None)
+            if sigs and hasattr(obj, "py_func") and obj.py_func.__module__ == name:
+                out[f"{name.removeprefix('coopsched.')}.{attr}"] = len(sigs)
+    return out
+
+
+def child(case: str) -> None:
+    """Time one case in this process (run with an empty or filled NUMBA_CACHE_DIR)."""
+    t0 = time.perf_counter()
+    import numba
+
+    @numba.njit
+    def _start(x):
+        return x + 1
+
+    _start(1)
+    startup = time.perf_counter() - t0
+    call = CASES[case][1]()
+    t0 = time.perf_counter()
+    call()
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    call()
+    warm = time.perf_counter() - t0
+    print(
+        json.dumps(
+            {"startup": startup, "first": first, "warm": warm, "dispatchers": _dispatchers()}
+        )
+    )
+
+
+def _run_child(case: str, cache: str) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT / "src"))
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", case],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _demo(cache: str) -> float:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT / "src"))
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", "from coopsched.cli import run; run()", "demo"],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated cases")
+    parser.add_argument("--no-demo", action="store_true", help="skip the whole-demo runs")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'case':<12} {'start-up':>8} {'compile':>8} {'cached':>8} {'warm':>8}  dispatchers")
+    for case in args.cases.split(","):
+        with tempfile.TemporaryDirectory() as cache:
+            cold = _run_child(case, cache)
+            hot = _run_child(case, cache)
+        disp = ", ".join(f"{k} x{v}" for k, v in sorted(cold["dispatchers"].items()))
+        print(
+            f"{case:<12} {cold['startup']:8.2f} {cold['first'] - cold['warm']:8.2f} "
+            f"{hot['first'] - hot['warm']:8.2f} {cold['warm']:8.3f}  {disp}"
+        )
+    print("(seconds; compile = first call - second call on an empty cache; cached = the same")
+    print(" on the filled cache, i.e. loading from disk; start-up: numba's, apart)")
+    if not args.no_demo:
+        with tempfile.TemporaryDirectory() as cache:
+            first = _demo(cache)
+            second = _demo(cache)
+        print(f"coopsched demo: first run {first:.1f} s, second run {second:.1f} s (whole process)")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

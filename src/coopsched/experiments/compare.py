@@ -150,6 +150,7 @@ def warm_up(
         priority=None if instance.priority is None else instance.priority[keep],
         pinned=None if instance.pinned is None else instance.pinned[keep],
         start=None if instance.start is None else instance.start[keep],
+        meta=dict(instance.meta),  # what a policy may read there (slurm-fairtree's tree)
     )
     with engine_decides_as(instance):
         if ref:

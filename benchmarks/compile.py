@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -103,7 +104,9 @@ def _case_rigid():
 CASES = {
     "engine": ("compiled engine, FIFO (simulate engine='compiled')", _case_engine),
     "directcontr": ("compiled engine, DIRECTCONTR (random machines)", _case_directcontr),
-    "rand": ("RAND: coalition values + compiled engine", _case_rand),
+    # engine='compiled' is not passed on by RAND's run: "auto" decides, i.e. on this small
+    # instance the coalition values' kernel only (the engine's is the "engine" case)
+    "rand": ("RAND on a small instance", _case_rand),
     "fifo_starts": ("kernels.fifo_starts", _case_fifo_starts),
     "ref": ("REF (its kernel)", _case_ref),
     "rigid": ("compiled rigid engine, FIFO + EASY", _case_rigid),
@@ -135,17 +138,14 @@ def child(case: str) -> None:
     _start(1)
     startup = time.perf_counter() - t0
     call = CASES[case][1]()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     call()
-    first = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    first, first_cpu = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
     call()
-    warm = time.perf_counter() - t0
-    print(
-        json.dumps(
-            {"startup": startup, "first": first, "warm": warm, "dispatchers": _dispatchers()}
-        )
-    )
+    warm, warm_cpu = time.perf_counter() - t0, time.process_time() - c0
+    out = {"startup": startup, "first": first, "warm": warm, "dispatchers": _dispatchers()}
+    print(json.dumps(out | {"first_cpu": first_cpu, "warm_cpu": warm_cpu}))
 
 
 def _run_child(case: str, cache: str) -> dict:
@@ -161,8 +161,10 @@ def _run_child(case: str, cache: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _demo(cache: str) -> float:
+def _demo(cache: str) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one whole ``coopsched demo``."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT / "src"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", "from coopsched.cli import run; run()", "demo"],
@@ -172,7 +174,9 @@ def _demo(cache: str) -> float:
         stderr=subprocess.DEVNULL,
         cwd=ROOT,
     )
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def main() -> None:
@@ -185,7 +189,10 @@ def main() -> None:
         child(args.child)
         return
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'case':<12} {'start-up':>8} {'compile':>8} {'cached':>8} {'warm':>8}  dispatchers")
+    print(
+        f"{'case':<12} {'start-up':>8} {'compile':>8} {'cpu':>6} {'cached':>7} {'warm':>7}"
+        "  dispatchers (x specializations)"
+    )
     for case in args.cases.split(","):
         with tempfile.TemporaryDirectory() as cache:
             cold = _run_child(case, cache)
@@ -193,15 +200,18 @@ def main() -> None:
         disp = ", ".join(f"{k} x{v}" for k, v in sorted(cold["dispatchers"].items()))
         print(
             f"{case:<12} {cold['startup']:8.2f} {cold['first'] - cold['warm']:8.2f} "
-            f"{hot['first'] - hot['warm']:8.2f} {cold['warm']:8.3f}  {disp}"
+            f"{cold['first_cpu'] - cold['warm_cpu']:6.2f} {hot['first'] - hot['warm']:7.2f} "
+            f"{cold['warm']:7.3f}  {disp}"
         )
-    print("(seconds; compile = first call - second call on an empty cache; cached = the same")
-    print(" on the filled cache, i.e. loading from disk; start-up: numba's, apart)")
+    print("(seconds; compile = first call - second call on an empty cache, wall and CPU;")
+    print(" cached = the same on the filled cache, i.e. loading from disk; start-up: numba's)")
     if not args.no_demo:
         with tempfile.TemporaryDirectory() as cache:
-            first = _demo(cache)
-            second = _demo(cache)
-        print(f"coopsched demo: first run {first:.1f} s, second run {second:.1f} s (whole process)")
+            (first, first_cpu), (second, second_cpu) = _demo(cache), _demo(cache)
+        print(
+            f"coopsched demo, whole process: first run {first:.1f} s ({first_cpu:.1f} s CPU), "
+            f"second run {second:.1f} s ({second_cpu:.1f} s CPU)"
+        )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

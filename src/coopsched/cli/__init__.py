@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     ``terminated``) and exit status 128 + the signal number (130 for Ctrl-C), after the
     ``with``/``finally`` blocks have run, so worker processes are stopped and row files
     are closed.
+
+    A command that has numba compile a kernel its disk cache does not hold (the first run
+    after an install) says so first, in one line on stderr (:mod:`coopsched.online.jit`).
     """
     received: list[int] = []
 

@@ -50,7 +50,7 @@ def kernel_ready(dispatcher: Any) -> bool:
     its own: compiled in this process already, or its on-disk cache index is present and
     valid for the current source (numba checks the file's stamp when it loads the index).
     Read once per process; any failure counts as "not ready"."""
-    if dispatcher.signatures:
+    if getattr(dispatcher, "signatures", None):  # (a plain function under NUMBA_DISABLE_JIT)
         return True
     key = id(dispatcher)
     if key not in _ready:

@@ -126,6 +126,34 @@ def _dispatchers() -> dict[str, int]:
     return out
 
 
+def _compile_timer() -> dict[str, float]:
+    """Listen to numba's compile events (sent only on a cache miss) and return the dict it
+    fills: each coopsched dispatcher's own compile seconds, the compilations of the
+    functions it calls (nested events) left out."""
+    from numba.core import event
+
+    own: dict[str, float] = {}
+    stack: list[list] = []
+
+    def name(ev) -> str:
+        f = ev.data["dispatcher"].py_func
+        return f"{f.__module__.removeprefix('coopsched.')}.{f.__name__}"
+
+    class Timer(event.Listener):
+        def on_start(self, ev):
+            stack.append([name(ev), time.perf_counter(), 0.0])
+
+        def on_end(self, ev):
+            key, t0, nested = stack.pop()
+            took = time.perf_counter() - t0
+            own[key] = own.get(key, 0.0) + took - nested
+            if stack:
+                stack[-1][2] += took
+
+    event.register("numba:compile", Timer())
+    return own
+
+
 def child(case: str) -> None:
     """Time one case in this process (run with an empty or filled NUMBA_CACHE_DIR)."""
     t0 = time.perf_counter()
@@ -137,6 +165,7 @@ def child(case: str) -> None:
 
     _start(1)
     startup = time.perf_counter() - t0
+    own = _compile_timer()
     call = CASES[case][1]()
     t0, c0 = time.perf_counter(), time.process_time()
     call()
@@ -145,6 +174,7 @@ def child(case: str) -> None:
     call()
     warm, warm_cpu = time.perf_counter() - t0, time.process_time() - c0
     out = {"startup": startup, "first": first, "warm": warm, "dispatchers": _dispatchers()}
+    out["own"] = {k: v for k, v in own.items() if not k.startswith("__main__")}
     print(json.dumps(out | {"first_cpu": first_cpu, "warm_cpu": warm_cpu}))
 
 
@@ -191,20 +221,24 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         f"{'case':<12} {'start-up':>8} {'compile':>8} {'cpu':>6} {'cached':>7} {'warm':>7}"
-        "  dispatchers (x specializations)"
+        "  dispatchers (x specializations, own compile seconds)"
     )
     for case in args.cases.split(","):
         with tempfile.TemporaryDirectory() as cache:
             cold = _run_child(case, cache)
             hot = _run_child(case, cache)
-        disp = ", ".join(f"{k} x{v}" for k, v in sorted(cold["dispatchers"].items()))
+        own = cold["own"]
+        disp = ", ".join(
+            f"{k} x{v} {own.get(k, 0):.1f}" for k, v in sorted(cold["dispatchers"].items())
+        )
         print(
             f"{case:<12} {cold['startup']:8.2f} {cold['first'] - cold['warm']:8.2f} "
             f"{cold['first_cpu'] - cold['warm_cpu']:6.2f} {hot['first'] - hot['warm']:7.2f} "
             f"{cold['warm']:7.3f}  {disp}"
         )
     print("(seconds; compile = first call - second call on an empty cache, wall and CPU;")
-    print(" cached = the same on the filled cache, i.e. loading from disk; start-up: numba's)")
+    print(" cached = the same on the filled cache, i.e. loading from disk; start-up: numba's;")
+    print(" a dispatcher's own seconds leave out the functions it calls, compiled within)")
     if not args.no_demo:
         with tempfile.TemporaryDirectory() as cache:
             (first, first_cpu), (second, second_cpu) = _demo(cache), _demo(cache)

@@ -318,9 +318,9 @@ def simulate(
     ``"auto"`` (the default) uses it for those policies except on small instances (under
     :data:`COMPILE_MIN_JOBS` jobs) while no numba kernel has run in the process, so a short
     command never pays numba's start-up, or while the engine's kernel would have to be
-    compiled first (not in numba's disk cache yet). ``compiled=True/False`` is the older spelling of
-    ``engine="compiled"/"python"``. ``Schedule.info["engine"]`` says which ran; when int64
-    cannot be proven exact the Python path runs instead, with a
+    compiled first (not in numba's disk cache yet). ``compiled=True/False`` is the older
+    spelling of ``engine="compiled"/"python"``. ``Schedule.info["engine"]`` says which ran;
+    when int64 cannot be proven exact the Python path runs instead, with a
     :class:`~coopsched.online.compiled.CompiledFallback` warning and the reason in
     ``info["fallback"]``.
     """
@@ -575,7 +575,8 @@ def _worth_compiling(inst: Instance, rigid: bool = False) -> bool:
     engine's kernel ready to load (compiled in this process or in numba's disk cache): a
     small instance never pays the engine's first compilation (seconds) because another
     kernel, REF's say, warmed numba up (:func:`coopsched.online.jit.kernel_ready`)."""
-    inst = _decide_as[0] or inst
+    if _decide_as[0] is not None:
+        inst = _decide_as[0]
     if inst.n >= COMPILE_MIN_JOBS:
         return True
     if not numba_warm():

@@ -26,6 +26,8 @@ The jobs (``--list`` prints their commands):
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
 * ``startup``: ``benchmarks/startup.py --runs 20``;
+* ``compile``: ``benchmarks/compile.py`` (each numba kernel's first compilation, and the
+  first ``coopsched demo`` against the second; README: the demo);
 * ``game``: ``benchmarks/game.py``;
 * ``production``: ``benchmarks/production.py`` (docs/production.md);
 * ``peer``: ``benchmarks/peer_accasim.py --traces DIR``, then ``--load 1.5 --sizes 0``
@@ -174,6 +176,12 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
         ),
         Job(
             "startup", [[py, f"{b}/startup.py", "--runs", "20"]], "results-startup.txt", "start-up"
+        ),
+        Job(
+            "compile",
+            [[py, f"{b}/compile.py"]],
+            "results-compile.txt",
+            "numba kernels' first compilation, first demo against the second",
         ),
         Job("game", [[py, f"{b}/game.py"]], "results-game.txt", "exact best responses, MOSP game"),
         Job(

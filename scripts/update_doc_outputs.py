@@ -59,6 +59,9 @@ ELLIPSIS = "..."
 TABLE_ROW = ("│", "┃")
 TABLE_EDGE = tuple("┏┡┗└┌├╭╰┣┠╞╘")
 WIDTH = "100"
+# numba's one-time notice (coopsched.online.jit.notice_line): it depends on the state of
+# numba's cache, not on the command, so it is left out of what a command printed
+COMPILE_NOTICE = "compiling numba kernels (once,"
 
 
 class DocOutputError(ValueError):
@@ -308,7 +311,7 @@ def run_block(block: Block, timeout: float = 600) -> list[list[str]]:
                 timeout=timeout,
             )
             lines = res.stdout.rstrip("\n").split("\n") if res.stdout.strip() else []
-            outs.append([line.rstrip() for line in lines])
+            outs.append([line.rstrip() for line in lines if not line.startswith(COMPILE_NOTICE)])
     return outs
 
 

@@ -114,3 +114,10 @@ def test_commands_not_run_and_malformed_markers(tmp_path):
     ]:
         with pytest.raises(docout.DocOutputError, match=msg):
             docout.parse_page(_page(tmp_path, body))
+
+
+def test_numba_compile_notice_is_left_out_of_outputs():
+    """The one-time notice depends on numba's cache, not on the command (issue 26, item 6)."""
+    from coopsched.online.jit import notice_line
+
+    assert notice_line(20).startswith(docout.COMPILE_NOTICE)

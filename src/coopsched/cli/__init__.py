@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     ``terminated``) and exit status 128 + the signal number (130 for Ctrl-C), after the
     ``with``/``finally`` blocks have run, so worker processes are stopped and row files
     are closed.
+
+    A command that has numba compile a kernel its disk cache does not hold (the first run
+    after an install) says so first, in one line on stderr (:mod:`coopsched.online.jit`).
     """
     received: list[int] = []
 
@@ -64,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():  # else leave signals alone
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
+    from ..online import jit
+
+    notice = jit.enable()  # "compiling numba kernels (once, ...)" on stderr, if it happens
     try:
         with warnings.catch_warnings():  # the caller's warning display comes back after
             warnings.showwarning = _plain_warning
@@ -72,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         code = 130 if not received else 128 + received[0]
         received = received or [signal.SIGINT]
     finally:
+        jit.enable(notice)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if received:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..online.engine import Policy
 from ..online.fairness import fairness
 from ..online.policies import get_policy, names, policy_class
@@ -83,7 +85,9 @@ def compare_policies(
         ref_max_k = min(ref_max_k, MAX_K_RIGID)
     rows = []
     ref = None
-    if instance.k <= ref_max_k:
+    run_ref = instance.k <= ref_max_k
+    warm_up(instance, horizon, pols, run_ref, rule)
+    if run_ref:
         t0 = time.perf_counter()
         ref = Ref().run(instance, horizon, backfill=rule)
         ref_seconds = time.perf_counter() - t0
@@ -117,6 +121,46 @@ def compare_policies(
             row["dpsi"] = f.dpsi
         rows.append(row)
     return rows
+
+
+#: Jobs of the sample :func:`warm_up` runs.
+WARM_UP_JOBS = 12
+
+
+def warm_up(
+    instance: Instance,
+    horizon: int,
+    policies: Sequence[Policy],
+    ref: bool = True,
+    backfill: str | None = None,
+) -> None:
+    """Run REF (if ``ref``) and a copy of every policy on the first :data:`WARM_UP_JOBS`
+    jobs of ``instance``, the engine deciding as for the whole instance, so that the
+    numba kernels the comparison will use are compiled (first run after an install) or
+    loaded from numba's cache before anything is timed: the ``seconds`` column then
+    measures the policies, not numba. A few milliseconds once the kernels are cached."""
+    import copy
+
+    from ..online.engine import engine_decides_as
+
+    keep = np.sort(instance.fifo_order()[:WARM_UP_JOBS])
+    sample = Instance(
+        organizations=instance.organizations,
+        org=instance.org[keep],
+        release=instance.release[keep],
+        size=instance.size[keep],
+        processors=None if instance.processors is None else instance.processors[keep],
+        requested=None if instance.requested is None else instance.requested[keep],
+        priority=None if instance.priority is None else instance.priority[keep],
+        pinned=None if instance.pinned is None else instance.pinned[keep],
+        start=None if instance.start is None else instance.start[keep],
+        meta=dict(instance.meta),  # what a policy may read there (slurm-fairtree's tree)
+    )
+    with engine_decides_as(instance):
+        if ref:
+            Ref().run(sample, horizon, backfill=backfill)
+        for pol in policies:
+            copy.deepcopy(pol).run(sample, horizon, backfill=backfill)
 
 
 def _mean(values, mask) -> float | None:

@@ -176,7 +176,7 @@ def _engine(
     nfree = free_init.shape[0]
     free[:nfree] = free_init  # sorted: a valid heap
     comp = np.zeros(MM, np.int64)
-    ncomp = 0
+    ncomp = np.int64(0)  # not the literal 0: one specialization of _pop
     on_machine = np.full(MM, -1, np.int64)
     waiting = np.zeros(k, np.int64)
     running = np.zeros(k, np.int64)
@@ -253,7 +253,7 @@ def _engine(
             i += 1
         # greedy picks at t (waiting pinned jobs first, without the rule)
         while nfree > 0 and total_waiting > 0:
-            u = -1
+            u = np.int64(-1)  # typed int64, not Literal[-1]: one _older for all
             if pin_waiting > 0:  # the oldest waiting pinned job heads its organization's queue
                 u = owner[pin_pos[pp]]
                 pp += 1
@@ -320,7 +320,7 @@ def _engine(
                         u = x
             else:  # RAND: sampled phi - psi, fixed during one event
                 ncand = 0
-                first = -1
+                first = np.int64(-1)
                 for x in range(k):
                     if waiting[x] > 0:
                         ncand += 1
@@ -528,7 +528,9 @@ def run_compiled(
         rand = {
             "c_ptr": np.zeros(1, dtype=np.int64),
             "c_time": np.zeros(0, dtype=np.int64),
-            "c_delta": np.zeros(0, dtype=np.int64),
+            # int32 as RAND's own deltas (Rand._delta_type): one specialization of the
+            # kernel for every policy, not a second one compiled for the others
+            "c_delta": np.zeros(0, dtype=np.int32),
             "coeff": np.zeros((k, 1), dtype=np.int64),
             "n_samples": 0,
         }

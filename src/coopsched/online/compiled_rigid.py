@@ -180,7 +180,7 @@ def _pick(
     """The organization the rule picks among those ``shown`` (as the Python policies do,
     ties to the older queue head). ``misc[0]``: the event time the keys were computed at;
     ``misc[1]``: ROUNDROBIN's last served position in ``order``."""
-    u = -1
+    u = np.int64(-1)  # typed int64, not Literal[-1]: one _older / _key_cmp for all
     if rule == FIFO:
         for x in range(k):
             if shown[x] > 0 and (u < 0 or _older(x, u, qjobs, qptr, head)):
@@ -246,7 +246,7 @@ def _pick(
                     u = x
     else:  # RAND (sampled phi - psi) or REF inside one coalition (REFC), fixed at t
         ncand = 0
-        first = -1
+        first = np.int64(-1)
         for x in range(k):
             if shown[x] > 0:
                 ncand += 1
@@ -405,7 +405,7 @@ def _engine_rigid(
     nn = max(n, 1)
     ht = np.zeros(nn, np.int64)  # completions: (end, start sequence)
     hs = np.zeros(nn, np.int64)
-    nheap = 0
+    nheap = np.int64(0)  # not the literal 0: one specialization of _pop
     seq_pos = np.zeros(nn + 1, np.int64)
     ex_e = np.zeros(nn, np.int64)  # EASY: running jobs by (start + requested, sequence)
     ex_s = np.zeros(nn, np.int64)

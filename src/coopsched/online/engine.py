@@ -317,9 +317,10 @@ def simulate(
     size (a :class:`ValueError` for a policy without a compiled rule), ``"python"`` never;
     ``"auto"`` (the default) uses it for those policies except on small instances (under
     :data:`COMPILE_MIN_JOBS` jobs) while no numba kernel has run in the process, so a short
-    command never pays numba's start-up. ``compiled=True/False`` is the older spelling of
-    ``engine="compiled"/"python"``. ``Schedule.info["engine"]`` says which ran; when int64
-    cannot be proven exact the Python path runs instead, with a
+    command never pays numba's start-up, or while the engine's kernel would have to be
+    compiled first (not in numba's disk cache yet). ``compiled=True/False`` is the older
+    spelling of ``engine="compiled"/"python"``. ``Schedule.info["engine"]`` says which ran;
+    when int64 cannot be proven exact the Python path runs instead, with a
     :class:`~coopsched.online.compiled.CompiledFallback` warning and the reason in
     ``info["fallback"]``.
     """
@@ -358,7 +359,7 @@ def simulate(
     if rule is not None:
         from .rigid import simulate_rigid
 
-        if engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
+        if engine == "compiled" or (engine == "auto" and _worth_compiling(instance, True)):
             fast = _run_compiled_rigid(inst, policy, engine, horizon, members, mem, rule)
             if not isinstance(fast, str):
                 return fast
@@ -552,9 +553,43 @@ def numba_warm() -> bool:
     return False
 
 
-def _worth_compiling(inst: Instance) -> bool:
-    """Large instances, or numba already warm (one of our kernels has been loaded)."""
-    return inst.n >= COMPILE_MIN_JOBS or numba_warm()
+_decide_as: list[Instance | None] = [None]
+
+
+@contextmanager
+def engine_decides_as(instance: Instance) -> Iterator[None]:
+    """Inside: ``engine="auto"`` picks the engine as it would for ``instance``, whatever
+    instance it is given; a warm-up on a few of ``instance``'s jobs then compiles (or
+    loads) exactly the kernels the real run will use
+    (:func:`coopsched.experiments.compare.compare_policies`)."""
+    before = _decide_as[0]
+    _decide_as[0] = instance
+    try:
+        yield
+    finally:
+        _decide_as[0] = before
+
+
+def _worth_compiling(inst: Instance, rigid: bool = False) -> bool:
+    """Large instances, or numba already warm (one of our kernels has been loaded) and the
+    engine's kernel ready to load (compiled in this process or in numba's disk cache): a
+    small instance never pays the engine's first compilation (seconds) because another
+    kernel, REF's say, warmed numba up (:func:`coopsched.online.jit.kernel_ready`)."""
+    if _decide_as[0] is not None:
+        inst = _decide_as[0]
+    if inst.n >= COMPILE_MIN_JOBS:
+        return True
+    if not numba_warm():
+        return False
+    from .jit import kernel_ready
+
+    if rigid:
+        from .compiled_rigid import _engine_rigid
+
+        return kernel_ready(_engine_rigid)
+    from .compiled import _engine
+
+    return kernel_ready(_engine)
 
 
 def _run_compiled_rigid(inst, policy, engine, horizon, members, mem, rule) -> Schedule | str:

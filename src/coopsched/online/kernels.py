@@ -14,6 +14,8 @@ from typing import TypedDict
 import numba
 import numpy as np
 
+from . import jit as _jit
+
 
 class JitOptions(TypedDict):
     """Keyword options for ``numba.njit`` (a TypedDict, so that ``**JIT_OPTIONS`` type-checks)."""
@@ -24,6 +26,10 @@ class JitOptions(TypedDict):
 
 #: The options of every compiled kernel of the package: cached on disk, GIL released.
 JIT_OPTIONS: JitOptions = {"cache": True, "nogil": True}
+
+# every kernel module imports this one: from here on, a compilation that numba's cache
+# cannot serve is announced (when the command line has asked for it)
+_jit.install()
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -36,7 +42,7 @@ def _fifo_kernel(release, size, m):
     n = release.shape[0]
     out = np.empty(n, np.int64)
     heap = np.empty(m, np.int64)
-    busy = 0
+    busy = np.int64(0)  # not the literal 0: one specialization of _heap_pop
     idle = m
     for j in range(n):
         r = release[j]
@@ -116,7 +122,7 @@ def _fifo_events_kernel(release, size, m, horizon, out_time, out_delta):
     # in time order, and equal times are summed into one event (dropped when they cancel).
     n = release.shape[0]
     heap = np.empty(m, np.int64)
-    busy = 0
+    busy = np.int64(0)
     idle = m
     cnt = 0
     cur = np.int64(-1)  # time of the event being summed (none yet)

@@ -1,0 +1,220 @@
+"""The Owen value: Shapley fairness when organizations are grouped in units (account trees).
+
+G. Owen, "Values of games with a priori unions", in R. Henn & O. Moeschlin (eds.),
+*Mathematical Economics and Game Theory*, Springer, 1977, pp. 76-88. Given a partition of
+the players into unions ``B_1 .. B_m``, the Owen value of player ``i`` in union ``B_j`` is
+
+    ``sum over R in M \\ {j}, T in B_j \\ {i} of
+    r! (m-r-1)! / m!  *  t! (b-t-1)! / b!  *  (v(Q_R + T + i) - v(Q_R + T))``
+
+(``M = {1..m}``, ``Q_R`` the union of the ``B_l`` with ``l in R``, ``r = |R|``, ``b = |B_j|``,
+``t = |T|``): the expected marginal contribution of ``i`` over the orders of the players in
+which every union is contiguous, the unions in a uniformly random order and the members of
+each union in a uniformly random order. Its properties (Owen 1977): efficiency (the values sum
+to ``v(N)``); the quotient game property (a union's members' values sum to the union's Shapley
+value in the *quotient game*, whose players are the unions and ``v_Q(R) = v(Q_R)``); with one
+union, or with every union a singleton, it is the Shapley value.
+
+Nested units (a tree deeper than one level, Slurm's account tree): the same expectation over
+the orders in which the players of every unit of the tree are contiguous, the children of each
+unit in a uniformly random order; for a two-level tree it is Owen's value, and it is the
+levels-structure value of Winter ("A value for cooperative games with levels structure of
+cooperation", Int. J. Game Theory 18, 1989). :func:`owen` computes it exactly for any depth:
+at each level on the path from the root to ``i``, a subset ``R_l`` of the other children of
+that level's unit precedes ``i``, with the Shapley weight ``r! (m-r-1)! / m!``; the weights
+multiply.
+
+* :func:`owen` -- exact, from a table of ``2**k`` coalition values (integers give exact
+  :class:`fractions.Fraction` results), in ``O(k 2^(k-1))`` at most;
+* :func:`quotient_shapley` -- the top-level units' Shapley values in the quotient game;
+* :func:`owen_antithetic` -- a sampled estimate: antithetic pairs of orders that keep every
+  unit contiguous (the reverse of such an order keeps them contiguous too, and has the same
+  distribution), per-player intervals from the observed variance
+  (:func:`coopsched.online.shapley.shapley_antithetic`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from ..online.shapley import AntitheticEstimate, shapley, shapley_antithetic, shapley_weights
+
+
+@dataclass
+class Unit:
+    """A unit of a hierarchy: a name and its members (player indices or sub-units)."""
+
+    name: str
+    members: list[int | Unit] = field(default_factory=list)
+
+    @staticmethod
+    def of(nested: Sequence, name: str = "root") -> Unit:
+        """A hierarchy from nested lists of player indices (units named by their path)."""
+        out = Unit(name)
+        for i, x in enumerate(nested):
+            out.members.append(int(x) if isinstance(x, int) else Unit.of(x, f"{name}.{i}"))
+        return out
+
+    def players(self) -> list[int]:
+        """The players in this unit, at any depth, in the tree's order."""
+        out: list[int] = []
+        for x in self.members:
+            out.extend([x] if isinstance(x, int) else x.players())
+        return out
+
+    def mask(self) -> int:
+        """The coalition (bitmask) of the unit's players."""
+        m = 0
+        for u in self.players():
+            m |= 1 << u
+        return m
+
+    def units(self) -> list[tuple[Unit, int]]:
+        """Every unit below this one with its depth (1 for a child), parents first."""
+        out: list[tuple[Unit, int]] = []
+        for x in self.members:
+            if isinstance(x, Unit):
+                out.append((x, 1))
+                out.extend((u, d + 1) for u, d in x.units())
+        return out
+
+    @property
+    def depth(self) -> int:
+        """Levels of the tree: 1 when every member is a player."""
+        return 1 + max((x.depth for x in self.members if isinstance(x, Unit)), default=0)
+
+
+def check_hierarchy(root: Unit, k: int) -> None:
+    """Every player ``0..k-1`` exactly once, and no empty unit."""
+    got = root.players()
+    if sorted(got) != list(range(k)):
+        raise ValueError(f"hierarchy: its players {sorted(got)} are not 0..{k - 1} once each")
+    for u, _d in [(root, 0), *root.units()]:
+        if not u.members:
+            raise ValueError(f"hierarchy: unit {u.name!r} is empty")
+
+
+def _mask(x: int | Unit) -> int:
+    return 1 << x if isinstance(x, int) else x.mask()
+
+
+def _contains(x: int | Unit, player: int) -> bool:
+    return x == player if isinstance(x, int) else player in x.players()
+
+
+def _predecessors(root: Unit, player: int) -> list[tuple[int, int]]:
+    """``(S, weight)`` for every set of players that can precede ``player`` in an order that
+    keeps every unit contiguous; ``weight`` is its probability times ``L ** depth(player)``
+    (``L = lcm(1..k)``, :func:`coopsched.online.shapley.shapley_weights`)."""
+    k = len(root.players())
+    _L, omega = shapley_weights(max(k, 1))
+    out = [(0, 1)]
+    unit: int | Unit = root
+    while isinstance(unit, Unit):
+        mine = next(x for x in unit.members if _contains(x, player))
+        others = [_mask(x) for x in unit.members if x is not mine]
+        m = len(unit.members)
+        level: list[tuple[int, int]] = [(0, 0)]
+        for om in others:
+            level += [(s | om, r + 1) for s, r in level]
+        out = [(s | t, w * int(omega[m, r])) for s, w in out for t, r in level]
+        unit = mine
+    return out
+
+
+def _levels(root: Unit, player: int) -> int:
+    n, unit = 0, root
+    while isinstance(unit, Unit):
+        unit = next(x for x in unit.members if _contains(x, player))
+        n += 1
+    return n
+
+
+def owen(v: Sequence, root: Unit) -> list[Fraction]:
+    """Exact Owen values (nested: Winter's levels-structure value) of all players.
+
+    ``v``: a table of ``2**k`` coalition values (bitmasks, ``v[0] = 0``); ``root``: the
+    hierarchy (:class:`Unit`), covering the players ``0..k-1`` once each. Integer values give
+    exact results."""
+    vals = list(v)
+    k = len(vals).bit_length() - 1
+    if len(vals) != 1 << k:
+        raise ValueError(f"a value table needs 2**k entries, got {len(vals)}")
+    check_hierarchy(root, k)
+    L, _omega = shapley_weights(max(k, 1))
+    out = []
+    for i in range(k):
+        ib = 1 << i
+        acc = sum(w * (vals[s | ib] - vals[s]) for s, w in _predecessors(root, i))
+        den = L ** _levels(root, i)
+        out.append(Fraction(acc, den) if isinstance(acc, int) else acc / den)
+    return out
+
+
+def quotient_shapley(v: Sequence, root: Unit) -> list[Fraction]:
+    """The Shapley values of the root's members (its top-level units and single players) in
+    the quotient game ``v_Q(R) = v(union of the members in R)`` (Owen 1977)."""
+    vals = list(v)
+    masks = [_mask(x) for x in root.members]
+    m = len(masks)
+    table = []
+    for R in range(1 << m):
+        c = 0
+        for j in range(m):
+            if R >> j & 1:
+                c |= masks[j]
+        table.append(vals[c])
+    return shapley(table)
+
+
+def contiguous_order(root: Unit) -> Callable[[np.random.Generator], list[int]]:
+    """A function drawing a uniformly random order that keeps every unit contiguous (the
+    children of each unit in a uniformly random order, recursively)."""
+
+    def draw(rng: np.random.Generator) -> list[int]:
+        def walk(x: int | Unit) -> list[int]:
+            if isinstance(x, int):
+                return [x]
+            out: list[int] = []
+            for j in rng.permutation(len(x.members)):
+                out += walk(x.members[int(j)])
+            return out
+
+        return walk(root)
+
+    return draw
+
+
+def owen_antithetic(
+    value: Callable[[int], object],
+    root: Unit,
+    max_orders: int,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    decide: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    seconds: float | None = None,
+    interval: str = "t",
+    first_orders: int = 20,
+) -> AntitheticEstimate:
+    """Sampled Owen values: :func:`~coopsched.online.shapley.shapley_antithetic` over the
+    orders drawn by :func:`contiguous_order` (each with its reverse), the same intervals
+    (per player, from the observed variance of the pair means) and adaptive looks."""
+    k = len(root.players())
+    check_hierarchy(root, k)
+    return shapley_antithetic(
+        value,
+        k,
+        max_orders,
+        seed=seed,
+        confidence=confidence,
+        decide=decide,
+        seconds=seconds,
+        interval=interval,
+        first_orders=first_orders,
+        draw=contiguous_order(root),
+    )

@@ -1,0 +1,148 @@
+"""The Owen value (G. Owen, "Values of games with a priori unions", 1977) against a brute force
+written from its definition: the mean marginal contribution over all orders that keep every
+unit of the hierarchy contiguous."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coopsched.audit.owen import Unit, owen, owen_antithetic, quotient_shapley
+from coopsched.online.shapley import shapley
+
+
+def brute_owen(v, root: Unit) -> list[Fraction]:
+    """Definition: average of ``v(P + i) - v(P)`` over the orders in which the players of
+    every unit (any depth) are contiguous."""
+    k = len(root.players())
+    groups = [u.players() for u, _d in root.units()]
+    total = [Fraction(0)] * k
+    count = 0
+    for perm in itertools.permutations(range(k)):
+        pos = {p: i for i, p in enumerate(perm)}
+        if any(max(pos[p] for p in g) - min(pos[p] for p in g) != len(g) - 1 for g in groups):
+            continue
+        count += 1
+        mask = 0
+        for p in perm:
+            total[p] += v[mask | 1 << p] - v[mask]
+            mask |= 1 << p
+    return [t / count for t in total]
+
+
+def random_partition(rng: random.Random, k: int, nested: bool) -> Unit:
+    players = list(range(k))
+    rng.shuffle(players)
+
+    def split(items: list[int], depth: int) -> list:
+        if len(items) == 1 or depth == 0:
+            return list(items)
+        cuts = sorted(rng.sample(range(1, len(items)), rng.randint(0, len(items) - 1)))
+        parts = [items[a:b] for a, b in zip([0, *cuts], [*cuts, len(items)], strict=True)]
+        return [p[0] if len(p) == 1 else split(p, depth - 1) for p in parts]
+
+    return Unit.of(split(players, 3 if nested else 2))
+
+
+def random_game(rng: random.Random, k: int) -> list[int]:
+    v = [rng.randint(-50, 100) for _ in range(1 << k)]
+    v[0] = 0
+    return v
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_exact_owen_is_the_brute_force_on_random_hierarchies(seed):
+    rng = random.Random(seed)
+    k = rng.randint(1, 6)
+    v = random_game(rng, k)
+    root = random_partition(rng, k, nested=seed % 2 == 1)
+    assert owen(v, root) == brute_owen(v, root)
+
+
+def test_a_known_example_differs_from_shapley():
+    # a glove-like game: 0 holds a left glove, 1 and 2 right gloves; a pair is worth 1
+    v = [0] * 8
+    for S in range(8):
+        v[S] = 1 if S & 1 and S & 6 else 0
+    assert shapley(v) == [Fraction(2, 3), Fraction(1, 6), Fraction(1, 6)]
+    # 1 and 2 bargain as a block against 0: quotient game of two players, 1/2 each
+    root = Unit.of([0, [1, 2]])
+    assert owen(v, root) == [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)]
+    assert quotient_shapley(v, root) == [Fraction(1, 2), Fraction(1, 2)]
+    # 0 joins 1 in a union: the union holds the pair, 2 adds nothing to it
+    assert owen(v, Unit.of([[0, 1], 2])) == [Fraction(3, 4), Fraction(1, 4), Fraction(0)]
+
+
+@st.composite
+def games(draw, max_k: int = 6):
+    k = draw(st.integers(1, max_k))
+    v = [0] + draw(st.lists(st.integers(-(10**6), 10**6), min_size=2**k - 1, max_size=2**k - 1))
+    root = random_partition(random.Random(draw(st.integers(0, 2**32))), k, draw(st.booleans()))
+    return v, root
+
+
+@settings(max_examples=60, deadline=None)
+@given(games())
+def test_efficiency_and_the_quotient_game_property(game):
+    v, root = game
+    phi = owen(v, root)
+    assert sum(phi) == v[-1]
+    q = quotient_shapley(v, root)
+    for member, qj in zip(root.members, q, strict=True):
+        got = phi[member] if isinstance(member, int) else sum(phi[u] for u in member.players())
+        assert got == qj
+
+
+@settings(max_examples=40, deadline=None)
+@given(games(), st.booleans())
+def test_owen_is_shapley_with_one_union_or_singletons(game, one):
+    v, _ = game
+    k = len(v).bit_length() - 1
+    root = Unit.of([list(range(k))]) if one else Unit.of(list(range(k)))
+    assert owen(v, root) == shapley(v)
+
+
+def test_a_malformed_hierarchy_is_refused():
+    with pytest.raises(ValueError, match="not 0..2 once each"):
+        owen([0] * 8, Unit.of([0, [1]]))
+    with pytest.raises(ValueError, match="empty"):
+        owen([0] * 8, Unit.of([0, [1, 2], []]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sampled_owen_covers_the_exact_values(seed):
+    rng = random.Random(100 + seed)
+    k = 6
+    v = random_game(rng, k)
+    root = random_partition(rng, k, nested=True)
+    exact = np.array([float(x) for x in owen(v, root)])
+    misses = 0
+    runs = 20
+    for s in range(runs):
+        est = owen_antithetic(lambda m: v[m], root, 60, seed=s, confidence=0.95)
+        assert est.phi.shape == (k, 1)
+        misses += int((np.abs(est.phi[:, 0] - exact) > est.halfwidth[:, 0] + 1e-9).sum())
+    # 95 % intervals per player: at most 5 % misses expected; allow sampling slack
+    assert misses <= 0.12 * runs * k
+
+
+def test_sampled_orders_keep_every_unit_contiguous():
+    root = Unit.of([[0, 1, 2], [3, [4, 5]], 6])
+    seen: list[list[int]] = []
+
+    def value(mask: int) -> float:
+        seen.append([u for u in range(7) if mask >> u & 1])
+        return float(bin(mask).count("1") ** 2)
+
+    owen_antithetic(value, root, 40, seed=1)
+    # the value of an order's prefix is never a coalition splitting two units at once
+    for coalition in seen:
+        s = set(coalition)
+        cut = [g for g in ({0, 1, 2}, {3, 4, 5}) if s & g and not g <= s]
+        assert len(cut) <= 1

@@ -127,7 +127,8 @@ def _predecessors(root: Unit, player: int) -> list[tuple[int, int]]:
 
 
 def _levels(root: Unit, player: int) -> int:
-    n, unit = 0, root
+    n = 0
+    unit: int | Unit = root
     while isinstance(unit, Unit):
         unit = next(x for x in unit.members if _contains(x, player))
         n += 1

@@ -219,3 +219,217 @@ def owen_antithetic(
         first_orders=first_orders,
         draw=contiguous_order(root),
     )
+
+
+def build_hierarchy(
+    names: Sequence[str], children: Callable[[str], Sequence[str]], tops: Sequence[str]
+) -> Unit:
+    """The hierarchy over the players ``names`` (player ``i`` is ``names[i]``) given as a
+    forest: ``tops`` its roots, ``children(node)`` a node's children. A node that is also a
+    player's name is that player, placed among its own children (a Slurm account with users
+    of its own beside its sub-accounts); nodes without players are dropped, a unit of one
+    member is that member, and players of no node stand alone at the top."""
+    index = {n: i for i, n in enumerate(names)}
+    placed: set[int] = set()
+
+    def node(name: str) -> int | Unit | None:
+        members: list[int | Unit] = []
+        if name in index:
+            members.append(index[name])
+            placed.add(index[name])
+        for c in children(name):
+            x = node(c)
+            if x is not None:
+                members.append(x)
+        if not members:
+            return None
+        return members[0] if len(members) == 1 else Unit(name, members)
+
+    top: list[int | Unit] = []
+    for t in tops:
+        x = node(t)
+        if x is not None:
+            top.append(x)
+    top += [i for i in range(len(names)) if i not in placed]
+    if len(top) == 1 and isinstance(top[0], Unit):
+        return top[0]
+    return Unit("(platform)", top)
+
+
+def hierarchy_from_tree(tree, names: Sequence[str]) -> Unit:
+    """The hierarchy of a Slurm account tree
+    (:class:`coopsched.workloads.slurm_assoc.AccountTree`) over the audit's organizations
+    (accounts; an organization the tree lacks, such as ``other``, stands alone)."""
+    kids: dict[str, list[str]] = {}
+    for a, p in tree.parent.items():
+        if p is not None:
+            kids.setdefault(p, []).append(a)
+    return build_hierarchy(names, lambda a: kids.get(a, []), [tree.root])
+
+
+def hierarchy_from_units(units: dict[str, list[str]], names: Sequence[str]) -> Unit:
+    """The hierarchy of a mapping file's ``[[unit]]`` tables over the audit's organizations."""
+    inner = {m for ms in units.values() for m in ms}
+    tops = [u for u in units if u not in inner]
+    return build_hierarchy(names, lambda n: units.get(n, []), tops)
+
+
+def trivial(root: Unit) -> bool:
+    """Owen's value is Shapley's for this hierarchy whatever the game: one level only."""
+    return root.depth == 1
+
+
+def _unit_of(root: Unit, k: int) -> list[list[str]]:
+    """Per player, the names of the units holding it, outermost first (the root excluded)."""
+    out: list[list[str]] = [[] for _ in range(k)]
+    for u, _d in root.units():
+        for p in u.players():
+            out[p].append(u.name)
+    return out
+
+
+def owen_report(
+    root: Unit,
+    names: Sequence[str],
+    psi: Sequence[int],
+    phi: Sequence | np.ndarray,
+    *,
+    source: str,
+    values: Sequence[int] | None = None,
+    estimate: AntitheticEstimate | None = None,
+    decided: np.ndarray | None = None,
+) -> dict:
+    """The audit report's ``owen`` section: per organization its Owen value and surplus
+    against it, per unit (every unit of the tree) its sums; exact from ``values`` (the game's
+    table), else from a sampled ``estimate`` (:func:`owen_antithetic`)."""
+    k = len(names)
+    path = _unit_of(root, k)
+    if values is not None:
+        ow: list = owen(values, root)
+        hw = [0.0] * k
+        sign = [True] * k
+    else:
+        assert estimate is not None
+        ow = [float(x) for x in estimate.phi[:, 0]]
+        hw = [float(x) for x in estimate.halfwidth[:, 0]]
+        sign = [True] * k if decided is None else [bool(x) for x in decided]
+    orgs = []
+    for i in range(k):
+        o = ow[i]
+        orgs.append(
+            {
+                "name": names[i],
+                "units": path[i],
+                "psi": int(psi[i]),
+                "phi": float(phi[i]),
+                "owen": float(o),
+                "owen_exact": f"{o.numerator}/{o.denominator}" if isinstance(o, Fraction) else None,
+                "owen_low": float(o) - hw[i],
+                "owen_high": float(o) + hw[i],
+                "sign_decided": sign[i],
+                "owen_surplus": float(psi[i] - o),
+                "owen_minus_phi": float(o - phi[i]),
+            }
+        )
+    quotient = quotient_shapley(values, root) if values is not None else None
+    units = []
+    parent_of = {id(x): u.name for u, _d in [(root, 0), *root.units()] for x in u.members}
+    for u, depth in root.units():
+        ps = u.players()
+        row = {
+            "name": u.name,
+            "parent": parent_of.get(id(u)) if depth > 1 else None,
+            "level": depth,
+            "members": [names[p] for p in ps],
+            "psi": int(sum(psi[p] for p in ps)),
+            "phi": float(sum(phi[p] for p in ps)),
+            "owen": float(sum(ow[p] for p in ps)),
+            "owen_surplus": float(sum(psi[p] - ow[p] for p in ps)),
+            "value_alone": int(values[u.mask()]) if values is not None else None,
+            "shapley_quotient": None,
+        }
+        if quotient is not None and depth == 1:
+            top = next(i for i, x in enumerate(root.members) if x is u)
+            row["shapley_quotient"] = float(quotient[top])
+        units.append(row)
+    return {
+        "hierarchy": source,
+        "levels": root.depth,
+        "method": "exact" if values is not None else "sampled",
+        "text": (
+            "Owen value (Owen 1977; nested units: Winter 1989): the expected marginal "
+            "contribution over the orders in which every unit's organizations are contiguous; "
+            "a unit's organizations sum to the unit's Shapley value in the game between units"
+            + (
+                ""
+                if values is not None
+                else "; sampled: antithetic pairs of such orders, the same game as phi"
+            )
+        ),
+        "organizations": orgs,
+        "units": units,
+    }
+
+
+def sampled_owen(
+    inst,
+    horizon: int,
+    root: Unit,
+    *,
+    samples: int,
+    seed: int,
+    confidence: float,
+    value_policy: str,
+    exact_upto: int,
+    adaptive: bool,
+    seconds: float | None,
+    interval: str,
+    backfill: str | None,
+) -> tuple[AntitheticEstimate, np.ndarray]:
+    """The sampled audit's Owen values at the horizon: the game of the sampled ``phi``
+    (:mod:`.sampling`: ``v(grand)`` the recorded total, other coalitions under
+    ``value_policy``, those of at most ``exact_upto`` members under REF) and
+    :func:`owen_antithetic`, stopping once every organization's sign against its Owen value
+    is decided. Returns the estimate and, per organization, whether its sign is decided."""
+    from ..online.policies import get_policy
+    from ..online.ref import ref_schedule
+    from ..online.utilities import psi_sp
+    from .game import recorded_starts
+    from .sampling import sign_decided
+
+    k = inst.k
+    G = (1 << k) - 1
+    psi = np.array(
+        psi_sp(inst.org, recorded_starts(inst), inst.size, horizon, k, inst.processors),
+        dtype=np.float64,
+    )
+
+    def value(mask: int) -> float:
+        if mask == 0:
+            return 0.0
+        if mask == G:
+            return float(psi.sum())
+        members = [u for u in range(k) if mask >> u & 1]
+        if inst.rigid:
+            name = "ref" if len(members) <= exact_upto else value_policy
+            sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
+        elif len(members) <= exact_upto:
+            sched, _ = ref_schedule(inst.restrict(members), horizon)
+        else:
+            sched = get_policy(value_policy).run(inst, horizon, members=members)
+        return float(sum(sched.psi(horizon)))
+
+    def decide(phi: np.ndarray, hw: np.ndarray) -> np.ndarray:
+        return sign_decided(psi, phi[:, 0], hw[:, 0])
+
+    est = owen_antithetic(
+        value,
+        root,
+        samples,
+        seed=seed,
+        confidence=confidence,
+        decide=decide if adaptive else None,
+        seconds=seconds,
+        interval=interval,
+    )
+    return est, sign_decided(psi, est.phi[:, 0], est.halfwidth[:, 0])

@@ -146,3 +146,54 @@ def test_sampled_orders_keep_every_unit_contiguous():
         s = set(coalition)
         cut = [g for g in ({0, 1, 2}, {3, 4, 5}) if s & g and not g <= s]
         assert len(cut) <= 1
+
+
+# --- real games: the audit's table (REF coalition values) on small recorded schedules ---
+
+from test_audit import recorded  # noqa: E402
+from test_rigid import rigid_instances  # noqa: E402
+
+from coopsched.audit.game import exact_game  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(inst=recorded(), T=st.integers(1, 10), seed=st.integers(0, 2**32))
+def test_owen_of_a_real_sequential_audit_is_the_brute_force(inst, T, seed):
+    from reference import brute_ref, psi_job
+
+    k = inst.k
+    G = (1 << k) - 1
+    v = [0] * (G + 1)  # Definition 3.2 from the brute force REF, grand = recorded total
+    v[G] = sum(psi_job(int(inst.start[j]), int(inst.size[j]), T) for j in range(inst.n))
+    for C in range(1, G):
+        members = [u for u in range(k) if C >> u & 1]
+        _, _, vals = brute_ref(inst.restrict(members), T)
+        v[C] = vals[(1 << len(members)) - 1]
+    g = exact_game(inst, T, [])
+    assert g.values == v
+    root = random_partition(random.Random(seed), k, nested=seed % 2 == 0)
+    assert owen(g.values, root) == brute_owen(v, root)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    inst=rigid_instances(),
+    rule=st.sampled_from(["none", "first-fit", "easy"]),
+    seed=st.integers(0, 2**32),
+)
+def test_owen_of_a_real_rigid_audit_is_the_brute_force(inst, rule, seed):
+    from reference import brute_ref_rigid
+
+    from coopsched.online.engine import simulate
+    from coopsched.online.policies import get_policy
+
+    T = 12
+    rec = simulate(inst, get_policy("fifo"), T, backfill=rule)
+    inst.start = rec.start
+    _, brute = brute_ref_rigid(inst, T, rule)
+    v = [brute[C] for C in range(1 << inst.k)]
+    v[-1] = sum(rec.psi(T))
+    g = exact_game(inst, T, [], backfill=rule)
+    assert g.values == v
+    root = random_partition(random.Random(seed), inst.k, nested=True)
+    assert owen(g.values, root) == brute_owen(v, root)

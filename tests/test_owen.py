@@ -197,3 +197,204 @@ def test_owen_of_a_real_rigid_audit_is_the_brute_force(inst, rule, seed):
     assert g.values == v
     root = random_partition(random.Random(seed), inst.k, nested=True)
     assert owen(g.values, root) == brute_owen(v, root)
+
+
+# --- the audit: Slurm's account tree (tests/fixtures/slurm-tree), a mapping's units ---
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from coopsched.audit import audit  # noqa: E402
+from coopsched.audit.organizations import MappingError  # noqa: E402
+from coopsched.cli import main  # noqa: E402
+
+TREE = Path(__file__).parent / "fixtures" / "slurm-tree"
+LOG = TREE / "sacct_X_utc.txt"
+SACCTMGR = TREE / "sacctmgr_assoc.txt"
+OPTS = dict(timezone="UTC", with_counterfactuals=False, points=2, machines=202)
+
+
+def _tree_game():
+    """The audit's window instance and table, built as the audit builds them."""
+    from coopsched.audit import load_log
+    from coopsched.audit.shares import by_shares
+    from coopsched.audit.window import window_instance
+    from coopsched.online.rigid import resolve_backfill
+
+    log = load_log(LOG, timezone="UTC")
+    orgs = by_shares(log.jobs, SACCTMGR, None, log.path)
+    win = window_instance(log, orgs, None, None, 202, "work", jobs="rigid")
+    inst = win.instance
+    return inst, exact_game(inst, win.horizon, [], backfill=resolve_backfill(inst, None))
+
+
+def test_audit_with_the_slurm_tree_reports_owen_against_the_brute_force():
+    r = audit(LOG, org_by="account", shares=SACCTMGR, **OPTS)
+    inst, g = _tree_game()
+    names = inst.names
+    assert names == [o["name"] for o in r["organizations"]]
+    ix = names.index
+    # root -> root (its own user), astro, life (biology, genomics), sciences (chemistry, physics)
+    root = Unit(
+        "(platform)",
+        [
+            ix("root"),
+            ix("astro"),
+            Unit("life", [ix("biology"), ix("genomics")]),
+            Unit("sciences", [ix("chemistry"), ix("physics")]),
+        ],
+    )
+    want = brute_owen(g.values, root)
+    ow = r["owen"]
+    assert ow["method"] == "exact" and ow["levels"] == 2
+    assert [Fraction(o["owen_exact"]) for o in ow["organizations"]] == want
+    assert sum(want) == sum(o["psi"] for o in r["organizations"])  # efficiency
+    for o in ow["organizations"]:
+        assert o["owen_surplus"] == pytest.approx(o["psi"] - o["owen"])
+        assert o["phi"] == next(x["phi"] for x in r["organizations"] if x["name"] == o["name"])
+    units = {u["name"]: u for u in ow["units"]}
+    assert set(units) == {"life", "sciences"}
+    assert units["life"]["members"] == ["biology", "genomics"]
+    for u in units.values():  # quotient game property, and the unit's value alone
+        assert u["owen"] == pytest.approx(u["shapley_quotient"])
+        mask = sum(1 << ix(m) for m in u["members"])
+        assert u["value_alone"] == g.values[mask]
+    # Owen and Shapley differ on this tree
+    assert any(abs(o["owen_minus_phi"]) > 1 for o in ow["organizations"])
+
+
+def test_owen_section_off_and_required():
+    r = audit(LOG, org_by="account", shares=SACCTMGR, owen=False, **OPTS)
+    assert "owen" not in r
+    r = audit(LOG, org_by="account", **OPTS)
+    assert "owen" not in r
+    with pytest.raises(ValueError, match="owen: needs a hierarchy of units"):
+        audit(LOG, org_by="account", owen=True, **OPTS)
+
+
+def test_a_flat_tree_gives_no_owen_section(tmp_path):
+    flat = tmp_path / "flat.txt"  # every account directly under the root
+    rows = ["coopsched|root|||1", "coopsched|root||root|1"]
+    for a, u in [("astro", "cs_erin"), ("biology", "cs_dave"), ("genomics", "cs_frank")]:
+        rows += [f"coopsched|{a}|root||10", f"coopsched|{a}||{u}|1"]
+    for a, u in [("chemistry", "cs_carol"), ("physics", "cs_alice")]:
+        rows += [f"coopsched|{a}|root||10", f"coopsched|{a}||{u}|1"]
+    flat.write_text("\n".join(rows) + "\n")
+    r = audit(LOG, org_by="account", shares=flat, **OPTS)
+    assert "owen" not in r
+    with pytest.raises(ValueError, match="single level"):
+        audit(LOG, org_by="account", shares=flat, owen=True, **OPTS)
+
+
+def test_sampled_owen_covers_the_exact_audits_values():
+    # exact_upto=16: every coalition valued under REF, the exact audit's game
+    exact = audit(LOG, org_by="account", shares=SACCTMGR, **OPTS)["owen"]
+    want = [o["owen"] for o in exact["organizations"]]
+    misses = 0
+    for seed in range(8):
+        r = audit(
+            LOG,
+            org_by="account",
+            shares=SACCTMGR,
+            method="sampled",
+            exact_upto=16,
+            samples=40,
+            adaptive=False,
+            seed=seed,
+            **OPTS,
+        )
+        ow = r["owen"]
+        assert ow["method"] == "sampled" and ow["samples"] == 40
+        for o, w in zip(ow["organizations"], want, strict=True):
+            misses += not o["owen_low"] - 1e-6 <= w <= o["owen_high"] + 1e-6
+        assert sum(o["owen"] for o in ow["organizations"]) == pytest.approx(
+            sum(o["psi"] for o in ow["organizations"])
+        )
+    assert misses <= 0.1 * 8 * len(want)
+
+
+def test_cli_owen_json_csv_and_table(capsys):
+    args = ["audit", str(LOG), "--org-by", "account", "--timezone", "UTC", "--points", "2"]
+    args += ["--no-counterfactuals", "--shares", str(SACCTMGR), "--machines", "202"]
+    assert main([*args, "--format", "json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert {u["name"] for u in r["owen"]["units"]} == {"life", "sciences"}
+    assert main([*args, "--format", "csv"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if not ln.startswith("#")]
+    head = lines[0].split(",")
+    assert head[-6:] == ["units", "owen", "owen_low", "owen_high", "owen_surplus", "owen_exact"]
+    bio = next(ln for ln in lines if ln.startswith("biology,")).split(",")
+    assert bio[head.index("units")] == "life"
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Owen value" in out and "Units: sums" in out
+    assert main([*args, "--no-owen", "--format", "json"]) == 0
+    assert "owen" not in json.loads(capsys.readouterr().out)
+
+
+def _mapping(tmp_path, units: str) -> Path:
+    p = tmp_path / "m.toml"
+    orgs = {
+        "physics": "physics",
+        "chemistry": "chemistry",
+        "biology": "biology",
+        "genomics": "genomics",
+        "astro": "astro",
+    }
+    text = "".join(
+        f'[[organization]]\nname = "{n}"\naccounts = ["{a}"]\n\n' for n, a in orgs.items()
+    )
+    p.write_text(text + units)
+    return p
+
+
+NESTED = """
+[[unit]]
+name = "sciences"
+members = ["physics", "chemistry"]
+
+[[unit]]
+name = "faculty"
+members = ["sciences", "biology"]
+"""
+
+
+def test_a_mapping_with_nested_units(tmp_path):
+    m = _mapping(tmp_path, NESTED)
+    r = audit(LOG, mapping=m, **OPTS)
+    ow = r["owen"]
+    assert ow["levels"] == 3 and ow["hierarchy"] == f"units of mapping {m}"
+    units = {u["name"]: u for u in ow["units"]}
+    assert units["faculty"]["parent"] is None and units["sciences"]["parent"] == "faculty"
+    assert units["sciences"]["level"] == 2
+    assert units["faculty"]["members"] == ["physics", "chemistry", "biology"]
+    assert units["sciences"]["shapley_quotient"] is None  # not a player of the top game
+    by = {o["name"]: o for o in ow["organizations"]}
+    assert by["physics"]["units"] == ["faculty", "sciences"]
+    assert by["astro"]["units"] == []
+    assert sum(Fraction(o["owen_exact"]) for o in ow["organizations"]) == sum(
+        o["psi"] for o in r["organizations"]
+    )
+    assert units["faculty"]["owen"] == pytest.approx(units["faculty"]["shapley_quotient"])
+
+
+@pytest.mark.parametrize(
+    "units, message",
+    [
+        ('[[unit]]\nname = "a"\nmembers = ["nobody"]\n', "is no organization or unit"),
+        ('[[unit]]\nname = "physics"\nmembers = ["astro"]\n', "already taken"),
+        (
+            '[[unit]]\nname = "a"\nmembers = ["astro"]\n[[unit]]\nname = "b"\nmembers = ["astro"]\n',
+            "in two units",
+        ),
+        (
+            '[[unit]]\nname = "a"\nmembers = ["b"]\n[[unit]]\nname = "b"\nmembers = ["a"]\n',
+            "inside itself",
+        ),
+        ('[[unit]]\nname = "a"\nmembers = []\n', "non-empty list"),
+        ('[[unit]]\nname = "a"\nmembers = ["astro"]\nmachines = 3\n', "keys name and members"),
+    ],
+)
+def test_malformed_units_are_refused(tmp_path, units, message):
+    with pytest.raises(MappingError, match=message):
+        audit(LOG, mapping=_mapping(tmp_path, units), **OPTS)

@@ -359,7 +359,8 @@ def owen_report(
         "text": (
             "Owen value (Owen 1977; nested units: Winter 1989): the expected marginal "
             "contribution over the orders in which every unit's organizations are contiguous; "
-            "a unit's organizations sum to the unit's Shapley value in the game between units"
+            "a top-level unit's organizations sum to its Shapley value in the game between "
+            "units (v(alone): the unit's own coalition value)"
             + (
                 ""
                 if values is not None

@@ -262,21 +262,21 @@ def render_owen(report: dict, console) -> None:
         )
     console.print(t)
     u = Table(title="Units: sums over their organizations")
-    for c in ("unit", "parent", "members"):
-        u.add_column(c)
-    for c in ("psi", "phi", "owen", "surplus", "v(alone)", "Shapley (units)"):
+    u.add_column("unit")
+    for c in ("orgs", "psi", "phi", "owen", "surplus", "v(alone)"):
         u.add_column(c, justify="right")
-    for r in ow["units"]:
+    path = {r["name"]: r["name"] for r in ow["units"]}
+    for r in ow["units"]:  # parents come first
+        if r["parent"]:
+            path[r["name"]] = f"{path[r['parent']]}/{r['name']}"
         u.add_row(
-            r["name"],
-            r["parent"] or "-",
-            ", ".join(r["members"]),
+            path[r["name"]],
+            str(len(r["members"])),
             f"{r['psi']:.4g}",
             f"{r['phi']:.4g}",
             f"{r['owen']:.4g}",
             f"{r['owen_surplus']:+.4g}",
             _num(r["value_alone"], "{:.4g}"),
-            _num(r["shapley_quotient"], "{:.4g}"),
         )
     console.print(u)
     console.print(ow["text"], highlight=False)

@@ -398,3 +398,15 @@ def test_a_mapping_with_nested_units(tmp_path):
 def test_malformed_units_are_refused(tmp_path, units, message):
     with pytest.raises(MappingError, match=message):
         audit(LOG, mapping=_mapping(tmp_path, units), **OPTS)
+
+
+def test_on_the_captured_tree_owen_minus_phi_is_the_loss_shared_by_units():
+    # docs/audit.md: the loss against REF's total is shared by the 4 top-level players under
+    # Owen (then halved within each two-account unit), by the 6 organizations under Shapley
+    r = audit(LOG, org_by="account", shares=SACCTMGR, **OPTS)
+    loss = r["efficiency"]["loss"]
+    assert loss == 14009
+    phi = {o["name"]: Fraction(o["phi_exact"]) for o in r["organizations"]}
+    for o in r["owen"]["organizations"]:
+        share = Fraction(loss, 4) if not o["units"] else Fraction(loss, 8)
+        assert Fraction(o["owen_exact"]) - phi[o["name"]] == Fraction(loss, 6) - share

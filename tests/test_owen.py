@@ -410,3 +410,12 @@ def test_on_the_captured_tree_owen_minus_phi_is_the_loss_shared_by_units():
     for o in r["owen"]["organizations"]:
         share = Fraction(loss, 4) if not o["units"] else Fraction(loss, 8)
         assert Fraction(o["owen_exact"]) - phi[o["name"]] == Fraction(loss, 6) - share
+
+
+def test_cli_owen_without_a_hierarchy_names_the_flag(capsys):
+    args = ["audit", str(LOG), "--org-by", "account", "--timezone", "UTC", "--points", "2"]
+    assert main([*args, "--no-counterfactuals", "--owen"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --owen: needs a hierarchy of units") and "Traceback" not in err
+    with pytest.raises(TypeError, match="owen: expected True, False or None"):
+        audit(LOG, org_by="account", owen="yes", **OPTS)

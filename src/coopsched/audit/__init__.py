@@ -166,6 +166,8 @@ def audit(
     )
     if interval not in ("t", "bernstein"):
         raise ValueError(f"interval: {interval!r}; choose t or bernstein")
+    if owen is not None and not isinstance(owen, bool):
+        raise TypeError(f"owen: expected True, False or None, got {owen!r}")
     if method not in ("auto", "exact", "sampled"):
         raise ValueError(f"method: {method!r}; choose from auto, exact, sampled")
     if not 0 < confidence < 1:

@@ -419,3 +419,20 @@ def test_cli_owen_without_a_hierarchy_names_the_flag(capsys):
     assert err.startswith("error: --owen: needs a hierarchy of units") and "Traceback" not in err
     with pytest.raises(TypeError, match="owen: expected True, False or None"):
         audit(LOG, org_by="account", owen="yes", **OPTS)
+
+
+def test_hierarchy_from_a_tree_places_accounts_with_users_of_their_own():
+    from coopsched.audit.owen import hierarchy_from_tree
+    from coopsched.workloads.slurm_assoc import AccountTree
+
+    parent = {"root": None, "life": "root", "bio": "life", "gen": "life", "sci": "root"}
+    parent |= {"phys": "sci", "chem": "sci", "astro": "root", "empty": "root", "e1": "empty"}
+    tree = AccountTree("t", "sacctmgr", parent, {a: 1 for a in parent})
+    # 'life' has users of its own beside its sub-accounts; 'chem' and 'e1' are not
+    # organizations of this window; 'other' is not in the tree
+    names = ["life", "bio", "gen", "phys", "astro", "other"]
+    root = hierarchy_from_tree(tree, names)
+    assert root.members[0] == Unit("life", [0, 1, 2])
+    # sci holds phys only: a unit of one is its member; 'other' stands beside the units
+    assert root.members[1:] == [3, 4, 5]
+    assert root.depth == 2 and sorted(root.players()) == list(range(6))

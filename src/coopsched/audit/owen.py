@@ -259,12 +259,15 @@ def build_hierarchy(
 def hierarchy_from_tree(tree, names: Sequence[str]) -> Unit:
     """The hierarchy of a Slurm account tree
     (:class:`coopsched.workloads.slurm_assoc.AccountTree`) over the audit's organizations
-    (accounts; an organization the tree lacks, such as ``other``, stands alone)."""
+    (accounts): the root's sub-accounts are the top-level units; the root account itself (its
+    own users) and an organization the tree lacks (``other``) stand alone beside them."""
     kids: dict[str, list[str]] = {}
     for a, p in tree.parent.items():
         if p is not None:
             kids.setdefault(p, []).append(a)
-    return build_hierarchy(names, lambda a: kids.get(a, []), [tree.root])
+    # the root's children are the top-level units; the root's own users (an organization
+    # named as the root) and organizations the tree lacks stand beside them
+    return build_hierarchy(names, lambda a: kids.get(a, []), kids.get(tree.root, []))
 
 
 def hierarchy_from_units(units: dict[str, list[str]], names: Sequence[str]) -> Unit:

@@ -436,3 +436,16 @@ def test_hierarchy_from_a_tree_places_accounts_with_users_of_their_own():
     # sci holds phys only: a unit of one is its member; 'other' stands beside the units
     assert root.members[1:] == [3, 4, 5]
     assert root.depth == 2 and sorted(root.players()) == list(range(6))
+
+
+def test_sampled_orders_do_not_depend_on_how_the_tree_lists_units():
+    rng = random.Random(7)
+    v = random_game(rng, 5)
+    a = Unit.of([[0, 1], [2, 3, 4]])
+    b = Unit.of([[4, 2, 3], [1, 0]])  # the same units, listed otherwise
+    canon = [3, 0, 4, 1, 2]
+    ea = owen_antithetic(lambda m: v[m], a, 20, seed=3, order=canon)
+    eb = owen_antithetic(lambda m: v[m], b, 20, seed=3, order=canon)
+    assert np.array_equal(ea.phi, eb.phi)
+    ec = owen_antithetic(lambda m: v[m], b, 20, seed=3)  # without it: the listed order
+    assert not np.array_equal(ea.phi, ec.phi)

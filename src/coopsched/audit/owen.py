@@ -172,17 +172,32 @@ def quotient_shapley(v: Sequence, root: Unit) -> list[Fraction]:
     return shapley(table)
 
 
-def contiguous_order(root: Unit) -> Callable[[np.random.Generator], list[int]]:
+def contiguous_order(
+    root: Unit, order: Sequence[int] | None = None
+) -> Callable[[np.random.Generator], list[int]]:
     """A function drawing a uniformly random order that keeps every unit contiguous (the
-    children of each unit in a uniformly random order, recursively)."""
+    children of each unit in a uniformly random order, recursively). ``order``: the players
+    in a canonical order (as :func:`~coopsched.online.shapley.shapley_antithetic`'s); the
+    children of a unit are then permuted from their rank in it (of their first player), so
+    that a seed's orders do not depend on how the tree lists them."""
+    rank = {int(p): i for i, p in enumerate(order)} if order is not None else None
+
+    def listed(x: Unit) -> list[int | Unit]:
+        if rank is None:
+            return x.members
+        return sorted(
+            x.members,
+            key=lambda m: rank[m] if isinstance(m, int) else min(rank[p] for p in m.players()),
+        )
 
     def draw(rng: np.random.Generator) -> list[int]:
         def walk(x: int | Unit) -> list[int]:
             if isinstance(x, int):
                 return [x]
+            members = listed(x)
             out: list[int] = []
-            for j in rng.permutation(len(x.members)):
-                out += walk(x.members[int(j)])
+            for j in rng.permutation(len(members)):
+                out += walk(members[int(j)])
             return out
 
         return walk(root)
@@ -201,10 +216,12 @@ def owen_antithetic(
     seconds: float | None = None,
     interval: str = "t",
     first_orders: int = 20,
+    order: Sequence[int] | None = None,
 ) -> AntitheticEstimate:
     """Sampled Owen values: :func:`~coopsched.online.shapley.shapley_antithetic` over the
     orders drawn by :func:`contiguous_order` (each with its reverse), the same intervals
-    (per player, from the observed variance of the pair means) and adaptive looks."""
+    (per player, from the observed variance of the pair means) and adaptive looks.
+    ``order``: the players in a canonical order (:func:`contiguous_order`)."""
     k = len(root.players())
     check_hierarchy(root, k)
     return shapley_antithetic(
@@ -217,7 +234,7 @@ def owen_antithetic(
         seconds=seconds,
         interval=interval,
         first_orders=first_orders,
-        draw=contiguous_order(root),
+        draw=contiguous_order(root, order),
     )
 
 
@@ -435,5 +452,6 @@ def sampled_owen(
         decide=decide if adaptive else None,
         seconds=seconds,
         interval=interval,
+        order=inst.canonical_order().tolist(),  # orders drawn over it: names do not matter
     )
     return est, sign_decided(psi, est.phi[:, 0], est.halfwidth[:, 0])

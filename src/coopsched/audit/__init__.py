@@ -108,6 +108,7 @@ def audit(
     jobs: str | None = None,
     backfill: str | None = None,
     skip_malformed: bool = False,
+    owen: bool | None = None,
 ) -> dict:
     """The audit report (the dict of :mod:`coopsched.audit.report`).
 
@@ -141,6 +142,13 @@ def audit(
     ``skip_malformed``: a malformed record of a log (sacct text or JSON, SWF) is left out,
     counted in ``excluded`` and listed (the first five, with line and reason) in ``notes``,
     instead of stopping the audit (the default, strict: the error names file, line, field).
+
+    ``owen``: the report's ``owen`` section (:mod:`.owen`), the Owen value of every
+    organization in the hierarchy of units given by the ``shares=`` account tree or the
+    mapping's ``[[unit]]`` tables; ``None`` (default): when such a hierarchy has more than one
+    level, ``False``: never, ``True``: required (an error without a hierarchy). Exact with an
+    exact audit (from its table of coalition values), sampled otherwise (orders that keep
+    every unit contiguous, the sampled game and budget of ``phi``).
     """
     say = progress or (lambda _msg: None)
     _check_options(
@@ -158,6 +166,8 @@ def audit(
     )
     if interval not in ("t", "bernstein"):
         raise ValueError(f"interval: {interval!r}; choose t or bernstein")
+    if owen is not None and not isinstance(owen, bool):
+        raise TypeError(f"owen: expected True, False or None, got {owen!r}")
     if method not in ("auto", "exact", "sampled"):
         raise ValueError(f"method: {method!r}; choose from auto, exact, sampled")
     if not 0 < confidence < 1:
@@ -167,6 +177,7 @@ def audit(
         source = load_log(source, timezone=timezone, skip_malformed=skip_malformed)
     excluded: dict[str, int] = {}
     notes: list[str] = []
+    hierarchy: tuple[str, Callable] | None = None  # (source, names -> Unit)
     if isinstance(source, Instance):
         if org_by or mapping or shares or other or t_from is not None or t_to is not None:
             raise WindowError(
@@ -226,10 +237,27 @@ def audit(
             from .shares import by_shares
 
             orgs = by_shares(log.jobs, shares, other, log.path)
+            if owen is not False:
+                from ..workloads.slurm_assoc import read_account_tree
+                from .owen import hierarchy_from_tree
+
+                tree = read_account_tree(shares)
+                hierarchy = (
+                    f"Slurm account tree {shares}",
+                    lambda names: hierarchy_from_tree(tree, names),
+                )
         elif org_by is not None and mapping is None:
             orgs = by_column(log.jobs, org_by, log.path)
         elif mapping is not None and org_by is None:
             orgs = by_mapping(log.jobs, mapping)
+            if orgs.units and owen is not False:
+                from .owen import hierarchy_from_units
+
+                units = orgs.units
+                hierarchy = (
+                    f"units of mapping {mapping}",
+                    lambda names: hierarchy_from_units(units, names),
+                )
         else:
             raise MappingError("give exactly one of org_by= (a column) or mapping= (a TOML file)")
         assign_unmatched(orgs, log.jobs, other)
@@ -381,6 +409,50 @@ def audit(
         ctimes = sg.times
         report["efficiency"] = None  # REF's own total is not computed by a sampled audit
     report["organizations"] = rows
+    if owen is not False:
+        from .owen import owen_report, sampled_owen, trivial
+
+        root = hierarchy[1](names) if hierarchy is not None else None
+        described = hierarchy[0] if hierarchy is not None else ""
+        if root is None or trivial(root):
+            if owen:
+                raise ValueError(
+                    "owen: needs a hierarchy of units: shares= (a Slurm account tree with "
+                    "sub-accounts) or a mapping with [[unit]] tables"
+                    + ("; this one has a single level" if root is not None else "")
+                )
+        elif use_exact:
+            say("Owen values")
+            report["owen"] = owen_report(
+                root, names, g.psi, g.phi, source=described, values=g.values
+            )
+        else:
+            say("sampling orders that keep every unit contiguous (Owen values)")
+            oest, odecided = sampled_owen(
+                inst,
+                T,
+                root,
+                samples=samples,
+                seed=seed,
+                confidence=confidence,
+                value_policy=value_policy,
+                exact_upto=exact_upto,
+                adaptive=adaptive,
+                seconds=seconds,
+                interval=interval,
+                backfill=rule,
+            )
+            report["owen"] = owen_report(
+                root,
+                names,
+                sg.psi,
+                sg.phi,
+                source=described,
+                estimate=oest,
+                decided=odecided,
+            )
+            report["owen"]["samples"] = oest.orders
+            report["owen"]["stop"] = oest.stop
     report["counterfactuals"] = []
     if with_counterfactuals:
         report["counterfactuals"] = counterfactuals(

@@ -65,6 +65,9 @@ class ExactGame:
     #: REF's own value of the grand coalition at the horizon (what the platform could have
     #: done under REF): the recorded total falls short of it by the platform's loss
     ref_total: int = 0
+    #: the game's table at the horizon: ``values[C]`` for every coalition bitmask ``C``, with
+    #: ``values[grand]`` the recorded total (Definition 3.2); the Owen value reads it
+    values: list[int] | None = None
 
 
 def exact_game(
@@ -91,4 +94,6 @@ def exact_game(
         p = psi_sp(inst.org, recorded, inst.size, t, k, width)
         psi_at.append(p)
         phi_at.append(audit_phi(vals, sum(p)))
-    return ExactGame(psi, phi, ref, list(cps), psi_at, phi_at, values[-1])
+    table = list(values)
+    table[0], table[-1] = 0, sum(psi)
+    return ExactGame(psi, phi, ref, list(cps), psi_at, phi_at, values[-1], table)

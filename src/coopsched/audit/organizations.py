@@ -13,12 +13,26 @@ A job belongs to the organization one of whose member lists contains its value; 
 matched by two organizations is an error, and so are unmatched jobs unless ``other`` names
 a bucket for them. Without machines, a contribution rule (:func:`contribution`) splits the
 platform and the audit says which one it used.
+
+Units (nested groups, for the Owen value, :mod:`.owen`): ``[[unit]]`` tables name a unit and
+its members, organizations or other units::
+
+    [[unit]]
+    name = "sciences"
+    members = ["physics", "chemistry"]
+
+    [[unit]]
+    name = "faculty"
+    members = ["sciences", "astro"]
+
+An organization or unit belongs to at most one unit; units do not contain themselves; an
+organization in no unit stands alone at the top.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +79,8 @@ class Organizations:
     described_by: str
     shares: list[int] | None = None
     shares_rule: str = ""
+    #: units of a mapping file: unit name -> its members (organization or unit names)
+    units: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _sort_key(v: str):
@@ -86,8 +102,7 @@ def by_column(jobs: pd.DataFrame, key: str, source: str) -> Organizations:
     return Organizations(names, col.map(pos).to_numpy(np.int64), None, f"--org-by {key}")
 
 
-def read_mapping(path: str | Path) -> list[dict]:
-    """The organizations of a TOML mapping file, validated; errors name file and entry."""
+def _load(path: str | Path) -> tuple[Path, dict]:
     p = regular_file(path, MappingError)
     try:
         raw = p.read_bytes()
@@ -100,7 +115,13 @@ def read_mapping(path: str | Path) -> list[dict]:
         raise MappingError(f"{p}: invalid TOML: {exc}") from None
     except RecursionError:
         raise MappingError(f"{p}: invalid TOML: nested too deeply") from None
-    unknown = set(data) - {"organization"}
+    return p, data
+
+
+def read_mapping(path: str | Path) -> list[dict]:
+    """The organizations of a TOML mapping file, validated; errors name file and entry."""
+    p, data = _load(path)
+    unknown = set(data) - {"organization", "unit"}
     if unknown:
         raise MappingError(f"{p}: unknown top-level key(s) {sorted(unknown)}")
     orgs = data.get("organization")
@@ -159,7 +180,51 @@ def by_mapping(jobs: pd.DataFrame, path: str | Path) -> Organizations:
             )
         index[hit] = u
     machines = [o["machines"] for o in orgs] if orgs[0]["machines"] is not None else None
-    return Organizations([o["name"] for o in orgs], index, machines, f"mapping {path}")
+    names = [o["name"] for o in orgs]
+    out = Organizations(names, index, machines, f"mapping {path}")
+    out.units = read_units(path, names)
+    return out
+
+
+def read_units(path: str | Path, names: list[str]) -> dict[str, list[str]]:
+    """The ``[[unit]]`` tables of a mapping file (unit name -> members), validated: members
+    are organizations or units, each in at most one unit, no unit inside itself."""
+    p, data = _load(path)
+    raw = data.get("unit", [])
+    if not isinstance(raw, list):
+        raise MappingError(f"{p}: expected [[unit]] tables")
+    units: dict[str, list[str]] = {}
+    for i, u in enumerate(raw):
+        where = f"{p}: unit[{i}]"
+        if not isinstance(u, dict) or set(u) - {"name", "members"}:
+            raise MappingError(f"{where}: expected the keys name and members")
+        name = u.get("name")
+        if not isinstance(name, str) or not name:
+            raise MappingError(f"{where}: needs a 'name'")
+        if name in units or name in names:
+            raise MappingError(f"{where}: the name {name!r} is already taken")
+        members = u.get("members")
+        if not isinstance(members, list) or not members:
+            raise MappingError(f"{where} ({name}): needs a non-empty list 'members'")
+        if any(not isinstance(m, str) for m in members):
+            raise MappingError(f"{where} ({name}).members: expected names")
+        units[name] = list(members)
+    owner: dict[str, str] = {}
+    for name, members in units.items():
+        for m in members:
+            if m not in units and m not in names:
+                raise MappingError(f"{p}: unit {name!r}: {m!r} is no organization or unit")
+            if m in owner:
+                raise MappingError(f"{p}: {m!r} is in two units, {owner[m]!r} and {name!r}")
+            owner[m] = name
+    for name in units:
+        seen, up = {name}, owner.get(name)
+        while up is not None:
+            if up in seen:
+                raise MappingError(f"{p}: unit {name!r} is inside itself")
+            seen.add(up)
+            up = owner.get(up)
+    return units
 
 
 def assign_unmatched(orgs: Organizations, jobs: pd.DataFrame, other: str | None) -> None:

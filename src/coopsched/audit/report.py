@@ -7,7 +7,10 @@ Keys (``coopsched audit --format json``; the HTML page reads the same dict):
 ``phi``, ``phi_exact``, ``phi_low``, ``phi_high``, ``sign_decided``, ``surplus``, ``surplus_per_unit``,
 ``surplus_core_hours``), ``counterfactuals`` (``policy``, ``unfairness``,
 ``utilization``), ``curves`` (``t``, and per organization ``surplus`` and
-``utilization``), ``excluded`` (reason: count).
+``utilization``), ``excluded`` (reason: count); with a hierarchy of units, ``owen``
+(:func:`coopsched.audit.owen.owen_report`: per organization ``owen``, ``owen_surplus``
+``= psi - owen``, ``owen_minus_phi``, ``units``; per unit ``psi``, ``phi``, ``owen`` sums,
+``value_alone`` and ``shapley_quotient``).
 
 ``surplus = psi - phi``: positive = favoured, negative = short-changed.
 ``surplus_per_unit`` divides it by the organization's work processed before the horizon in
@@ -104,11 +107,23 @@ def to_csv(report: dict) -> str:
         out.write(f"# model: {model}\n")
     for note in report.get("notes") or ():  # caveats first, as comment lines (comment="#")
         out.write(f"# note: {note}\n")
-    w = csv.DictWriter(out, fieldnames=[*ORG_COLUMNS, "phi_exact"], lineterminator="\n")
+    owen = {o["name"]: o for o in (report.get("owen") or {}).get("organizations", [])}
+    extra = list(OWEN_COLUMNS) if owen else []
+    w = csv.DictWriter(out, fieldnames=[*ORG_COLUMNS, "phi_exact", *extra], lineterminator="\n")
     w.writeheader()
     for row in report["organizations"]:
-        w.writerow({c: row.get(c) for c in w.fieldnames})
+        line = {c: row.get(c) for c in w.fieldnames}
+        o = owen.get(row["name"])
+        if o is not None:  # the Owen columns (a hierarchy of units was given)
+            line.update({c: o[c] for c in OWEN_COLUMNS if c != "units"})
+            line["units"] = "/".join(o["units"])
+        w.writerow(line)
     return out.getvalue()
+
+
+#: The CSV's extra columns when the report has an ``owen`` section (``units``: the units
+#: holding the organization, outermost first, joined by ``/``).
+OWEN_COLUMNS = ("units", "owen", "owen_low", "owen_high", "owen_surplus", "owen_exact")
 
 
 def _num(x, fmt: str = "{:,.3g}") -> str:
@@ -184,6 +199,8 @@ def render_table(report: dict, console) -> None:
         "core-h: surplus / window / 3600"
         + ("; ?: sign of the surplus undecided" if report["method"] == "sampled" else "")
     )
+    if report.get("owen"):
+        render_owen(report, console)
     eff = report.get("efficiency")
     if eff:
         side = "below" if eff["loss"] >= 0 else "above"
@@ -214,3 +231,52 @@ def render_table(report: dict, console) -> None:
         console.print(
             "excluded: " + ", ".join(f"{k}: {v:,}" for k, v in report["excluded"].items())
         )
+
+
+def render_owen(report: dict, console) -> None:
+    """The Owen tables: per organization, then per unit of the hierarchy."""
+    from rich.table import Table
+
+    ow = report["owen"]
+    sampled = ow["method"] == "sampled"
+    t = Table(title=f"Owen value by units ({ow['hierarchy']}; surplus = psi - owen)")
+    for c, j in (("org", "left"), ("units", "left"), ("psi", "right"), ("phi", "right")):
+        t.add_column(c, justify=j)  # type: ignore[arg-type]
+    for c in ("owen", "owen - phi", "surplus"):
+        t.add_column(c, justify="right")
+    for r in ow["organizations"]:
+        val = f"{r['owen']:.4g}"
+        if sampled:
+            val += f" ±{(r['owen_high'] - r['owen_low']) / 2:.2g}"
+            val += "" if r.get("sign_decided", True) else " ?"
+        s = r["owen_surplus"]
+        color = "green" if s > 0 else "red" if s < 0 else ""
+        t.add_row(
+            r["name"],
+            "/".join(r["units"]) or "-",
+            f"{r['psi']:.4g}",
+            f"{r['phi']:.4g}",
+            val,
+            f"{r['owen_minus_phi']:+.4g}",
+            f"[{color}]{s:+.4g}[/{color}]" if color else f"{s:+.4g}",
+        )
+    console.print(t)
+    u = Table(title="Units: sums over their organizations")
+    u.add_column("unit")
+    for c in ("orgs", "psi", "phi", "owen", "surplus", "v(alone)"):
+        u.add_column(c, justify="right")
+    path = {r["name"]: r["name"] for r in ow["units"]}
+    for r in ow["units"]:  # parents come first
+        if r["parent"]:
+            path[r["name"]] = f"{path[r['parent']]}/{r['name']}"
+        u.add_row(
+            path[r["name"]],
+            str(len(r["members"])),
+            f"{r['psi']:.4g}",
+            f"{r['phi']:.4g}",
+            f"{r['owen']:.4g}",
+            f"{r['owen_surplus']:+.4g}",
+            _num(r["value_alone"], "{:.4g}"),
+        )
+    console.print(u)
+    console.print(ow["text"], highlight=False)

@@ -117,6 +117,14 @@ def audit(
             "instead of stopping at the first."
         ),
     ] = False,
+    owen: Annotated[
+        bool | None,
+        typer.Option(
+            "--owen/--no-owen",
+            help="Owen values by units (the --shares account tree or the mapping's [[unit]] "
+            "tables); default: when the hierarchy has more than one level.",
+        ),
+    ] = None,
     format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
     html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
 ) -> None:
@@ -165,6 +173,7 @@ def audit(
             jobs=jobs,
             backfill=backfill,
             skip_malformed=skip_malformed,
+            owen=owen,
             progress=None if status is None else (lambda m: status.update(m)),
         )
     finally:
@@ -190,7 +199,7 @@ _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--count
 _PARAMS = (
     "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
     "exact_max|samples|seconds|adaptive|interval|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
-    "skip_malformed"
+    "skip_malformed|owen"
 )
 
 

@@ -297,6 +297,7 @@ def shapley_antithetic(
     seconds: float | None = None,
     on_look: Callable[[int, int, int, int], None] | None = None,
     interval: str = "t",
+    draw: Callable[[np.random.Generator], Sequence[int]] | None = None,
 ) -> AntitheticEstimate:
     """Estimate Shapley values (Eq. 2) from antithetic pairs of orders, adaptively.
 
@@ -333,6 +334,11 @@ def shapley_antithetic(
     ``value(mask)`` is a number or a 1-D array (several games valued at once, as the audit's
     values at several times); it is called once per distinct coalition. Orders are drawn
     over positions of ``order`` (default ``0..k-1``), as :func:`shapley_monte_carlo`.
+
+    ``draw(rng)``, when given, draws each order instead (a sequence of all ``k`` players):
+    the estimate is then the expected marginal contribution over ``draw``'s distribution,
+    which must be the same as that of the reversed orders for the pairs to be unbiased (it
+    is for the orders that keep each union of a hierarchy contiguous, :mod:`coopsched.audit.owen`).
     """
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
@@ -365,7 +371,10 @@ def shapley_antithetic(
     for look, target in enumerate(looks, 1):
         out_of_time = False
         while done < target:
-            perm = [players[x] for x in rng.permutation(k)]
+            if draw is None:
+                perm = [players[x] for x in rng.permutation(k)]
+            else:
+                perm = [int(u) for u in draw(rng)]
             pre = [0]
             for u in perm:
                 pre.append(pre[-1] | 1 << u)

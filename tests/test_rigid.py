@@ -739,3 +739,43 @@ def test_ref_key_proof_refuses_values_beyond_2_62_and_accepts_a_large_platform()
     assert why is not None and "2^62" in why
     # event times with t (t + 1) beyond int64 (no horizon: the jobs end by 6 * 10^9 s)
     assert "t (t + 1)" in str(_ref_keys_wrap_safely(rel, 2 * size, 1, None, rand, own))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    inst=rigid_instances(pins=True),
+    idle=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+    rule=st.sampled_from(RULES),
+    T=st.integers(4, 16),
+)
+def test_rigid_ref_simulates_interchangeable_organizations_once(inst, idle, rule, T):
+    """Organizations with no jobs and equal machines are twins: rigid REF runs one
+    coalition per class of identical ones and gives exactly the schedule, the values
+    and the checkpoint values of running every coalition (the count is
+    2^(k - sum n_i) prod (n_i + 1) - 1 for twin groups of sizes n_i)."""
+    from coopsched.online.ref.driver import twin_classes
+    from coopsched.online.ref.rigid import ref_rigid_schedule
+    from coopsched.workloads.instance import Organization
+
+    orgs = list(inst.organizations) + [Organization(f"idle{j}", m) for j, m in enumerate(idle)]
+    wide = Instance(
+        orgs,
+        inst.org,
+        inst.release,
+        inst.size,
+        inst.width,
+        requested=inst.requested,
+        pinned=inst.pinned,
+    )
+    cps = [1, T // 2, T]
+    a, va = ref_rigid_schedule(wide, T, rule, cps, coalition_runs=True)
+    b, vb = ref_rigid_schedule(wide, T, rule, cps, coalition_runs=True, symmetry=False)
+    assert a.start.tolist() == b.start.tolist()
+    assert va == vb
+    assert a.info["checkpoint_values"] == b.info["checkpoint_values"]
+    groups = twin_classes(wide)
+    assert a.info["twin_groups"] == groups
+    twins = sum(len(g) for g in groups)
+    expected = (1 << (wide.k - twins)) * int(np.prod([len(g) + 1 for g in groups])) - 1
+    assert a.info["simulated_coalitions"] == expected
+    assert b.info["simulated_coalitions"] == (1 << wide.k) - 1

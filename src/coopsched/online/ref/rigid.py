@@ -34,6 +34,7 @@ from ..engine import Policy, SimView, simulate
 from ..schedule import Schedule
 from ..shapley import popcounts, shapley_weights
 from ..utilities import ValueCurve, step_events
+from .driver import canonical_coalitions, twin_classes
 
 #: Organizations beyond which rigid REF (2^k engine runs) is refused.
 MAX_K_RIGID = 12
@@ -103,6 +104,7 @@ def ref_rigid_schedule(
     *,
     coalition_runs: bool = False,
     engine: str = "auto",
+    symmetry: bool = True,
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition for rigid jobs under ``backfill``, and every
     coalition's value at the horizon (or at the end), exact (module docstring). With
@@ -114,7 +116,15 @@ def ref_rigid_schedule(
     rigid engine (``engine="auto"``; :func:`_compiled_coalition`: keys modulo 2^64 beside
     float64 copies, exact while the coalition's values ``Mc t (t + 1) / 2`` stay below
     2^62), or in the Python engine (``engine="python"``, or where that bound fails);
-    ``info["coalition_engines"]`` counts which."""
+    ``info["coalition_engines"]`` counts which. Interchangeable organizations (no jobs,
+    equal machines: :func:`~coopsched.online.ref.driver.twin_classes`) are simulated once,
+    as in the sequential kernel: a coalition that differs from its canonical one
+    (:func:`~coopsched.online.ref.driver.canonical_coalitions`) only in which twins it
+    holds has the same jobs, as many machines, subcoalitions of the same values (by
+    induction on size) and twins that never queue a job, hence the same schedule and
+    value; it reuses that coalition's (``symmetry=False`` simulates every coalition, for
+    tests). ``info["twin_groups"]`` and ``info["simulated_coalitions"]`` say how many
+    were run."""
     from ..rigid import resolve_backfill
 
     inst = instance
@@ -170,7 +180,14 @@ def ref_rigid_schedule(
     events: list[tuple[np.ndarray, np.ndarray] | None] = [None] * NC
     width = inst.width
     engines = {"compiled": 0, "python": 0}
+    groups = twin_classes(inst) if symmetry else []
+    canon = canonical_coalitions(k, groups) if groups else None
     for C in sorted(range(1, NC), key=lambda c: (int(pc[c]), c)):
+        if canon is not None and canon[C] != C:
+            # same size, members of lower index: already simulated (canon[C] < C)
+            D = int(canon[C])
+            curves[C], events[C], scheds[C] = curves[D], events[D], scheds[D]
+            continue
         members = [u for u in range(k) if C >> u & 1]
         fast = (
             None
@@ -210,6 +227,8 @@ def ref_rigid_schedule(
             "too_wide": grand.info.get("too_wide"),
             "coalitions": NC - 1,
             "coalition_engines": engines,
+            "twin_groups": groups,
+            "simulated_coalitions": engines["compiled"] + engines["python"],
             "rigid": True,
         },
     )

@@ -519,9 +519,9 @@ def _open(
 
 #: Lines parsed at a time: the reader's memory follows this many lines (and what it keeps),
 #: not the file.
-CHUNK_LINES = 100_000
+CHUNK_LINES = 10_000
 #: Bytes read from the file at a time (whole lines are decoded and parsed).
-BLOCK_BYTES = 8 << 20
+BLOCK_BYTES = 4 << 20
 
 
 def _text_blocks(path: str | os.PathLike, path_s: str) -> Iterator[tuple[int, list[str]]]:
@@ -565,7 +565,11 @@ def _text_blocks(path: str | os.PathLike, path_s: str) -> Iterator[tuple[int, li
 
 class _Seen:
     """Every record kept so far as two 64-bit hashes (16 bytes a record): of its key (job id,
-    submit, start) and of all its fields; in sorted runs merged as they grow."""
+    submit, start) and of all its fields; in sorted runs, merged while they are small (a
+    merge needs a few times a run's memory for a moment)."""
+
+    #: Runs stop growing at this many records.
+    RUN = 1 << 21
 
     def __init__(self) -> None:
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
@@ -575,9 +579,14 @@ class _Seen:
             return
         o = np.argsort(keys, kind="stable")
         self.runs.append((keys[o], records[o]))
-        while len(self.runs) > 1 and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0]):
+        while (
+            len(self.runs) > 1
+            and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0])
+            and len(self.runs[-2][0]) + len(self.runs[-1][0]) <= self.RUN
+        ):
             (k1, r1), (k2, r2) = self.runs.pop(), self.runs.pop()
             k, r = np.concatenate([k2, k1]), np.concatenate([r2, r1])
+            del k1, r1, k2, r2
             o = np.argsort(k, kind="stable")
             self.runs.append((k[o], r[o]))
 
@@ -588,10 +597,10 @@ class _Seen:
         check = np.zeros(len(keys), dtype=bool)
         for k, r in self.runs:
             lo = np.searchsorted(k, keys, side="left")
-            hi = np.searchsorted(k, keys, side="right")
-            hit = hi > lo
-            for i in np.flatnonzero(hit).tolist():
-                if (r[lo[i] : hi[i]] == records[i]).any():
+            hit = np.flatnonzero(k[np.minimum(lo, len(k) - 1)] == keys)
+            for i in hit.tolist():
+                hi = int(np.searchsorted(k, keys[i], side="right"))
+                if (r[lo[i] : hi] == records[i]).any():
                     same[i] = True
                 else:
                     check[i] = True

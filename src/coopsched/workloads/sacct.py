@@ -746,12 +746,7 @@ class _Lines:
 
 
 def _fields(
-    path_s: str,
-    columns: list[str],
-    kept: list[list[str]],
-    numbers: list[int],
-    zone: ZoneInfo,
-    prob: Problems,
+    columns: list[str], kept: list[list[str]], zone: ZoneInfo, prob: Problems
 ) -> tuple[dict[str, np.ndarray], tuple[int, int]]:
     """Phase 2 of the reader on one chunk's records, column by column: the arrays
     :func:`_rules` takes, and the records with an undecided repeated hour (count, first
@@ -760,7 +755,6 @@ def _fields(
     for c in raw.columns:
         if c in REQUIRED or c in USED:
             raw[c] = raw[c].astype(object).str.strip()
-    lines = prob.lines
     n = len(raw)
 
     def column(name: str) -> pd.Series:
@@ -777,7 +771,7 @@ def _fields(
             _seconds_both(raw["Start"], zone, prob, "Start", allow_none=True),
             _seconds_both(raw["End"], zone, prob, "End", allow_none=True),
         ],
-        lines,
+        prob.lines,
     )
     alloc = _counts(raw["AllocCPUS"], prob, "AllocCPUS")
     never = _never(start, end, alloc, state)
@@ -930,7 +924,7 @@ def read_sacct(
             prob.early = early
             if kept:
                 assert phase1.columns is not None
-                cols, (u, u_line) = _fields(path_s, phase1.columns, kept, numbers, zone, prob)
+                cols, (u, u_line) = _fields(phase1.columns, kept, zone, prob)
                 del kept
                 unresolved += u
                 unresolved_line = unresolved_line or u_line

@@ -26,6 +26,8 @@ The jobs (``--list`` prints their commands):
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
 * ``startup``: ``benchmarks/startup.py --runs 20``;
+* ``read-large``: ``benchmarks/read_large.py`` (a 2 GB sacct log written into /tmp and
+  removed: read whole, and for a one-month audit window; about 15 minutes);
 * ``game``: ``benchmarks/game.py``;
 * ``production``: ``benchmarks/production.py`` (docs/production.md);
 * ``peer``: ``benchmarks/peer_accasim.py`` (needs ``pip install accasim``; skipped
@@ -173,6 +175,12 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
         ),
         Job(
             "startup", [[py, f"{b}/startup.py", "--runs", "20"]], "results-startup.txt", "start-up"
+        ),
+        Job(
+            "read-large",
+            [[py, f"{b}/read_large.py"]],
+            "results-read-large.txt",
+            "reading a 2 GB sacct log, whole and for one month",
         ),
         Job("game", [[py, f"{b}/game.py"]], "results-game.txt", "exact best responses, MOSP game"),
         Job(

@@ -20,6 +20,10 @@ separated by ``|``. The accepted variations and every rule below are documented 
 * a malformed line is a :class:`SacctError` naming the file, line and field; a job whose
   times contradict each other (end before start, start before submit) is excluded and
   counted, never silently kept.
+
+The file is read :data:`CHUNK_LINES` lines at a time (:func:`read_sacct`), keeping compact
+columns only; with ``window=(t0, t1)`` only what an audit of that window needs
+(:class:`~coopsched.workloads.recorded.LogWindow`), so that memory follows the window.
 """
 
 from __future__ import annotations

@@ -268,3 +268,26 @@ def test_window_read_keeps_what_the_window_needs_only(tmp_path):
     assert part.window is not None
     inside = part.jobs.loc[~part.window.outside, "line"].to_numpy()
     assert np.array_equal(inside, whole.jobs["line"].to_numpy()[needed])
+
+
+def test_skip_malformed_in_a_window_read_counts_and_lists_the_whole_logs(tmp_path):
+    """Malformed records anywhere in the log (before, in and after the window) are counted
+    and the first listed the same way when the log is read for one window."""
+    path = _log(tmp_path, copies=60)
+    lines = path.read_text().splitlines()
+    for no in (3, 40, len(lines) // 2, len(lines) - 5):
+        fields = lines[no].split("|")
+        fields[8] = "many"  # AllocCPUS
+        lines[no] = "|".join(fields)
+    lines[len(lines) // 3] = "5|cs_bob|physics"
+    path.write_text("\n".join(lines) + "\n")
+    old, _ = _read(whole_read_sacct, path, timezone="UTC")
+    new, _ = _read(read_sacct, path, timezone="UTC", window=(0, 10))
+    assert old == new and ": 3 fields, the header has 11" in new  # strict: the same error
+    whole = read_sacct(path, timezone="UTC", skip_malformed=True)
+    _same(whole_read_sacct(path, timezone="UTC", skip_malformed=True), whole)
+    for t_from, t_to in WINDOWS[:3]:
+        common = dict(t_from=t_from, t_to=t_to, timezone="UTC", points=4, org_by="account")
+        a = audit(whole, **common)
+        b = audit(path, skip_malformed=True, **common)
+        assert a == b and any("malformed" in n for n in b["notes"])

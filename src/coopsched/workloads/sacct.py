@@ -713,7 +713,7 @@ class _Lines:
         # repeated line (merged when identical) or two captures that disagree (an error);
         # another start is another run of a requeued job (sacct -D), kept
         keys = [self._key(f) for f in records]
-        stripped = [tuple(x.strip() for x in f) for f in records]
+        stripped = [tuple(map(str.strip, f)) for f in records]
         key_h = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
         rec_h = np.fromiter((hash(r) for r in stripped), dtype=np.int64, count=len(keys))
         same, check = self.seen.find(key_h, rec_h)

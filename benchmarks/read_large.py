@@ -18,7 +18,8 @@ process, it reads the log
 and prints the wall time, the CPU time and the peak resident memory (``ru_maxrss``) of
 each. The log is never committed; ``--keep`` leaves it in place for another run.
 
-    python benchmarks/read_large.py                   # 2 GB: about 15 minutes on 2 cores
+    python benchmarks/read_large.py                   # 2 GB: about 20 minutes, 7 GB of memory
+    python benchmarks/read_large.py --cases month     # 2 GB, the window only: about 11 minutes
     python benchmarks/read_large.py --size 200M --old # about 3 minutes
 """
 

@@ -27,7 +27,7 @@ The jobs (``--list`` prints their commands):
   its results compared with the committed ``docs/results/table2/results.csv``;
 * ``startup``: ``benchmarks/startup.py --runs 20``;
 * ``read-large``: ``benchmarks/read_large.py`` (a 2 GB sacct log written into /tmp and
-  removed: read whole, and for a one-month audit window; about 15 minutes);
+  removed: read whole, and for a one-month audit window; about 20 minutes, 7 GB of memory);
 * ``game``: ``benchmarks/game.py``;
 * ``production``: ``benchmarks/production.py`` (docs/production.md);
 * ``peer``: ``benchmarks/peer_accasim.py`` (needs ``pip install accasim``; skipped

@@ -1,5 +1,6 @@
-"""Start-up time of the command line (issue 12, item 5): ``coopsched --help`` and
-``coopsched simulate docs/example.json``, each run ``--runs`` times in fresh processes.
+"""Start-up time of the command line (issue 12, item 5; issue 26, item 6): ``coopsched
+--help``, ``coopsched simulate docs/example.json`` and ``coopsched simulate`` on a 5,000-job
+SWF log (generated into a temporary folder), each run ``--runs`` times in fresh processes.
 
 Prints the median and the minimum wall time, and the median CPU time (user + system, of
 the child process), next to two baselines: an empty Python and ``import numpy`` (which
@@ -18,6 +19,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,16 +53,36 @@ def measure(argv: list[str], runs: int) -> tuple[float, float, float]:
     return statistics.median(walls), min(walls), statistics.median(cpus)
 
 
+def write_swf(path: Path, n: int = 5000, seed: int = 0) -> None:
+    """An SWF log of ``n`` jobs on 64 processors (seeded; about 4 days of submits)."""
+    import random
+
+    rnd = random.Random(seed)
+    lines = ["; MaxProcs: 64", "; UnixStartTime: 0"]
+    submit = 0
+    for i in range(1, n + 1):
+        submit += rnd.randrange(120)
+        fields = [i, submit, rnd.randrange(600), rnd.randrange(1, 3600), rnd.randrange(1, 9)]
+        fields += [-1, -1, -1, 3600, -1, 1, rnd.randrange(1, 30), rnd.randrange(1, 5)]
+        fields += [-1, 1, 1, -1, -1]
+        lines.append(" ".join(map(str, fields)))
+    path.write_text("\n".join(lines) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="fresh processes per command")
     args = parser.parse_args()
     cmd = coopsched()
+    tmp = Path(tempfile.mkdtemp(prefix="coopsched-startup-"))
+    swf = tmp / "jobs5000.swf"
+    write_swf(swf)
     cases = [
         ("python -c pass (baseline)", [sys.executable, "-c", "pass"]),
         ("python -c 'import numpy' (baseline)", [sys.executable, "-c", "import numpy"]),
         ("coopsched --help", [*cmd, "--help"]),
         ("coopsched simulate docs/example.json", [*cmd, "simulate", str(EXAMPLE)]),
+        ("coopsched simulate (5,000-job SWF)", [*cmd, "simulate", str(swf)]),
     ]
     env_note = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"
     print(f"start-up, {args.runs} fresh processes each ({env_note})")
@@ -68,6 +90,7 @@ def main() -> None:
     for name, argv in cases:
         med, low, cpu = measure(argv, args.runs)
         print(f"{name:40s} {med:11.3f}s {low:9.3f}s {cpu:10.3f}s")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

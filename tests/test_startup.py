@@ -54,3 +54,41 @@ def test_a_command_is_built_alone_and_the_rest_on_demand():
     assert set(_command(["--help"]).commands) == every
     assert set(_command(["simulat"]).commands) == every
     assert set(_command([]).commands) == every
+
+
+def write_swf_log(path, n: int = 5000, seed: int = 0) -> None:
+    """An SWF log of ``n`` jobs (the start-up benchmark's case), without numpy or pandas."""
+    import random
+
+    rnd = random.Random(seed)
+    lines = ["; MaxProcs: 64", "; UnixStartTime: 0"]
+    submit = 0
+    for i in range(1, n + 1):
+        submit += rnd.randrange(60)
+        fields = [i, submit, rnd.randrange(600), rnd.randrange(1, 3600), rnd.randrange(1, 9)]
+        fields += [-1, -1, -1, 3600, -1, 1, rnd.randrange(1, 30), rnd.randrange(1, 5)]
+        fields += [-1, 1, 1, -1, -1]
+        lines.append(" ".join(map(str, fields)))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_simulate_swf_does_not_import_pandas(tmp_path):
+    """Reading an SWF and simulating it keeps the columns as numpy arrays (issue 26, item 6):
+    pandas is imported only when a DataFrame is asked for (``SWFTrace.jobs``)."""
+    path = tmp_path / "small.swf"
+    write_swf_log(path, n=300)
+    heavy = loaded_after(["simulate", str(path), "--orgs", "3"])
+    assert "numpy" in heavy
+    assert "pandas" not in heavy
+    code = (
+        "import sys\n"
+        "from coopsched.workloads.load import load_instance\n"
+        "from coopsched.online.policies import get_policy\n"
+        f"inst = load_instance({str(path)!r}, k=3, backlog=True, start=3600, length=7200)\n"
+        "get_policy('fifo').run(inst, 7200)\n"
+        "from coopsched.workloads.swf import read_swf\n"
+        f"tr = read_swf({str(path)!r})\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+        "assert len(tr.jobs) == tr.n == 300 and 'pandas' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -117,3 +117,32 @@ def test_a_byte_order_mark_and_a_long_comment_are_accepted(tmp_path):
 def test_an_unreadable_regular_file_is_one_line():
     with pytest.raises(SWFError, match="/proc/self/mem: cannot read"):
         read_swf("/proc/self/mem")
+
+
+def test_columns_are_the_dataframe_of_before(tmp_path):
+    """``SWFTrace.columns`` (numpy, no pandas) and the lazy ``jobs`` DataFrame hold what the
+    reader's DataFrame held before (every field, ``line`` and ``processors``, same dtypes and
+    order): checked against a DataFrame built the old way on a real trace."""
+    import numpy as np
+    import pandas as pd
+    from conftest import trace_path
+
+    from coopsched.workloads.swf import FLOAT_FIELDS
+
+    p = trace_path("KTH-SP2-1996-2.1-cln.swf.gz")
+    tr = read_swf(p)
+    with gzip.open(p, "rt") as fh:
+        lines = fh.read().splitlines()
+    data = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() and not ln.startswith(";")]
+    old = pd.DataFrame(np.array([ln.split() for _, ln in data], dtype=float), columns=list(FIELDS))
+    old["line"] = [i for i, _ in data]
+    for c in FIELDS:
+        if c not in FLOAT_FIELDS:
+            old[c] = np.floor(old[c]).astype(np.int64)
+    old["processors"] = np.where(old["alloc_procs"] == -1, old["req_procs"], old["alloc_procs"])
+    old = old[(old["run_time"] > 0) & (old["processors"] > 0)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(tr.jobs, old)
+    assert tr.n == len(old)
+    for c in tr.jobs.columns:
+        assert tr.columns[c].dtype == old[c].dtype
+        assert np.array_equal(tr.column(c), old[c].to_numpy())

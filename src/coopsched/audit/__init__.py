@@ -39,12 +39,18 @@ __all__ = ["audit", "load_log", "MappingError", "WindowError"]
 
 
 def load_log(
-    path: str | Path, timezone: str | None = None, skip_malformed: bool = False
+    path: str | Path,
+    timezone: str | None = None,
+    skip_malformed: bool = False,
+    window: tuple[int, int] | None = None,
 ) -> RecordedLog | Instance:
     """A recorded log by file name: ``.json`` (``sacct --json`` output, told by its content,
     or a JSON schedule, an :class:`Instance` with ``start``), ``.swf``/``.swf.gz`` (SWF),
     anything else Slurm ``sacct`` output. ``skip_malformed``: the readers of logs leave
-    malformed records out, count and list them, instead of stopping at the first."""
+    malformed records out, count and list them, instead of stopping at the first.
+    ``window``: ``(t0, t1)`` on the log's clock: a ``sacct`` text log keeps only what an
+    audit of that window needs (memory follows the window, not the file); other logs are
+    read whole."""
     p = Path(path)
     name = p.name.lower()
     if name.endswith(".json"):
@@ -70,7 +76,47 @@ def load_log(
         raise WindowError(
             f"{p}: expected a .json schedule or an .swf/.swf.gz log (no sacct reader in this build)"
         ) from None
-    return read_sacct(p, timezone=timezone, skip_malformed=skip_malformed)
+    return read_sacct(p, timezone=timezone, skip_malformed=skip_malformed, window=window)
+
+
+def _sacct_window(
+    path: str | Path,
+    t_from: str | int | None,
+    t_to: str | int | None,
+    horizon: int | None,
+    timezone: str | None,
+) -> tuple[int, int] | None:
+    """The window ``[t0, t1)`` of an audit of a ``sacct`` text log, known before reading it
+    (its clock is Unix seconds, its zone ``timezone`` or this machine's), or ``None``: not
+    a sacct text log, no window, or a window the audit reports as wrong after reading the
+    log (so that errors come in the same order as when the whole log is read)."""
+    name = Path(path).name.lower()
+    if name.endswith((".json", ".swf", ".swf.gz")) or t_from is None:
+        return None
+    if t_to is None and horizon is None:
+        return None
+    try:
+        import pandas as pd
+
+        from ..workloads.recorded import COLUMNS
+        from ..workloads.sacct import local_timezone
+
+        stub = RecordedLog(
+            path=str(path),
+            jobs=pd.DataFrame({c: [] for c in COLUMNS}),
+            epoch=0,
+            timezone=timezone or local_timezone(),
+            source="sacct",
+        )
+        t0 = parse_time(t_from, stub, "t_from")
+        if t_to is not None:
+            t1 = parse_time(t_to, stub, "t_to")
+        else:
+            assert horizon is not None  # checked above
+            t1 = t0 + int(horizon)
+    except ValueError:
+        return None
+    return t0, t1
 
 
 def _grid(horizon: int, points: int) -> list[int]:
@@ -174,7 +220,10 @@ def audit(
         raise ValueError(f"confidence: {confidence!r} must be in (0, 1)")
     if isinstance(source, str | Path):
         say(f"reading {source}")
-        source = load_log(source, timezone=timezone, skip_malformed=skip_malformed)
+        window_read = _sacct_window(source, t_from, t_to, horizon, timezone)
+        source = load_log(
+            source, timezone=timezone, skip_malformed=skip_malformed, window=window_read
+        )
     excluded: dict[str, int] = {}
     notes: list[str] = []
     hierarchy: tuple[str, Callable] | None = None  # (source, names -> Unit)
@@ -236,7 +285,7 @@ def audit(
                 )
             from .shares import by_shares
 
-            orgs = by_shares(log.jobs, shares, other, log.path)
+            orgs = by_shares(log.jobs, shares, other, log.path, log.weight)
             if owen is not False:
                 from ..workloads.slurm_assoc import read_account_tree
                 from .owen import hierarchy_from_tree
@@ -260,7 +309,7 @@ def audit(
                 )
         else:
             raise MappingError("give exactly one of org_by= (a column) or mapping= (a TOML file)")
-        assign_unmatched(orgs, log.jobs, other)
+        assign_unmatched(orgs, log.jobs, other, log.weight)
         t0 = None if t_from is None else parse_time(t_from, log, "t_from")
         t1 = None if t_to is None else parse_time(t_to, log, "t_to")
         if t1 is None and horizon is not None and t0 is not None:

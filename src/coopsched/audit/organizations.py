@@ -227,12 +227,17 @@ def read_units(path: str | Path, names: list[str]) -> dict[str, list[str]]:
     return units
 
 
-def assign_unmatched(orgs: Organizations, jobs: pd.DataFrame, other: str | None) -> None:
-    """Put unmatched jobs in the ``other`` bucket, or raise an error listing them."""
+def assign_unmatched(
+    orgs: Organizations, jobs: pd.DataFrame, other: str | None, weight: np.ndarray | None = None
+) -> None:
+    """Put unmatched jobs in the ``other`` bucket, or raise an error listing them.
+    ``weight``: how many log records each row stands for (a log read for one window,
+    :attr:`RecordedLog.weight <coopsched.workloads.recorded.RecordedLog.weight>`)."""
     miss = np.flatnonzero(orgs.index < 0)
     if not miss.size:
         return
     if other is None:
+        count = int(miss.size if weight is None else weight[miss].sum())
         sample = jobs.iloc[miss[:5]]
         desc = "; ".join(
             f"job {r.job} (line {r.line}: user {r.user}, group {r.group}"
@@ -241,7 +246,7 @@ def assign_unmatched(orgs: Organizations, jobs: pd.DataFrame, other: str | None)
             for r in sample.itertuples()
         )
         raise MappingError(
-            f"{miss.size} job(s) match no organization, e.g. {desc}; add them to the mapping "
+            f"{count} job(s) match no organization, e.g. {desc}; add them to the mapping "
             "or give other= (a name) to gather them in one organization"
         )
     if other in orgs.names:

@@ -36,9 +36,14 @@ def integer_weights(shares: list) -> list[int]:
 
 
 def by_shares(
-    jobs: pd.DataFrame, path: str | Path, other: str | None, log_path: str
+    jobs: pd.DataFrame,
+    path: str | Path,
+    other: str | None,
+    log_path: str,
+    weight: np.ndarray | None = None,
 ) -> Organizations:
-    """Organizations = the tree's accounts with own shares, plus every account with jobs."""
+    """Organizations = the tree's accounts with own shares, plus every account with jobs.
+    ``weight``: how many log records each row stands for (a log read for one window)."""
     tree = read_account_tree(path)
     own = tree.own_shares()
     if not any(own.values()):
@@ -52,9 +57,10 @@ def by_shares(
     miss = np.flatnonzero(index < 0)
     if miss.size and other is None:
         j = jobs.iloc[miss[0]]
+        count = int(miss.size if weight is None else weight[miss].sum())
         raise MappingError(
             f"{log_path}:{j['line']}: field Account: job {j['job']} is charged to account "
-            f"{j['account']!r}, which the account tree {path} lacks ({miss.size} such job(s)); "
+            f"{j['account']!r}, which the account tree {path} lacks ({count} such job(s)); "
             "export the tree from the same cluster, or give other= to gather them in one "
             "organization without shares"
         )
@@ -66,7 +72,7 @@ def by_shares(
         shares=integer_weights([own[a] for a in names]),
         shares_rule=rule_text(tree),
     )
-    assign_unmatched(orgs, jobs, other)
+    assign_unmatched(orgs, jobs, other, weight)
     assert orgs.shares is not None
     orgs.shares.extend([0] * (len(orgs.names) - len(orgs.shares)))  # other: no shares
     return orgs

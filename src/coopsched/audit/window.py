@@ -171,12 +171,19 @@ def window_instance(
     started = start >= 0
     bad(started & (start < submit), "start {s} is before its submit {r}")
     bad(started & (end >= 0) & (end < start), "end {e} is before its start {s}")
-    keep = np.ones(len(j), dtype=bool)
+    lw = log.window  # read for one window: rows outside it are counted there
+    if lw is not None and (t0, t1) != (lw.t0, lw.t1):
+        raise WindowError(
+            f"{log.path} was read for the window [{lw.t0}, {lw.t1}) only; read it again "
+            f"(without window=) to audit [{t0}, {t1})"
+        )
+    keep = np.ones(len(j), dtype=bool) if lw is None else ~lw.outside
 
-    def exclude(mask: np.ndarray, reason: str) -> None:
+    def exclude(mask: np.ndarray, reason: str, outside: int = 0) -> None:
         m = mask & keep
-        if m.any():
-            excluded[reason] = excluded.get(reason, 0) + int(m.sum())
+        count = int(m.sum()) + outside
+        if count:
+            excluded[reason] = excluded.get(reason, 0) + count
             keep[m] = False
 
     M = int(machines) if machines is not None else log.machines
@@ -185,11 +192,23 @@ def window_instance(
             f"{log.path}: a platform of {M:,} processors is beyond the limit of "
             f"{MAX_MACHINES:,} (give machines= if the log's size is wrong)"
         )
-    exclude(started & (end < 0), "started, end unknown")
-    exclude(~started, "never started (run time unknown)")
-    exclude(started & (end == start), "run time 0")
+    counted = {} if lw is None else lw.excluded
+    for mask, reason in (
+        (started & (end < 0), "started, end unknown"),
+        (~started, "never started (run time unknown)"),
+        (started & (end == start), "run time 0"),
+    ):
+        exclude(mask, reason, counted.get(reason, 0))
+    # records outside the window read for it: ended by t0, or submitted at or after t1
+    ended_out = after_out = 0
+    if lw is not None:
+        ended_out = sum(c for w, c in lw.ended.items() if M is None or w <= M)
+        after_out = sum(c for w, c in lw.after.items() if M is None or w <= M)
     if M is not None:
-        exclude(width > M, f"wider than the platform ({M} processors)")
+        wide_out = 0
+        if lw is not None:
+            wide_out = sum(c for w, c in (*lw.ended.items(), *lw.after.items()) if w > M)
+        exclude(width > M, f"wider than the platform ({M} processors)", wide_out)
     if t0 is None:
         t0 = int(submit[keep].min()) if keep.any() else 0
     if t1 is None:
@@ -198,7 +217,7 @@ def window_instance(
         raise WindowError(f"the window is empty: to ({t1}) must be after from ({t0})")
     wj = window_jobs(submit, start, end - start, line, t0, t1, keep)
     idx, rel, pin, rec, size = wj.idx, wj.release, wj.pinned, wj.start, wj.size
-    n_before = wj.ended
+    n_before = wj.ended + ended_out
     # the recorded schedule must fit the platform
     peak, at = _peak(
         np.maximum(start[idx], t0)[rec >= 0],
@@ -345,7 +364,7 @@ def window_instance(
         excluded.setdefault("ended before the window", n_before)
     if absent:
         excluded["organizations without jobs or machines in the window"] = absent
-    excluded["submitted after the window"] = int((keep & (submit >= t1)).sum())
+    excluded["submitted after the window"] = int((keep & (submit >= t1)).sum()) + after_out
     excluded = {k2: v for k2, v in excluded.items() if v}
     jobs_per = np.bincount(owner, minlength=k).tolist()
     assert M is not None  # set in both branches above

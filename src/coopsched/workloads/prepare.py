@@ -186,8 +186,8 @@ def trace_to_instance(
     if jobs not in JOB_MODELS:
         raise InstanceError(f"jobs: {jobs!r}; choose from {', '.join(JOB_MODELS)}")
     model = jobs
-    jobs_df = trace.jobs
-    submit = jobs_df["submit"].to_numpy()
+    cols = trace.columns  # numpy arrays: no pandas on the way to an instance (start-up)
+    submit = cols["submit"]
     if len(submit) == 0:
         raise InstanceError(f"{trace.path}: the trace has no runnable job")
     first = int(submit.min())
@@ -198,7 +198,7 @@ def trace_to_instance(
     t0 = first if start is None else (first + int(start) if relative_start else int(start))
     t1 = None if length is None else t0 + int(length)
     base = t0 - int(warmup)  # time 0 of the instance
-    run_time = jobs_df["run_time"].to_numpy()
+    run_time = cols["run_time"]
     pinned = None
     backlog_meta = None
     if backlog:
@@ -210,18 +210,18 @@ def trace_to_instance(
             mask &= submit < t1
         idx = np.flatnonzero(mask)
         rel_job, size_job, pin_job = submit[idx] - base, run_time[idx], None
-    sel = jobs_df.iloc[idx]
+    sel = {c: cols[c][idx] for c in ("user", "processors", "req_time")}
     rng = np.random.default_rng(seed)
     total = trace_machines(trace, machines)
     shares = split_machines(total, k, split, exponent=exponent, rng=rng)
     if owners == "user":
-        users = np.unique(sel["user"].to_numpy())
+        users = np.unique(sel["user"])
         perm = rng.permutation(len(users))
         user_org = {int(users[i]): pos % k for pos, i in enumerate(perm)}
-        owner_per_job = np.array([user_org[int(u)] for u in sel["user"].to_numpy()], dtype=np.int64)
+        owner_per_job = np.array([user_org[int(u)] for u in sel["user"]], dtype=np.int64)
     else:
-        owner_per_job = rng.integers(0, k, size=len(sel)).astype(np.int64)
-    q = sel["processors"].to_numpy()
+        owner_per_job = rng.integers(0, k, size=len(idx)).astype(np.int64)
+    q = sel["processors"]
     if model == "rigid":
         return _rigid_instance(
             trace,
@@ -272,10 +272,10 @@ def trace_to_instance(
 def _backlog_jobs(trace: SWFTrace, t0: int, t1: int | None):
     """The window's jobs with the log's own state at ``t0`` (module docstring), and the
     counts of ``meta['backlog']``. A wait below -1 is an error naming file, line and field."""
-    jobs = trace.jobs
-    submit = jobs["submit"].to_numpy(np.int64)
-    wait = jobs["wait"].to_numpy(np.int64)
-    line = jobs["line"].to_numpy(np.int64)
+    jobs = trace.columns
+    submit = jobs["submit"].astype(np.int64)
+    wait = jobs["wait"].astype(np.int64)
+    line = jobs["line"].astype(np.int64)
     before = submit < t0
     bad = np.flatnonzero(wait < -1)
     if bad.size:
@@ -288,7 +288,7 @@ def _backlog_jobs(trace: SWFTrace, t0: int, t1: int | None):
     start = np.where(known, submit + np.maximum(wait, 0), -1)
     keep = known | ~before
     end_t1 = int(submit.max()) + 1 if t1 is None else t1
-    wj = window_jobs(submit, start, jobs["run_time"].to_numpy(np.int64), line, t0, end_t1, keep)
+    wj = window_jobs(submit, start, jobs["run_time"].astype(np.int64), line, t0, end_t1, keep)
     counts = {
         "waiting": wj.waiting,
         "running": wj.running,
@@ -309,7 +309,7 @@ def random_windows(
     """
     if by not in ("time", "job"):
         raise ValueError("window sampling must be 'time' or 'job'")
-    submit = np.sort(trace.jobs["submit"].to_numpy())
+    submit = np.sort(trace.columns["submit"])
     first, last = int(submit[0]), int(submit[-1])
     hi = max(first + 1, last - length + 1)
     rng = np.random.default_rng(seed)
@@ -335,10 +335,10 @@ def peak_concurrency(trace: SWFTrace) -> int:
     A data-derived lower bound on the machine size, for traces whose header lacks
     ``MaxProcs`` (the METACENTRUM copy). Unknown waits (-1) count as 0.
     """
-    j = trace.jobs
-    start = j["submit"].to_numpy() + np.maximum(j["wait"].to_numpy(), 0)
-    end = start + j["run_time"].to_numpy()
-    q = j["processors"].to_numpy()
+    j = trace.columns
+    start = j["submit"] + np.maximum(j["wait"], 0)
+    end = start + j["run_time"]
+    q = j["processors"]
     times = np.concatenate([start, end])
     delta = np.concatenate([q, -q])
     order = np.lexsort((delta, times))  # at equal times, ends (negative) first
@@ -370,8 +370,8 @@ def _rigid_instance(
     ``requested`` its requested time (field 9). A job without one (field 9 <= 0) requests
     the longest requested time of the whole log, as a batch system gives a job without a
     time limit its partition's limit; they are counted in ``meta["requested_filled"]``."""
-    req = sel["req_time"].to_numpy(np.int64)
-    all_req = trace.jobs["req_time"].to_numpy(np.int64)
+    req = sel["req_time"].astype(np.int64)
+    all_req = trace.columns["req_time"].astype(np.int64)
     longest = int(all_req.max()) if len(all_req) and all_req.max() >= 1 else -1
     missing = req < 1
     requested = np.where(missing, longest, req)
@@ -385,7 +385,7 @@ def _rigid_instance(
         "owners": owners,
         "split": split,
         "seed": seed,
-        "trace_jobs": len(sel),
+        "trace_jobs": len(req),
         "jobs": "rigid",
         "outlived_request": int(((requested >= 1) & (size > requested)).sum()),
         "requested_filled": {"jobs": int(missing.sum()), "with": longest},
@@ -398,7 +398,7 @@ def _rigid_instance(
         owner,
         rel,
         size,
-        sel["processors"].to_numpy(np.int64),
+        sel["processors"].astype(np.int64),
         meta=meta,
         pinned=pinned,
         requested=requested,

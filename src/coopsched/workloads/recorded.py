@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 #: Columns of :attr:`RecordedLog.jobs`, in order, with their meaning.
@@ -40,21 +41,60 @@ MALFORMED_LISTED = 5
 
 
 def note_malformed(
-    found: list[str], excluded: dict[str, int], notes: list[str], option: str = "--skip-malformed"
+    found: list[str],
+    excluded: dict[str, int],
+    notes: list[str],
+    option: str = "--skip-malformed",
+    count: int | None = None,
 ) -> None:
     """Count the malformed records ``found`` (one message each: file, line, field, reason)
     in ``excluded`` and list the first :data:`MALFORMED_LISTED` in ``notes``, which every
-    output of the audit repeats."""
-    if found:
-        excluded[MALFORMED] = len(found)
+    output of the audit repeats. ``count``: how many there are when ``found`` holds only the
+    first ones (a streaming reader keeps no more)."""
+    total = len(found) if count is None else count
+    if total:
+        excluded[MALFORMED] = total
         notes.append(
-            f"{len(found)} malformed record(s) left out ({option}); first: "
+            f"{total} malformed record(s) left out ({option}); first: "
             + "; ".join(found[:MALFORMED_LISTED])
         )
 
 
 #: The grouping keys an operator may use as organizations (``--org-by``).
 ORG_KEYS: tuple[str, ...] = ("user", "group", "account", "partition", "queue")
+
+
+@dataclass
+class LogWindow:
+    """What a log read for one window (``read_sacct(..., window=(t0, t1))``) keeps of the
+    records that cannot enter ``[t0, t1)``, so that the audit of that window gives what it
+    gives on the whole log (:func:`coopsched.audit.window.window_instance`).
+
+    ``jobs`` then holds every record that can enter the window (submitted before ``t1``,
+    not ended by ``t0``, with a start and a run time > 0), and, of the others, the first
+    :data:`REPRESENTED` of each combination of names (user, group, account, partition,
+    queue), flagged ``outside``: organizations are formed, matched and checked over every
+    record's names, and an error names the same first job. ``weight`` is how many records
+    each row stands for (its combination's other records go on its first row), so that
+    counts of jobs in messages are the whole log's. The others are counted: ``excluded``
+    by the audit's reasons (``"started, end unknown"``, ``"never started (run time
+    unknown)"``, ``"run time 0"``), and by processors (``width -> count``) those that ended
+    by ``t0`` (``ended``) or were submitted at or after ``t1`` (``after``), so that the
+    audit can count the ones wider than the platform it is given.
+    """
+
+    t0: int
+    t1: int
+    outside: np.ndarray
+    weight: np.ndarray
+    excluded: dict[str, int] = field(default_factory=dict)
+    ended: dict[int, int] = field(default_factory=dict)
+    after: dict[int, int] = field(default_factory=dict)
+
+
+#: How many records of each combination of names a window's log keeps (:class:`LogWindow`):
+#: enough for the first five unmatched jobs a mapping error lists.
+REPRESENTED = 5
 
 
 @dataclass
@@ -76,6 +116,8 @@ class RecordedLog:
     timezone: str | None = None
     source: str = "swf"
     notes: list[str] = field(default_factory=list)
+    #: Set when the log was read for one window only (:class:`LogWindow`).
+    window: LogWindow | None = None
 
     def __post_init__(self) -> None:
         if "requested" not in self.jobs.columns:  # optional: logs without walltimes
@@ -89,6 +131,14 @@ class RecordedLog:
     def n(self) -> int:
         """Number of jobs kept."""
         return len(self.jobs)
+
+    @property
+    def weight(self) -> np.ndarray:
+        """How many log records each row of :attr:`jobs` stands for (1 unless the log was
+        read for one window: :class:`LogWindow`)."""
+        if self.window is not None:
+            return self.window.weight
+        return np.ones(len(self.jobs), dtype=np.int64)
 
 
 def check_timezone(name: str, where: str = "time zone") -> str:
@@ -104,16 +154,25 @@ def check_timezone(name: str, where: str = "time zone") -> str:
     return name
 
 
-def decode_utf8(data: bytes, path: str, error: type[Exception] = ValueError) -> str:
+def decode_utf8(
+    data: bytes,
+    path: str,
+    error: type[Exception] = ValueError,
+    first_line: int = 1,
+    bom: bool = True,
+) -> str:
     """``data`` as UTF-8 text (a byte-order mark dropped), or an error naming the line and the
     byte that is not UTF-8. Names are never decoded lossily: replacing undecodable bytes
-    could merge two distinct user or account names into one organization."""
-    if data.startswith(b"\xef\xbb\xbf"):
+    could merge two distinct user or account names into one organization.
+
+    A part of a file (whole lines) is decoded with ``first_line``, the line it starts on
+    (counted in ``\\n``), and ``bom=False`` when it does not start the file."""
+    if bom and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + first_line
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise error(
             f"{path}:{line}: byte {data[exc.start]:#04x} at column {col} is not UTF-8; names "

@@ -20,6 +20,10 @@ separated by ``|``. The accepted variations and every rule below are documented 
 * a malformed line is a :class:`SacctError` naming the file, line and field; a job whose
   times contradict each other (end before start, start before submit) is excluded and
   counted, never silently kept.
+
+The file is read :data:`CHUNK_LINES` lines at a time (:func:`read_sacct`), keeping compact
+columns only; with ``window=(t0, t1)`` only what an audit of that window needs
+(:class:`~coopsched.workloads.recorded.LogWindow`), so that memory follows the window.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import itertools
 import os
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -36,7 +40,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from coopsched.workloads.recorded import COLUMNS, RecordedLog, decode_utf8, note_malformed
+from coopsched.workloads.recorded import (
+    COLUMNS,
+    MALFORMED_LISTED,
+    REPRESENTED,
+    LogWindow,
+    RecordedLog,
+    decode_utf8,
+    note_malformed,
+)
 
 #: Columns the reader needs.
 REQUIRED: tuple[str, ...] = ("JobID", "User", "Submit", "Start", "End", "AllocCPUS")
@@ -509,115 +521,245 @@ def _open(
     return path_s, zone_name, zone, decode_utf8(data, path_s, SacctError)
 
 
-def read_sacct(
-    path: str | os.PathLike,
-    timezone: str | None = None,
-    machines: int | None = None,
-    skip_malformed: bool = False,
-) -> RecordedLog:
-    """Read ``sacct -P`` output into a :class:`RecordedLog` (``docs/formats.md``, sacct).
+#: Lines parsed at a time: the reader's memory follows this many lines (and what it keeps),
+#: not the file.
+CHUNK_LINES = 10_000
+#: Bytes read from the file at a time (whole lines are decoded and parsed).
+BLOCK_BYTES = 4 << 20
 
-    ``timezone`` is the IANA zone sacct printed its local times in (default: this machine's,
-    :func:`local_timezone`); the result states it. ``machines``, when given, is the
-    platform's processor count: a job allocated more is an error (the count is wrong).
-    ``skip_malformed``: a malformed record (a line with the wrong number of fields, a field
-    that is not what its column holds) is left out, counted in ``excluded`` and listed
-    (the first :data:`~coopsched.workloads.recorded.MALFORMED_LISTED`, line and reason) in
-    ``notes``, instead of being an
-    error. The header is never skipped.
-    """
-    path_s, zone_name, zone, text = _open(path, timezone, machines)
 
-    # 1. lines: layout and job ids, one pass in Python
-    columns: list[str] | None = None
-    trailing = False
-    header_line = ""
-    steps = 0
-    kept: list[list[str]] = []
-    numbers: list[int] = []
-    seen: dict[tuple[str, str, str], int] = {}
-    duplicates = 0
-    first_duplicate = 0
-    i_job = i_submit = i_start = 0
-    early: list[tuple[int, str]] = []  # malformed lines (skip_malformed)
+def _text_blocks(path: str | os.PathLike, path_s: str) -> Iterator[tuple[int, list[str]]]:
+    """The file's lines, a block at a time: ``(number of the block's first line, lines)``.
 
-    def malformed(lineno: int, message: str) -> None:
-        if not skip_malformed:
-            raise SacctError(f"{path_s}:{lineno}: {message}")
-        early.append((lineno, f"{path_s}:{lineno}: {message}"))
+    Lines are numbered and split as ``str.splitlines`` splits the whole decoded text: a
+    block ends after a ``\\n`` byte (never inside a UTF-8 character or a ``\\r\\n``)."""
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 (closed below; errors are the reader's)
+    except OSError as exc:
+        raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+    with fh:
+        rest = b""
+        lineno = 1
+        newlines = 0
+        first = True
+        while True:
+            try:
+                data = fh.read(BLOCK_BYTES)
+            except OSError as exc:
+                raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+            if data:
+                data = rest + data
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = data
+                    continue
+                block, rest = data[:cut], data[cut:]
+            else:
+                block, rest = rest, b""
+            if block:
+                text = decode_utf8(block, path_s, SacctError, newlines + 1, bom=first)
+                first = False
+                lines = text.splitlines()
+                yield lineno, lines
+                lineno += len(lines)
+                newlines += block.count(b"\n")
+            if not data:
+                return
 
-    for lineno, line in enumerate(text.splitlines(), start=1):
+
+class _Seen:
+    """Every record kept so far as two 64-bit hashes (16 bytes a record): of its key (job id,
+    submit, start) and of all its fields; in sorted runs, merged while they are small (a
+    merge needs a few times a run's memory for a moment)."""
+
+    #: Runs stop growing at this many records.
+    RUN = 1 << 21
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, keys: np.ndarray, records: np.ndarray) -> None:
+        if not len(keys):
+            return
+        o = np.argsort(keys, kind="stable")
+        self.runs.append((keys[o], records[o]))
+        while (
+            len(self.runs) > 1
+            and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0])
+            and len(self.runs[-2][0]) + len(self.runs[-1][0]) <= self.RUN
+        ):
+            (k1, r1), (k2, r2) = self.runs.pop(), self.runs.pop()
+            k, r = np.concatenate([k2, k1]), np.concatenate([r2, r1])
+            del k1, r1, k2, r2
+            o = np.argsort(k, kind="stable")
+            self.runs.append((k[o], r[o]))
+
+    def find(self, keys: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each record: an earlier one has its key hash and its record hash (a
+        duplicate), or its key hash only (``check``: decided from the file itself)."""
+        same = np.zeros(len(keys), dtype=bool)
+        check = np.zeros(len(keys), dtype=bool)
+        for k, r in self.runs:
+            lo = np.searchsorted(k, keys, side="left")
+            hit = np.flatnonzero(k[np.minimum(lo, len(k) - 1)] == keys)
+            for i in hit.tolist():
+                hi = int(np.searchsorted(k, keys[i], side="right"))
+                if (r[lo[i] : hi] == records[i]).any():
+                    same[i] = True
+                else:
+                    check[i] = True
+        return same, check & ~same
+
+
+class _Lines:
+    """Phase 1 of the reader: the layout of the lines (header, fields, job ids, steps,
+    repeated records), a chunk at a time, with what it must remember between chunks."""
+
+    def __init__(self, path: str | os.PathLike, path_s: str, skip: bool) -> None:
+        self.path, self.path_s, self.skip = path, path_s, skip
+        self.columns: list[str] | None = None
+        self.trailing = False
+        self.header_line = ""
+        self.i_job = self.i_submit = self.i_start = 0
+        self.steps = 0
+        self.duplicates = 0
+        self.first_duplicate = 0
+        self.seen = _Seen()
+
+    def _split(self, lineno: int, line: str) -> tuple[str, list[str] | None, str | None]:
+        """One line: ``("skip", None, None)``, ``("bad", None, message)``, ``("step", ...)``
+        or ``("job", fields, None)``."""
         if not line.strip():
-            continue
-        if columns is None:
-            columns, trailing = _header(path_s, lineno, line)
-            header_line = line
-            i_job = columns.index("JobID")
-            i_submit = columns.index("Submit")
-            i_start = columns.index("Start")
-            continue
-        if line == header_line:  # concatenated sacct outputs repeat the header
-            continue
+            return "skip", None, None
+        if self.columns is None:
+            self.columns, self.trailing = _header(self.path_s, lineno, line)
+            self.header_line = line
+            self.i_job = self.columns.index("JobID")
+            self.i_submit = self.columns.index("Submit")
+            self.i_start = self.columns.index("Start")
+            return "skip", None, None
+        if line == self.header_line:  # concatenated sacct outputs repeat the header
+            return "skip", None, None
         fields = line.split("|")
-        if trailing:
+        if self.trailing:
             if fields[-1] != "":
-                malformed(lineno, "line does not end with '|' like the header (sacct -p)")
-                continue
+                return "bad", None, "line does not end with '|' like the header (sacct -p)"
             fields.pop()
-        if len(fields) != len(columns):
-            malformed(
-                lineno,
-                f"{len(fields)} fields, the header has {len(columns)} "
+        if len(fields) != len(self.columns):
+            return (
+                "bad",
+                None,
+                f"{len(fields)} fields, the header has {len(self.columns)} "
                 "(a '|' inside a field? leave free-text columns such as JobName out)",
             )
-            continue
-        job = fields[i_job].strip()
+        job = fields[self.i_job].strip()
         m = _JOBID_RE.match(job)
         if m is None:
-            malformed(lineno, f"field JobID: {job!r} is not a Slurm job id")
-            continue
+            return "bad", None, f"field JobID: {job!r} is not a Slurm job id"
         if m.group(2) is not None:
-            steps += 1
-            continue
+            return "step", None, None
+        return "job", fields, None
+
+    def _key(self, fields: list[str]) -> tuple[str, str, str]:
+        return (
+            fields[self.i_job].strip(),
+            fields[self.i_submit].strip(),
+            fields[self.i_start].strip(),
+        )
+
+    def _disagree(self, lineno: int, key: tuple[str, str, str], earlier: int) -> SacctError:
+        return SacctError(
+            f"{self.path_s}:{lineno}: job {key[0]} (submitted {key[1]}, started {key[2]}) is "
+            f"also on line {earlier} with other fields: two captures "
+            "disagree; keep one of them"
+        )
+
+    def _earlier(self, key: tuple[str, str, str], before: int) -> tuple[int, list[str]] | None:
+        """The first record with ``key`` on a line before ``before``, read again from the file
+        (its key hash matched: a disagreement, or two keys with one hash)."""
+        again = _Lines(self.path, self.path_s, skip=True)
+        for first, lines in _text_blocks(self.path, self.path_s):
+            for lineno, line in enumerate(lines, start=first):
+                if lineno >= before:
+                    return None
+                kind, fields, _ = again._split(lineno, line)
+                if kind == "job" and fields is not None and again._key(fields) == key:
+                    return lineno, [f.strip() for f in fields]
+        return None
+
+    def chunk(
+        self, first: int, lines: list[str], early: list[tuple[int, str]]
+    ) -> tuple[list[list[str]], list[int]]:
+        """The job records of ``lines`` (numbered from ``first``) that are not repeats of
+        earlier ones, and their line numbers; malformed lines go to ``early`` (with
+        ``skip``) or raise, in the order of the lines."""
+        records: list[list[str]] = []
+        numbers: list[int] = []
+        stop: SacctError | None = None
+        for lineno, line in enumerate(lines, start=first):
+            kind, fields, message = self._split(lineno, line)
+            if kind == "bad":
+                text = f"{self.path_s}:{lineno}: {message}"
+                if not self.skip:
+                    stop = SacctError(text)
+                    break
+                early.append((lineno, text))
+            elif kind == "step":
+                self.steps += 1
+            elif kind == "job" and fields is not None:
+                records.append(fields)
+                numbers.append(lineno)
         # one run of one job is one record: the same job id, submit and start twice is a
         # repeated line (merged when identical) or two captures that disagree (an error);
         # another start is another run of a requeued job (sacct -D), kept
-        key = (job, fields[i_submit].strip(), fields[i_start].strip())
-        earlier = seen.get(key)
-        if earlier is not None:
-            if [f.strip() for f in kept[earlier]] != [f.strip() for f in fields]:
-                raise SacctError(
-                    f"{path_s}:{lineno}: job {job} (submitted {key[1]}, started {key[2]}) is "
-                    f"also on line {numbers[earlier]} with other fields: two captures "
-                    "disagree; keep one of them"
-                )
-            duplicates += 1
-            if first_duplicate == 0:
-                first_duplicate = lineno
-            continue
-        seen[key] = len(kept)
-        kept.append(fields)
-        numbers.append(lineno)
-    if columns is None:
-        raise SacctError(f"{path_s}: empty file: expected a sacct -P header line")
-    excluded: dict[str, int] = {STEP_LINE: steps} if steps else {}
-    if duplicates:
-        excluded[DUPLICATE_LINE] = duplicates
-        warnings.warn(
-            f"{path_s}: {duplicates} record(s) repeat an earlier one exactly (first: line "
-            f"{first_duplicate}); each job run is counted once",
-            stacklevel=2,
-        )
+        keys = [self._key(f) for f in records]
+        stripped = [tuple(map(str.strip, f)) for f in records]
+        key_h = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
+        rec_h = np.fromiter((hash(r) for r in stripped), dtype=np.int64, count=len(keys))
+        same, check = self.seen.find(key_h, rec_h)
+        local: dict[tuple[str, str, str], int] = {}
+        kept = np.ones(len(records), dtype=bool)
+        for i, key in enumerate(keys):
+            lineno = numbers[i]
+            repeat = bool(same[i])
+            if check[i]:
+                earlier = self._earlier(key, first)
+                if earlier is not None:
+                    if earlier[1] != list(stripped[i]):
+                        stop = self._disagree(lineno, key, earlier[0])
+                        break
+                    repeat = True
+            if not repeat and key in local:
+                j = local[key]
+                if stripped[j] != stripped[i]:
+                    stop = self._disagree(lineno, key, numbers[j])
+                    break
+                repeat = True
+            if repeat:
+                kept[i] = False
+                self.duplicates += 1
+                if self.first_duplicate == 0:
+                    self.first_duplicate = lineno
+                continue
+            local[key] = i
+        if stop is not None:  # the first problem in the order of the lines
+            raise stop
+        self.seen.add(key_h[kept], rec_h[kept])
+        idx = np.flatnonzero(kept).tolist()
+        return [records[i] for i in idx], [numbers[i] for i in idx]
 
-    # 2. fields, column by column
+
+def _fields(
+    columns: list[str], kept: list[list[str]], zone: ZoneInfo, prob: Problems
+) -> tuple[dict[str, np.ndarray], tuple[int, int]]:
+    """Phase 2 of the reader on one chunk's records, column by column: the arrays
+    :func:`_rules` takes, and the records with an undecided repeated hour (count, first
+    line)."""
     raw = pd.DataFrame(kept, columns=columns, dtype=object)
     for c in raw.columns:
         if c in REQUIRED or c in USED:
             raw[c] = raw[c].astype(object).str.strip()
-    lines = np.asarray(numbers, dtype=np.int64)
     n = len(raw)
-    prob = Problems(path_s, lines, skip_malformed)
-    prob.early = early
 
     def column(name: str) -> pd.Series:
         return raw[name] if name in raw.columns else pd.Series([""] * n, dtype=object)
@@ -633,15 +775,8 @@ def read_sacct(
             _seconds_both(raw["Start"], zone, prob, "Start", allow_none=True),
             _seconds_both(raw["End"], zone, prob, "End", allow_none=True),
         ],
-        lines,
+        prob.lines,
     )
-    notes = []
-    if unresolved:
-        notes.append(
-            f"{unresolved} job(s) with a local time in a repeated daylight-saving hour that "
-            f"their own order does not decide (first: {path_s}:{unresolved_line}); read as the "
-            "first occurrence. Export with SLURM_TIME_FORMAT=%s to avoid the question"
-        )
     alloc = _counts(raw["AllocCPUS"], prob, "AllocCPUS")
     never = _never(start, end, alloc, state)
     requested_cpus = None
@@ -654,30 +789,221 @@ def read_sacct(
         if "Timelimit" in raw.columns
         else np.full(n, -1, dtype=np.int64)
     )
-    return assemble(
-        path_s,
-        prob,
-        {
-            "job": raw["JobID"].to_numpy(dtype=object),
-            "user": column("User").to_numpy(dtype=object),
-            "group": column("Group").to_numpy(dtype=object),
-            "account": column("Account").to_numpy(dtype=object),
-            "partition": column("Partition").to_numpy(dtype=object),
-        },
-        submit,
-        start,
-        end,
-        alloc,
-        state,
-        requested_cpus,
-        limits,
-        machines,
-        excluded,
-        notes,
-        zone_name,
-        "sacct",
-        "--skip-malformed",
+    out: dict[str, np.ndarray] = {
+        "job": raw["JobID"].to_numpy(dtype=object),
+        "user": column("User").to_numpy(dtype=object),
+        "group": column("Group").to_numpy(dtype=object),
+        "account": column("Account").to_numpy(dtype=object),
+        "partition": column("Partition").to_numpy(dtype=object),
+        "submit": submit,
+        "start": start,
+        "end": end,
+        "alloc": alloc,
+        "state": state,
+        "limits": limits,
+    }
+    if requested_cpus is not None:
+        out["requested_cpus"] = requested_cpus
+    return out, (unresolved, unresolved_line)
+
+
+#: Name columns of a recorded log (interned: one string object per distinct name).
+_NAMES = ("user", "group", "account", "partition")
+
+
+class _Window:
+    """What a log read for the window ``[t0, t1)`` keeps (:class:`LogWindow`)."""
+
+    def __init__(self, t0: int, t1: int) -> None:
+        self.t0, self.t1 = int(t0), int(t1)
+        self.excluded = {
+            "started, end unknown": 0,
+            "never started (run time unknown)": 0,
+            "run time 0": 0,
+        }
+        self.ended: dict[int, int] = {}
+        self.after: dict[int, int] = {}
+        self.combos: dict[tuple, list[int]] = {}  # names -> [records, rows kept, code]
+
+    def select(self, cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of one chunk to keep (in order) and, per kept row, the code of its names'
+        combination when it stands for records outside the window (-1: in the window)."""
+        submit, start, end = cols["submit"], cols["start"], cols["end"]
+        started = start >= 0
+        c1 = started & (end < 0)
+        c2 = ~started
+        c3 = started & (end == start)
+        inside = ~(c1 | c2 | c3) & (submit < self.t1) & ((submit >= self.t0) | (end > self.t0))
+        for reason, mask in zip(self.excluded, (c1, c2, c3), strict=True):
+            self.excluded[reason] += int(mask.sum())
+        rest = ~(c1 | c2 | c3 | inside)
+        width = cols["processors"]
+        for counts, mask in (
+            (self.ended, rest & (submit < self.t0)),
+            (self.after, rest & (submit >= self.t1)),
+        ):
+            values, n = np.unique(width[mask], return_counts=True)
+            for w, c in zip(values.tolist(), n.tolist(), strict=True):
+                counts[w] = counts.get(w, 0) + c
+        code = np.full(len(submit), -1, dtype=np.int64)
+        take = inside.copy()
+        out = np.flatnonzero(~inside)
+        names = zip(*(cols[c][out].tolist() for c in _NAMES), strict=True)
+        for i, combo in zip(out.tolist(), names, strict=True):
+            seen = self.combos.get(combo)
+            if seen is None:
+                seen = self.combos[combo] = [0, 0, len(self.combos)]
+            seen[0] += 1
+            if seen[1] < REPRESENTED:
+                seen[1] += 1
+                take[i] = True
+                code[i] = seen[2]
+        rows = np.flatnonzero(take)
+        return rows, code[rows]
+
+    def result(self, code: np.ndarray) -> LogWindow:
+        outside = code >= 0
+        weight = np.ones(len(code), dtype=np.int64)
+        if outside.any():
+            codes, first = np.unique(code[outside], return_index=True)
+            rows = np.flatnonzero(outside)[first]
+            extra = {seen[2]: seen[0] - seen[1] for seen in self.combos.values()}
+            weight[rows] += np.array([extra[int(c)] for c in codes], dtype=np.int64)
+        return LogWindow(
+            self.t0,
+            self.t1,
+            outside,
+            weight,
+            {k: v for k, v in self.excluded.items() if v},
+            dict(sorted(self.ended.items())),
+            dict(sorted(self.after.items())),
+        )
+
+
+def read_sacct(
+    path: str | os.PathLike,
+    timezone: str | None = None,
+    machines: int | None = None,
+    skip_malformed: bool = False,
+    window: tuple[int, int] | None = None,
+) -> RecordedLog:
+    """Read ``sacct -P`` output into a :class:`RecordedLog` (``docs/formats.md``, sacct).
+
+    ``timezone`` is the IANA zone sacct printed its local times in (default: this machine's,
+    :func:`local_timezone`); the result states it. ``machines``, when given, is the
+    platform's processor count: a job allocated more is an error (the count is wrong).
+    ``skip_malformed``: a malformed record (a line with the wrong number of fields, a field
+    that is not what its column holds) is left out, counted in ``excluded`` and listed
+    (the first :data:`~coopsched.workloads.recorded.MALFORMED_LISTED`, line and reason) in
+    ``notes``, instead of being an
+    error. The header is never skipped.
+
+    The file is read :data:`CHUNK_LINES` lines at a time and only compact columns are kept
+    (names interned), so memory follows the jobs kept, not the text. ``window``: ``(t0,
+    t1)`` in Unix seconds: keep only what an audit of that window needs
+    (:class:`~coopsched.workloads.recorded.LogWindow`; every line is still checked), so that
+    memory follows the window and its backlog. A file with several malformed records
+    names the first in the order of the checks within the first chunk that has one.
+    """
+    path_s = str(path)
+    zone_name = timezone or local_timezone()
+    zone = _zone(zone_name)
+    if machines is not None and machines < 1:
+        raise SacctError(f"{path_s}: machines must be >= 1, got {machines}")
+    phase1 = _Lines(path, path_s, skip_malformed)
+    win = None if window is None else _Window(*window)
+    interned: dict[str, dict[str, str]] = {c: {} for c in _NAMES}
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in (*COLUMNS, "code")}
+    unresolved, unresolved_line = 0, 0
+    order_excluded = {END_BEFORE_START: 0, START_BEFORE_SUBMIT: 0}
+    malformed_count = 0
+    malformed_first: list[str] = []
+    for first, block in _text_blocks(path, path_s):
+        for at in range(0, len(block), CHUNK_LINES):
+            lines = block[at : at + CHUNK_LINES]
+            early: list[tuple[int, str]] = []
+            kept, numbers = phase1.chunk(first + at, lines, early)
+            assert phase1.columns is not None or not kept
+            prob = Problems(path_s, np.asarray(numbers, dtype=np.int64), skip_malformed)
+            prob.early = early
+            if kept:
+                assert phase1.columns is not None
+                cols, (u, u_line) = _fields(phase1.columns, kept, zone, prob)
+                del kept
+                unresolved += u
+                unresolved_line = unresolved_line or u_line
+                chunk_excluded: dict[str, int] = {}
+                rows = _rules(
+                    prob,
+                    cols,
+                    machines,
+                    chunk_excluded,
+                )
+                for reason, count in chunk_excluded.items():
+                    order_excluded[reason] += count
+                if win is not None:
+                    take, code = win.select(rows)
+                else:
+                    take = np.arange(len(rows["submit"]))
+                    code = np.full(len(take), -1, dtype=np.int64)
+                for c in _NAMES:
+                    table = interned[c]
+                    rows[c] = np.array(
+                        [table.setdefault(v, v) for v in rows[c][take].tolist()], dtype=object
+                    )
+                for c in COLUMNS:
+                    if c in _NAMES:
+                        parts[c].append(rows[c])
+                    elif c == "queue":
+                        parts[c].append(np.full(len(take), "", dtype=object))
+                    else:
+                        parts[c].append(rows[c][take])
+                parts["code"].append(code)
+            found = prob.messages()
+            malformed_count += len(found)
+            malformed_first.extend(found[: MALFORMED_LISTED - len(malformed_first)])
+    if phase1.columns is None:
+        raise SacctError(f"{path_s}: empty file: expected a sacct -P header line")
+    excluded: dict[str, int] = {STEP_LINE: phase1.steps} if phase1.steps else {}
+    if phase1.duplicates:
+        excluded[DUPLICATE_LINE] = phase1.duplicates
+        warnings.warn(
+            f"{path_s}: {phase1.duplicates} record(s) repeat an earlier one exactly (first: "
+            f"line {phase1.first_duplicate}); each job run is counted once",
+            stacklevel=2,
+        )
+    notes = []
+    if unresolved:
+        notes.append(
+            f"{unresolved} job(s) with a local time in a repeated daylight-saving hour that "
+            f"their own order does not decide (first: {path_s}:{unresolved_line}); read as the "
+            "first occurrence. Export with SLURM_TIME_FORMAT=%s to avoid the question"
+        )
+    for reason, count in order_excluded.items():
+        if count:
+            excluded[reason] = count
+    note_malformed(malformed_first, excluded, notes, "--skip-malformed", count=malformed_count)
+    empty = {c: np.empty(0, dtype=object if c in _TEXT else np.int64) for c in parts}
+    data = {c: np.concatenate(v) if v else empty[c] for c, v in parts.items()}
+    code = data.pop("code")
+    jobs = pd.DataFrame(data, columns=list(COLUMNS))
+    for c in COLUMNS:
+        jobs[c] = jobs[c].astype(object if c in _TEXT else "int64")
+    return RecordedLog(
+        path=path_s,
+        jobs=jobs,
+        excluded=excluded,
+        machines=machines,
+        epoch=0,
+        timezone=zone_name,
+        source="sacct",
+        notes=notes,
+        window=None if win is None else win.result(code),
     )
+
+
+#: Text columns of a recorded log.
+_TEXT = ("job", "user", "group", "account", "partition", "queue")
 
 
 def _never(start: np.ndarray, end: np.ndarray, alloc: np.ndarray, state: np.ndarray) -> np.ndarray:
@@ -689,6 +1015,56 @@ def _never(start: np.ndarray, end: np.ndarray, alloc: np.ndarray, state: np.ndar
         | (state == "PENDING")
         | ((state == "CANCELLED") & (start == end))
     )
+
+
+def _rules(
+    prob: Problems,
+    cols: dict[str, np.ndarray],
+    machines: int | None,
+    excluded: dict[str, int],
+) -> dict[str, np.ndarray]:
+    """The rules of ``docs/formats.md`` (never started, widths, contradictory times,
+    malformed records) on parsed sacct columns: the rows kept, as the log's columns (no
+    ``queue``). ``cols`` holds ``job``, ``user``, ``group``, ``account``, ``partition``,
+    times (Unix seconds, -1: none) ``submit``, ``start``, ``end``, ``alloc``, ``state``,
+    ``limits`` (seconds, -1: none) and, when it replaces ``alloc`` for jobs that never
+    started, ``requested_cpus``; the contradictory times excluded are counted in
+    ``excluded``."""
+    submit, start, end = cols["submit"], cols["start"], cols["end"]
+    alloc, state, requested_cpus = cols["alloc"], cols["state"], cols.get("requested_cpus")
+    n = len(submit)
+    dropped = prob.mask(n)
+    never = _never(start, end, alloc, state)
+    processors = alloc.copy()
+    if requested_cpus is not None:
+        processors[never] = requested_cpus[never]
+    start = np.where(never, -1, start)
+    end = np.where(never, -1, end)
+    if machines is not None and (wide := ~dropped & ~never & (processors > machines)).any():
+        i = _first(wide)
+        raise SacctError(
+            f"{prob.where(i)}: field AllocCPUS: job {cols['job'][i]} was allocated "
+            f"{processors[i]} processors, more than the platform's {machines} (check machines=)"
+        )
+    end_first = ~dropped & ~never & (end >= 0) & (end < start)
+    early = ~dropped & ~never & ~end_first & (start < submit)
+    for reason, mask in ((END_BEFORE_START, end_first), (START_BEFORE_SUBMIT, early)):
+        if mask.any():
+            excluded[reason] = int(mask.sum())
+    keep = ~(end_first | early | dropped)
+    return {
+        "job": cols["job"][keep],
+        "submit": submit[keep],
+        "start": start[keep],
+        "end": end[keep],
+        "processors": processors[keep],
+        "requested": cols["limits"][keep],
+        "user": cols["user"][keep],
+        "group": cols["group"][keep],
+        "account": cols["account"][keep],
+        "partition": cols["partition"][keep],
+        "line": prob.lines[keep],
+    }
 
 
 def assemble(
@@ -716,45 +1092,14 @@ def assemble(
     times are Unix seconds (-1: none); ``requested_cpus`` replaces ``alloc`` for jobs that
     never started when given; ``limits`` are time limits in seconds (-1: none).
     """
-    n = len(submit)
-    dropped = prob.mask(n)
-    never = _never(start, end, alloc, state)
-    processors = alloc.copy()
+    cols = dict(names)
+    cols.update(submit=submit, start=start, end=end, alloc=alloc, state=state, limits=limits)
     if requested_cpus is not None:
-        processors[never] = requested_cpus[never]
-    start = np.where(never, -1, start)
-    end = np.where(never, -1, end)
-    if machines is not None and (wide := ~dropped & ~never & (processors > machines)).any():
-        i = _first(wide)
-        raise SacctError(
-            f"{prob.where(i)}: field AllocCPUS: job {names['job'][i]} was allocated "
-            f"{processors[i]} processors, more than the platform's {machines} (check machines=)"
-        )
-    end_first = ~dropped & ~never & (end >= 0) & (end < start)
-    early = ~dropped & ~never & ~end_first & (start < submit)
-    for reason, mask in ((END_BEFORE_START, end_first), (START_BEFORE_SUBMIT, early)):
-        if mask.any():
-            excluded[reason] = int(mask.sum())
+        cols["requested_cpus"] = requested_cpus
+    rows = _rules(prob, cols, machines, excluded)
     note_malformed(prob.messages(), excluded, notes, option)
-    keep = ~(end_first | early | dropped)
-
-    jobs = pd.DataFrame(
-        {
-            "job": names["job"][keep],
-            "submit": submit[keep],
-            "start": start[keep],
-            "end": end[keep],
-            "processors": processors[keep],
-            "requested": limits[keep],
-            "user": names["user"][keep],
-            "group": names["group"][keep],
-            "account": names["account"][keep],
-            "partition": names["partition"][keep],
-            "queue": np.full(int(keep.sum()), "", dtype=object),
-            "line": prob.lines[keep],
-        },
-        columns=list(COLUMNS),
-    )
+    rows["queue"] = np.full(len(rows["submit"]), "", dtype=object)
+    jobs = pd.DataFrame(rows, columns=list(COLUMNS))
     for c in ("submit", "start", "end", "processors", "requested", "line"):
         jobs[c] = jobs[c].astype("int64")
     for c in ("job", "user", "group", "account", "partition", "queue"):

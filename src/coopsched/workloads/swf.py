@@ -19,9 +19,9 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .limits import (
     MAX_DECOMPRESSED,
@@ -31,6 +31,9 @@ from .limits import (
     exact_number,
     regular_file,
 )
+
+if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for (start-up)
+    import pandas as pd
 
 #: The 18 SWF fields, in order (PWA swf.html, version 2.2).
 FIELDS: tuple[str, ...] = (
@@ -61,23 +64,49 @@ class SWFError(ValueError):
     """Malformed SWF input: the message names file, line and field."""
 
 
+#: Columns of :attr:`SWFTrace.columns` (and :attr:`SWFTrace.jobs`), in order.
+COLUMNS: tuple[str, ...] = (*FIELDS, "line", "processors")
+#: SWF fields kept as floats (the others are whole numbers, int64).
+FLOAT_FIELDS: tuple[str, ...] = ("avg_cpu", "used_mem", "req_mem", "think_time")
+
+
 @dataclass
 class SWFTrace:
     """A parsed SWF trace.
 
-    ``jobs`` holds the jobs that can run, one row each, with the 18 fields as columns
-    (names in :data:`FIELDS`) plus ``processors`` (field 5, or field 8 when field 5 is -1)
-    and ``line`` (the line number in the file). ``dropped`` counts the jobs left out, by
-    reason.
+    ``columns`` holds the jobs that can run as numpy arrays, one entry per job: the 18
+    fields (names in :data:`FIELDS`; int64, except :data:`FLOAT_FIELDS`) plus
+    ``processors`` (field 5, or field 8 when field 5 is -1) and ``line`` (the line number
+    in the file). :attr:`jobs` is the same table as a pandas DataFrame, built (and pandas
+    imported) on first use. ``dropped`` counts the jobs left out, by reason.
     """
 
     path: str
     header: dict[str, str]
-    jobs: pd.DataFrame
+    columns: dict[str, np.ndarray]
     dropped: dict[str, int] = field(default_factory=dict)
     lines: int = 0
     #: Lines left out by ``skip_malformed``: (line number, message naming file, line, field).
     malformed: list[tuple[int, str]] = field(default_factory=list)
+    _frame: pd.DataFrame | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def n(self) -> int:
+        """Number of jobs kept."""
+        return len(self.columns["submit"])
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """The jobs as a DataFrame (columns :data:`COLUMNS`), built once on first use."""
+        if self._frame is None:
+            import pandas as pd
+
+            self._frame = pd.DataFrame({c: self.columns[c] for c in COLUMNS}, columns=list(COLUMNS))
+        return self._frame
+
+    def column(self, name: str) -> np.ndarray:
+        """One column (:data:`COLUMNS`) as a numpy array, without pandas."""
+        return self.columns[name]
 
     def _int_header(self, key: str) -> int | None:
         value = self.header.get(key)
@@ -325,7 +354,6 @@ def _parse(p: Path, lines: list[str]) -> SWFTrace:
         raise _locate_error(str(p), lines) from None
     if arr.shape != (data_lines.size, len(FIELDS)):
         raise _locate_error(str(p), lines)
-    df = pd.DataFrame(arr, columns=list(FIELDS))
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(arr) | (np.abs(arr) >= MAX_EXACT)
     if bad.any():
@@ -335,7 +363,6 @@ def _parse(p: Path, lines: list[str]) -> SWFTrace:
             f"{p}:{data_lines[i]}: field {f + 1} ({FIELDS[f]}): {token!r} is "
             + ("not a finite number" if not np.isfinite(arr[i, f]) else "not below 2^53")
         )
-    df["line"] = data_lines
     for col in _WHOLE:
         values = arr[:, FIELDS.index(col)]
         frac = np.flatnonzero(values != np.floor(values))
@@ -350,21 +377,22 @@ def _parse(p: Path, lines: list[str]) -> SWFTrace:
         i = neg[0]
         raise SWFError(f"{p}:{data_lines[i]}: field 2 (submit): negative submit time {arr[i, 1]:g}")
     _check_job_numbers(str(p), arr, data_lines, lines)
-    int_cols = [c for c in FIELDS if c not in ("avg_cpu", "used_mem", "req_mem", "think_time")]
-    for c in int_cols:
-        df[c] = np.floor(df[c]).astype(np.int64)
-    procs = np.where(
-        df["alloc_procs"].to_numpy() == -1, df["req_procs"].to_numpy(), df["alloc_procs"].to_numpy()
-    )
-    df["processors"] = procs.astype(np.int64)
-    bad_rt = df["run_time"].to_numpy() <= 0
-    bad_pr = (~bad_rt) & (df["processors"].to_numpy() <= 0)
+    cols: dict[str, np.ndarray] = {}
+    for i, c in enumerate(FIELDS):
+        values = arr[:, i]
+        cols[c] = values.copy() if c in FLOAT_FIELDS else np.floor(values).astype(np.int64)
+    cols["line"] = data_lines
+    procs = np.where(cols["alloc_procs"] == -1, cols["req_procs"], cols["alloc_procs"])
+    cols["processors"] = procs.astype(np.int64)
+    bad_rt = cols["run_time"] <= 0
+    bad_pr = (~bad_rt) & (cols["processors"] <= 0)
     dropped = {
         "run_time<=0": int(bad_rt.sum()),
         "processors<=0": int(bad_pr.sum()),
     }
-    jobs = df.loc[~(bad_rt | bad_pr)].reset_index(drop=True)
-    return SWFTrace(path=str(p), header=header, jobs=jobs, dropped=dropped, lines=len(lines))
+    ok = ~(bad_rt | bad_pr)
+    columns = {c: cols[c][ok] for c in COLUMNS}
+    return SWFTrace(path=str(p), header=header, columns=columns, dropped=dropped, lines=len(lines))
 
 
 def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict[str, str] | None = None) -> None:
@@ -412,6 +440,8 @@ def read_swf_recorded(path: str | Path, timezone: str | None = None, skip_malfor
     the line and field (with ``skip_malformed``, malformed records are left out, counted in
     ``excluded`` and the first listed in ``notes``).
     """
+    import pandas as pd
+
     from .recorded import RecordedLog, check_timezone, note_malformed
 
     trace = read_swf(path, skip_malformed=skip_malformed)

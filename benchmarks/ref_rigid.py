@@ -5,7 +5,7 @@
 
 For SDSC-SP2, CTC-SP2, KTH-SP2 and CEA-Curie as rigid jobs (each job its processors at
 once, its requested time; users dealt to ``k`` organizations in turn, machines split
-uniformly, seed 1), ``--windows`` random windows of 5e4 s per log (seed 7): per log and
+uniformly, seed 1), ``--windows`` windows of 5e4 s per log starting at random jobs (seed 7): per log and
 ``k``, the CPU seconds of ``ref_rigid_schedule`` with ``backfill="easy"`` (mean and worst),
 the peak resident memory of the process that ran the row, the mean number of jobs, of
 coalitions simulated (interchangeable idle organizations run once) and of coalitions
@@ -46,7 +46,7 @@ def _instances(path: str, k: int, windows: int):
     from coopsched.workloads.swf import read_swf
 
     tr = read_swf(path)
-    starts = random_windows(tr, WINDOW, windows, seed=7)
+    starts = random_windows(tr, WINDOW, windows, seed=7, by="job")
     return [
         trace_to_instance(tr, k=k, start=s, length=WINDOW, jobs="rigid", seed=1) for s in starts
     ]
@@ -99,7 +99,7 @@ def main() -> None:
     lines = [
         f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
         f"load average before {os.getloadavg()[0]:.2f}",
-        f"# {args.windows} random windows of {WINDOW} s per log (seed 7), rigid jobs, EASY; "
+        f"# {args.windows} windows of {WINDOW} s per log starting at random jobs (seed 7), rigid jobs, EASY; "
         "CPU seconds per window, one process per row",
         "log        what   k    jobs   mean s   worst s  peak MB  simulated  python",
     ]

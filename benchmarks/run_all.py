@@ -25,6 +25,8 @@ The jobs (``--list`` prints their commands):
 * ``audit``: ``benchmarks/audit.py --phases``;
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
+* ``ref-rigid``: ``benchmarks/ref_rigid.py`` (exact REF for rigid jobs with EASY, and RAND);
+* ``rigid``: ``benchmarks/rigid.py`` (the compiled rigid engine on whole logs);
 * ``startup``: ``benchmarks/startup.py --runs 20``;
 * ``compile``: ``benchmarks/compile.py`` (each numba kernel's first compilation, and the
   first ``coopsched demo`` against the second; README: the demo);
@@ -169,6 +171,12 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             ],
             "results-table2.txt",
             "coopsched reproduce table2 on 2 cores, timed; results compared with the committed ones",
+        ),
+        Job(
+            "ref-rigid",
+            [[py, f"{b}/ref_rigid.py", *t]],
+            "results-ref-rigid.txt",
+            "exact rigid REF with EASY at k = 8, 12 and RAND at k = 50 on four parallel logs",
         ),
         Job(
             "rigid",

@@ -21,13 +21,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
 from ..online.shapley import AntitheticEstimate, shapley_antithetic
-from ..online.utilities import psi_sp
+from ..online.utilities import ValueCurve, psi_sp
 from ..workloads.instance import Instance
 from .game import recorded_starts
 
@@ -132,6 +133,83 @@ def symmetrize(values: np.ndarray, groups: list[list[int]], worst: bool = False)
     return out
 
 
+def curve_values(inst: Instance, start: np.ndarray, grid: list[int]) -> list[int]:
+    """``sum(psi_sp(t))`` over the jobs started in ``start`` at each time of ``grid``, exactly:
+    one :class:`~coopsched.online.utilities.ValueCurve` (one sort of the starts and ends,
+    prefix sums) instead of a pass over every job at every time; the same integers as
+    ``sum(Schedule.psi(t))``."""
+    curve = ValueCurve(start, inst.size, inst.processors)
+    return [curve.psi(t) for t in grid]
+
+
+def coalition_values(
+    inst: Instance,
+    horizon: int,
+    grid: list[int],
+    mask: int,
+    value_policy: str = "fairshare",
+    exact_upto: int = 0,
+    backfill: str | None = None,
+) -> list[int]:
+    """A proper coalition's value (its total ``psi_sp``, an integer) at each time of ``grid``:
+    its schedule alone under ``value_policy``, or under REF if it has at most ``exact_upto``
+    members (for rigid jobs under the platform's ``backfill`` rule)."""
+    members = [u for u in range(inst.k) if mask >> u & 1]
+    if inst.rigid:  # every coalition under the platform's backfilling rule
+        name = "ref" if len(members) <= exact_upto else value_policy
+        sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
+    elif len(members) <= exact_upto:
+        sub = inst.restrict(members)
+        sched, _ = ref_schedule(sub, horizon)
+    else:
+        sched = get_policy(value_policy).run(inst, horizon, members=members)
+    return curve_values(sched.instance, sched.start, grid)
+
+
+def _values_task(
+    inst: Instance,
+    horizon: int,
+    grid: list[int],
+    masks: list[int],
+    value_policy: str,
+    exact_upto: int,
+    backfill: str | None,
+) -> list[list[int]]:
+    """:func:`coalition_values` of several coalitions (one task on a dask worker)."""
+    return [
+        coalition_values(inst, horizon, grid, m, value_policy, exact_upto, backfill) for m in masks
+    ]
+
+
+class _DaskValues:
+    """Values batches of coalitions on a dask.distributed cluster: the instance is sent to
+    every worker once, each batch split into about four tasks per worker thread."""
+
+    def __init__(self, scheduler: Any, inst: Instance, args: tuple) -> None:
+        from distributed import Client
+
+        self.own = not isinstance(scheduler, Client)
+        self.client = Client(scheduler) if self.own else scheduler
+        self.inst = self.client.scatter(inst, broadcast=True)
+        self.args = args
+
+    def __call__(self, masks: list[int]) -> list[list[int]]:
+        threads = max(1, sum(self.client.nthreads().values()))
+        size = max(1, -(-len(masks) // (4 * threads)))
+        chunks = [masks[i : i + size] for i in range(0, len(masks), size)]
+        futures = [
+            self.client.submit(
+                _values_task, self.inst, *self.args[:2], c, *self.args[2:], pure=False
+            )
+            for c in chunks
+        ]
+        return [x for part in self.client.gather(futures) for x in part]
+
+    def close(self) -> None:
+        if self.own:
+            self.client.close()
+
+
 def sampled_game(
     inst: Instance,
     horizon: int,
@@ -149,12 +227,16 @@ def sampled_game(
     progress: Callable[[int], None] | None = None,
     progress_text: Callable[[str], None] | None = None,
     backfill: str | None = None,
+    scheduler: Any = None,
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
     ``confidence``); ``seconds``: a time budget for the sampling (``None``: none);
     ``interval``: ``"t"`` (Student t, central limit theorem) or ``"bernstein"`` (empirical
-    Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`."""
+    Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`. ``scheduler``: a
+    dask.distributed scheduler address or ``Client``; the coalitions each round of orders
+    needs are then valued on that cluster (the same orders and values, so the same estimate
+    for the same seed as in one process)."""
     k = inst.k
     G = (1 << k) - 1
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
@@ -171,19 +253,11 @@ def sampled_game(
             return np.zeros(len(grid))
         if mask == G:
             return grand
-        members = [u for u in range(k) if mask >> u & 1]
-        if inst.rigid:  # every coalition under the platform's backfilling rule
-            name = "ref" if len(members) <= exact_upto else value_policy
-            sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
-        elif len(members) <= exact_upto:
-            sub = inst.restrict(members)
-            sched, _ = ref_schedule(sub, horizon)
-        else:
-            sched = get_policy(value_policy).run(inst, horizon, members=members)
+        vals = coalition_values(inst, horizon, grid, mask, value_policy, exact_upto, backfill)
         valued[0] += 1
         if progress is not None:
             progress(valued[0])
-        return np.array([float(sum(sched.psi(t))) for t in grid])
+        return np.array([float(x) for x in vals])
 
     groups = interchangeable(inst)
     psi_h = np.array(psi_grid[h], dtype=np.float64)
@@ -210,19 +284,37 @@ def sampled_game(
             f"sampling antithetic orders of {k} organizations: at most {samples} orders, "
             f"2 x {k - 1} coalitions each"
         )
-    est = shapley_antithetic(
-        vec,
-        k,
-        samples,
-        seed=seed,
-        confidence=confidence,
-        order=order,
-        first_orders=first_orders,
-        decide=decide if adaptive else None,
-        seconds=seconds,
-        on_look=on_look,
-        interval=interval,
-    )
+    batch = None
+    if scheduler is not None:
+        batch = _DaskValues(scheduler, inst, (horizon, grid, value_policy, exact_upto, backfill))
+
+    def values(masks: list[int]) -> list[np.ndarray]:
+        assert batch is not None
+        proper = [m for m in masks if m not in (0, G)]
+        got = dict(zip(proper, batch(proper), strict=True))
+        valued[0] += len(proper)
+        if progress is not None and proper:
+            progress(valued[0])
+        return [vec(m) if m in (0, G) else np.array([float(x) for x in got[m]]) for m in masks]
+
+    try:
+        est = shapley_antithetic(
+            vec,
+            k,
+            samples,
+            seed=seed,
+            confidence=confidence,
+            order=order,
+            first_orders=first_orders,
+            decide=decide if adaptive else None,
+            seconds=seconds,
+            on_look=on_look,
+            interval=interval,
+            values=values if batch is not None else None,
+        )
+    finally:
+        if batch is not None:
+            batch.close()
     phi = symmetrize(est.phi[:, h], groups)
     hw = symmetrize(est.halfwidth[:, h], groups, worst=True)
     keep = [t for t in grid if t in set(times)]

@@ -297,6 +297,7 @@ def shapley_antithetic(
     seconds: float | None = None,
     on_look: Callable[[int, int, int, int], None] | None = None,
     interval: str = "t",
+    values: Callable[[list[int]], Sequence[object]] | None = None,
 ) -> AntitheticEstimate:
     """Estimate Shapley values (Eq. 2) from antithetic pairs of orders, adaptively.
 
@@ -333,6 +334,11 @@ def shapley_antithetic(
     ``value(mask)`` is a number or a 1-D array (several games valued at once, as the audit's
     values at several times); it is called once per distinct coalition. Orders are drawn
     over positions of ``order`` (default ``0..k-1``), as :func:`shapley_monte_carlo`.
+
+    ``values(masks)``, if given, values a batch of coalitions at once (one result per mask,
+    in order, e.g. on a cluster): the orders up to the next look are drawn first and their
+    new coalitions valued in one call (one pair at a time with ``seconds``). The orders
+    drawn and the values used are the same, so is the estimate.
     """
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
@@ -362,10 +368,25 @@ def shapley_antithetic(
     phi = hw = np.zeros((k, m))
     decided = np.ones(k, dtype=bool)
     look = 0
+    ahead: list[list[int]] = []  # orders drawn, not yet used (batch valuation)
     for look, target in enumerate(looks, 1):
         out_of_time = False
         while done < target:
-            perm = [players[x] for x in rng.permutation(k)]
+            if values is not None and not ahead:
+                ahead = [
+                    [players[x] for x in rng.permutation(k)]
+                    for _ in range(1 if seconds is not None else target - done)
+                ]
+                new: dict[int, None] = {}
+                for p in ahead:
+                    acc = 0
+                    for u in p:
+                        acc |= 1 << u
+                        new.update({m: None for m in (acc, G ^ acc) if m not in cache})
+                batch = list(new)
+                for mask, x in zip(batch, values(batch), strict=True):
+                    cache[mask] = np.atleast_1d(np.asarray(x, dtype=np.float64))
+            perm = ahead.pop(0) if ahead else [players[x] for x in rng.permutation(k)]
             pre = [0]
             for u in perm:
                 pre.append(pre[-1] | 1 << u)

@@ -3,6 +3,7 @@ one ValueCurve instead of psi_sp at every time, and coalitions valued in batches
 cluster) giving the same estimate as one process for the same seed."""
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -176,3 +177,23 @@ def test_dask_cluster_of_two_workers_gives_the_single_process_estimate():
         # a scheduler address works too (its client is closed afterwards)
         three = sampled_game(rec, 60, [30], scheduler=cluster.scheduler_address, **kw)
         np.testing.assert_array_equal(three.estimate.phi, one.estimate.phi)
+
+
+def test_cli_scheduler_gives_the_single_process_report(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    from coopsched.cli import main
+    from coopsched.workloads.jsonio import instance_to_dict
+
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(instance_to_dict(_recorded())))
+    args = ["audit", str(p), "--horizon", "60", "--method", "sampled", "--samples", "24"]
+    args += ["--points", "2", "--no-counterfactuals", "--format", "json"]
+    assert main(args) == 0
+    one = json.loads(capsys.readouterr().out)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        assert main([*args, "--scheduler", cluster.scheduler_address]) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert two["organizations"] == one["organizations"]
+    assert two["sampling"]["coalitions_valued"] == one["sampling"]["coalitions_valued"] > 0

@@ -12,7 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coopsched.audit.game import recorded_starts
-from coopsched.audit.sampling import coalition_values, curve_values, sampled_game
+from coopsched.audit.sampling import (
+    coalition_values,
+    curve_values,
+    sampled_game,
+    small_surplus,
+)
 from coopsched.online.policies import get_policy
 from coopsched.online.ref import ref_schedule
 from coopsched.online.shapley import shapley_antithetic
@@ -197,3 +202,24 @@ def test_cli_scheduler_gives_the_single_process_report(tmp_path, capsys):
     two = json.loads(capsys.readouterr().out)
     assert two["organizations"] == one["organizations"]
     assert two["sampling"]["coalitions_valued"] == one["sampling"]["coalitions_valued"] > 0
+
+
+def test_small_surplus_needs_the_whole_interval_within_the_share():
+    psi = np.array([100.0, 100.0, 100.0, 100.0, 0.0, 100.0])
+    phi = np.array([100.0, 100.0, 100.0, 120.0, 0.0, 96.0])
+    hw = np.array([4.0, 4.7, 4.8, 1.0, 0.0, 0.5])
+    # 100/1.05 = 95.24, 100/0.95 = 105.26
+    assert small_surplus(psi, phi, hw, 0.05).tolist() == [True, True, False, False, False, True]
+
+
+def test_negligible_surpluses_stop_the_sampling_sooner_on_the_same_orders():
+    rec = _recorded(k=6, n=80, seed=11)
+    kw = dict(samples=160, seed=2, first_orders=8)
+    full = sampled_game(rec, 60, [], **kw)
+    soon = sampled_game(rec, 60, [], negligible=0.2, **kw)
+    assert soon.samples < full.samples and not soon.sign_decided.all()
+    assert soon.estimate.stop == "decided"
+    plain = sampled_game(rec, 60, [], adaptive=False, **{**kw, "samples": soon.samples})
+    np.testing.assert_array_equal(soon.estimate.phi, plain.estimate.phi)
+    with pytest.raises(ValueError, match="negligible"):
+        sampled_game(rec, 60, [], negligible=1.0, **kw)

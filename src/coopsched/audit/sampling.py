@@ -108,6 +108,18 @@ def sign_decided(psi: np.ndarray, phi: np.ndarray, halfwidth: np.ndarray) -> np.
     return (psi < phi - halfwidth) | (psi > phi + halfwidth) | (halfwidth == 0)
 
 
+def small_surplus(
+    psi: np.ndarray, phi: np.ndarray, halfwidth: np.ndarray, share: float
+) -> np.ndarray:
+    """Per organization: every ``phi`` in its interval has ``|psi - phi| < share * phi``,
+    i.e. the interval lies strictly inside ``(psi / (1 + share), psi / (1 - share))``
+    (``psi > 0``, ``0 < share < 1``): its surplus is shown to be below ``share`` of its
+    ``phi`` whatever its sign."""
+    psi = np.asarray(psi, dtype=np.float64)
+    lo, hi = psi / (1 + share), psi / (1 - share)
+    return (psi > 0) & (phi - halfwidth > lo) & (phi + halfwidth < hi)
+
+
 def interchangeable(inst: Instance) -> list[list[int]]:
     """Groups of two or more organizations that are interchangeable in every coalition:
     no job at all and the same machines (the only organizations that
@@ -228,6 +240,7 @@ def sampled_game(
     progress_text: Callable[[str], None] | None = None,
     backfill: str | None = None,
     scheduler: Any = None,
+    negligible: float = 0.0,
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
@@ -236,7 +249,12 @@ def sampled_game(
     Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`. ``scheduler``: a
     dask.distributed scheduler address or ``Client``; the coalitions each round of orders
     needs are then valued on that cluster (the same orders and values, so the same estimate
-    for the same seed as in one process)."""
+    for the same seed as in one process). ``negligible`` (default 0): sampling may also stop
+    when every organization whose sign is undecided is shown to have ``|psi - phi|`` below
+    this share of ``phi`` (its whole interval lies in ``psi / (1 + negligible)`` to
+    ``psi / (1 - negligible)``); such organizations stay reported as undecided."""
+    if not 0 <= negligible < 1:
+        raise ValueError(f"negligible: {negligible}; a share in [0, 1)")
     k = inst.k
     G = (1 << k) - 1
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
@@ -263,9 +281,11 @@ def sampled_game(
     psi_h = np.array(psi_grid[h], dtype=np.float64)
 
     def decide(phi: np.ndarray, hw: np.ndarray) -> np.ndarray:
-        return sign_decided(
-            psi_h, symmetrize(phi[:, h], groups), symmetrize(hw[:, h], groups, True)
-        )
+        p, w = symmetrize(phi[:, h], groups), symmetrize(hw[:, h], groups, True)
+        out = sign_decided(psi_h, p, w)
+        if negligible > 0:
+            out |= small_surplus(psi_h, p, w, negligible)
+        return out
 
     clock = time.perf_counter()
 

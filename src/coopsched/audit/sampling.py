@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..online.backends import compiled_rule
+from ..online.engine import Policy, simulate
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
 from ..online.shapley import AntitheticEstimate, shapley_antithetic
@@ -169,13 +171,30 @@ def coalition_values(
     members = [u for u in range(inst.k) if mask >> u & 1]
     if inst.rigid:  # every coalition under the platform's backfilling rule
         name = "ref" if len(members) <= exact_upto else value_policy
-        sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
+        policy = get_policy(name)
+        sched = simulate(
+            inst, policy, horizon, members, backfill=backfill, engine=_engine(inst, policy)
+        )
     elif len(members) <= exact_upto:
         sub = inst.restrict(members)
         sched, _ = ref_schedule(sub, horizon)
     else:
-        sched = get_policy(value_policy).run(inst, horizon, members=members)
+        policy = get_policy(value_policy)
+        sched = simulate(inst, policy, horizon, members, engine=_engine(inst, policy))
     return curve_values(sched.instance, sched.start, grid)
+
+
+#: Instances of at least this many jobs value their coalitions in the compiled engine
+#: (identical schedules; :func:`~coopsched.online.engine.simulate`): a sampled audit values
+#: hundreds of coalitions, so numba's start-up pays off well below the engine's own
+#: threshold for one run, and every process (or dask worker) chooses alike.
+COMPILE_FROM_JOBS = 2_000
+
+
+def _engine(inst: Instance, policy: Policy) -> str:
+    if inst.n >= COMPILE_FROM_JOBS and compiled_rule(policy) is not None:
+        return "compiled"
+    return "auto"
 
 
 def _values_task(

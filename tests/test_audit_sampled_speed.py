@@ -226,3 +226,61 @@ def test_negligible_surpluses_stop_the_sampling_sooner_on_the_same_orders():
     np.testing.assert_array_equal(soon.estimate.phi, plain.estimate.phi)
     with pytest.raises(ValueError, match="negligible"):
         sampled_game(rec, 60, [], negligible=1.0, **kw)
+
+
+@pytest.mark.parametrize("rigid", [False, True])
+def test_ref_runs_value_their_subcoalitions_once_with_the_same_estimate(rigid, monkeypatch):
+    import coopsched.audit.sampling as sampling
+    import coopsched.online.ref.rigid as ref_rigid
+
+    rec = _recorded(k=6, n=40, seed=3)
+    if rigid:
+        rec = dataclasses.replace(rec, processors=1 + rec.size % 2, requested=rec.size + 1)
+    T, times, upto = 60, [20, 40], 4
+    G = (1 << rec.k) - 1
+    grid = [20, 40, 60]
+    total = [
+        sum(psi_sp(rec.org, recorded_starts(rec), rec.size, t, rec.k, rec.processors)) for t in grid
+    ]
+    rule = "easy" if rigid else None
+    former = 0
+
+    def old(mask):  # the former vec: REF run on every coalition of at most `upto` members
+        nonlocal former
+        if mask == 0:
+            return np.zeros(3)
+        if mask == G:
+            return np.array(total, dtype=float)
+        m = [u for u in range(rec.k) if mask >> u & 1]
+        if len(m) <= upto:
+            former += 1
+            if rigid:
+                sched = get_policy("ref").run(rec, T, members=m, backfill=rule)
+            else:
+                sched, _ = ref_schedule(rec.restrict(m), T)
+        else:
+            sched = get_policy("fairshare").run(rec, T, members=m, backfill=rule)
+        return np.array([float(sum(sched.psi(t))) for t in grid])
+
+    runs = 0
+    real = ref_rigid.ref_rigid_schedule if rigid else sampling.ref_schedule
+
+    def counted(*a, **kw):
+        nonlocal runs
+        runs += 1
+        return real(*a, **kw)
+
+    monkeypatch.setattr(
+        ref_rigid if rigid else sampling,
+        ("ref_rigid_schedule" if rigid else "ref_schedule"),
+        counted,
+    )
+    sg = sampled_game(
+        rec, T, times, samples=40, seed=5, exact_upto=upto, adaptive=False, backfill=rule
+    )
+    ref_runs = runs
+    est = shapley_antithetic(old, rec.k, 40, seed=5, order=rec.canonical_order().tolist())
+    np.testing.assert_array_equal(sg.estimate.phi, est.phi)
+    np.testing.assert_array_equal(sg.estimate.halfwidth, est.halfwidth)
+    assert sg.coalitions == est.evaluations
+    assert 0 < ref_runs < former / 2

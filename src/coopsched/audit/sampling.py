@@ -296,6 +296,42 @@ def sampled_game(
             progress(valued[0])
         return np.array([float(x) for x in vals])
 
+    ref_known: dict[int, np.ndarray] = {}  # REF values of subcoalitions of REF runs
+
+    def ref_run(mask: int) -> None:
+        """One REF run of a small coalition: the values of all its subcoalitions at every
+        time of the grid, from the same run (as the exact audit's one run)."""
+        members = [u for u in range(k) if mask >> u & 1]
+        sub = inst.restrict(members)
+        if inst.rigid:
+            from ..online.ref.rigid import ref_rigid_schedule
+
+            sched, _ = ref_rigid_schedule(sub, horizon, backfill, checkpoints=grid)
+        else:
+            sched, _ = ref_schedule(sub, horizon, checkpoints=grid)
+        rows = dict(zip(sched.info["checkpoints"], sched.info["checkpoint_values"], strict=True))
+        table = [rows[t] for t in grid]
+        for c in range(1, 1 << len(members)):
+            g = sum(1 << u for b, u in enumerate(members) if c >> b & 1)
+            ref_known[g] = np.array([float(row[c]) for row in table])
+
+    def reuse_ref(masks: list[int]) -> list[np.ndarray]:
+        """A batch valued in this process, the largest REF coalitions first: each REF run
+        also values its subcoalitions, which are then not run again."""
+        for m in sorted(masks, key=int.bit_count, reverse=True):
+            if m not in (0, G) and m.bit_count() <= exact_upto and m not in ref_known:
+                ref_run(m)
+        out = []
+        for m in masks:
+            if m in ref_known:
+                valued[0] += 1
+                if progress is not None:
+                    progress(valued[0])
+                out.append(ref_known[m])
+            else:
+                out.append(vec(m))
+        return out
+
     groups = interchangeable(inst)
     psi_h = np.array(psi_grid[h], dtype=np.float64)
 
@@ -349,7 +385,7 @@ def sampled_game(
             seconds=seconds,
             on_look=on_look,
             interval=interval,
-            values=values if batch is not None else None,
+            values=values if batch is not None else reuse_ref if exact_upto > 0 else None,
         )
     finally:
         if batch is not None:

@@ -214,7 +214,7 @@ def _values_task(
 
 class _DaskValues:
     """Values batches of coalitions on a dask.distributed cluster: the instance is sent to
-    every worker once, each batch split into about four tasks per worker thread."""
+    every worker once, each batch split into about 16 tasks per worker thread."""
 
     def __init__(self, scheduler: Any, inst: Instance, args: tuple) -> None:
         from distributed import Client
@@ -225,16 +225,21 @@ class _DaskValues:
         self.args = args
 
     def __call__(self, masks: list[int]) -> list[list[int]]:
+        # the largest coalitions (the costliest) first, in small tasks: the workers finish
+        # together (each round ends at a look, a barrier)
+        todo = sorted(masks, key=int.bit_count, reverse=True)
         threads = max(1, sum(self.client.nthreads().values()))
-        size = max(1, -(-len(masks) // (4 * threads)))
-        chunks = [masks[i : i + size] for i in range(0, len(masks), size)]
+        size = max(1, -(-len(todo) // (16 * threads)))
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+        horizon, grid, *rest = self.args
         futures = [
-            self.client.submit(
-                _values_task, self.inst, *self.args[:2], c, *self.args[2:], pure=False
-            )
+            self.client.submit(_values_task, self.inst, horizon, grid, c, *rest, pure=False)
             for c in chunks
         ]
-        return [x for part in self.client.gather(futures) for x in part]
+        got: dict[int, list[int]] = {}
+        for c, part in zip(chunks, self.client.gather(futures), strict=True):
+            got.update(zip(c, part, strict=True))
+        return [got[m] for m in masks]
 
     def close(self) -> None:
         if self.own:

@@ -23,6 +23,8 @@ The jobs (``--list`` prints their commands):
   LPC-EGEE window (summaries into ``results-ref-windows-all.txt``, every window into
   ``results-ref-windows-k16.csv`` / ``-k20.csv``); at k = 20 each window runs alone;
 * ``audit``: ``benchmarks/audit.py --phases``;
+* ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (hours: sampled audits
+  up to 100 organizations, each once in one process and once on 2 dask workers);
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
 * ``ref-rigid``: ``benchmarks/ref_rigid.py`` (exact REF for rigid jobs with EASY, and RAND);
@@ -153,6 +155,14 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             [[py, f"{b}/audit.py", *t, "--phases"]],
             "results-audit.txt",
             "exact audits: a RICC month with 8 organizations, the whole LPC-EGEE log",
+        ),
+        Job(
+            "audit-sampled",
+            [[py, f"{b}/audit_sampled.py", *t, "--valuation"]],
+            "results-audit-sampled.txt",
+            "sampled audits by user: RICC month at N = 20/50/100, HPC2N and KTH-SP2 months; "
+            "one process and 2 dask workers",
+            needs="distributed",
         ),
         Job(
             "table2",

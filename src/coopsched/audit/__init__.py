@@ -155,6 +155,7 @@ def audit(
     backfill: str | None = None,
     skip_malformed: bool = False,
     owen: bool | None = None,
+    scheduler: object = None,
 ) -> dict:
     """The audit report (the dict of :mod:`coopsched.audit.report`).
 
@@ -176,7 +177,9 @@ def audit(
     ``samples`` orders. ``interval``: ``"t"`` (central limit theorem, Student t; default) or
     ``"bernstein"`` (empirical Bernstein, wider). Proper coalitions are valued under ``value_policy``, those of at most
     ``exact_upto`` members under REF (default 0: one game); the report's ``sampling``
-    states which, with the measured gap to REF.
+    states which, with the measured gap to REF. ``scheduler``: a dask.distributed scheduler
+    address or ``Client``; the coalitions each round of orders needs are valued on that
+    cluster (the same estimate as in one process for the same seed).
 
     ``jobs``: the platform's model. ``"rigid"`` (the default for logs): each job holds its
     processors at once, and every coalition and counterfactual packs jobs under the
@@ -399,6 +402,7 @@ def audit(
             interval=interval,
             progress_text=say,
             backfill=rule,
+            scheduler=scheduler,
         )
         report["method"] = "sampled"
         report["confidence"] = confidence

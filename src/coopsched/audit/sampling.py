@@ -21,13 +21,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ..online.backends import compiled_rule
+from ..online.engine import Policy, simulate
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
 from ..online.shapley import AntitheticEstimate, shapley_antithetic
-from ..online.utilities import psi_sp
+from ..online.utilities import ValueCurve, psi_sp
 from ..workloads.instance import Instance
 from .game import recorded_starts
 
@@ -107,6 +110,18 @@ def sign_decided(psi: np.ndarray, phi: np.ndarray, halfwidth: np.ndarray) -> np.
     return (psi < phi - halfwidth) | (psi > phi + halfwidth) | (halfwidth == 0)
 
 
+def small_surplus(
+    psi: np.ndarray, phi: np.ndarray, halfwidth: np.ndarray, share: float
+) -> np.ndarray:
+    """Per organization: every ``phi`` in its interval has ``|psi - phi| < share * phi``,
+    i.e. the interval lies strictly inside ``(psi / (1 + share), psi / (1 - share))``
+    (``psi > 0``, ``0 < share < 1``): its surplus is shown to be below ``share`` of its
+    ``phi`` whatever its sign."""
+    psi = np.asarray(psi, dtype=np.float64)
+    lo, hi = psi / (1 + share), psi / (1 - share)
+    return (psi > 0) & (phi - halfwidth > lo) & (phi + halfwidth < hi)
+
+
 def interchangeable(inst: Instance) -> list[list[int]]:
     """Groups of two or more organizations that are interchangeable in every coalition:
     no job at all and the same machines (the only organizations that
@@ -132,6 +147,105 @@ def symmetrize(values: np.ndarray, groups: list[list[int]], worst: bool = False)
     return out
 
 
+def curve_values(inst: Instance, start: np.ndarray, grid: list[int]) -> list[int]:
+    """``sum(psi_sp(t))`` over the jobs started in ``start`` at each time of ``grid``, exactly:
+    one :class:`~coopsched.online.utilities.ValueCurve` (one sort of the starts and ends,
+    prefix sums) instead of a pass over every job at every time; the same integers as
+    ``sum(Schedule.psi(t))``."""
+    curve = ValueCurve(start, inst.size, inst.processors)
+    return [curve.psi(t) for t in grid]
+
+
+def coalition_values(
+    inst: Instance,
+    horizon: int,
+    grid: list[int],
+    mask: int,
+    value_policy: str = "fairshare",
+    exact_upto: int = 0,
+    backfill: str | None = None,
+) -> list[int]:
+    """A proper coalition's value (its total ``psi_sp``, an integer) at each time of ``grid``:
+    its schedule alone under ``value_policy``, or under REF if it has at most ``exact_upto``
+    members (for rigid jobs under the platform's ``backfill`` rule)."""
+    members = [u for u in range(inst.k) if mask >> u & 1]
+    if inst.rigid:  # every coalition under the platform's backfilling rule
+        name = "ref" if len(members) <= exact_upto else value_policy
+        policy = get_policy(name)
+        sched = simulate(
+            inst, policy, horizon, members, backfill=backfill, engine=_engine(inst, policy)
+        )
+    elif len(members) <= exact_upto:
+        sub = inst.restrict(members)
+        sched, _ = ref_schedule(sub, horizon)
+    else:
+        policy = get_policy(value_policy)
+        sched = simulate(inst, policy, horizon, members, engine=_engine(inst, policy))
+    return curve_values(sched.instance, sched.start, grid)
+
+
+#: Instances of at least this many jobs value their coalitions in the compiled engine
+#: (identical schedules; :func:`~coopsched.online.engine.simulate`): a sampled audit values
+#: hundreds of coalitions, so numba's start-up pays off well below the engine's own
+#: threshold for one run, and every process (or dask worker) chooses alike.
+COMPILE_FROM_JOBS = 2_000
+
+
+def _engine(inst: Instance, policy: Policy) -> str:
+    if inst.n >= COMPILE_FROM_JOBS and compiled_rule(policy) is not None:
+        return "compiled"
+    return "auto"
+
+
+def _values_task(
+    inst: Instance,
+    horizon: int,
+    grid: list[int],
+    masks: list[int],
+    value_policy: str,
+    exact_upto: int,
+    backfill: str | None,
+) -> list[list[int]]:
+    """:func:`coalition_values` of several coalitions (one task on a dask worker)."""
+    return [
+        coalition_values(inst, horizon, grid, m, value_policy, exact_upto, backfill) for m in masks
+    ]
+
+
+class _DaskValues:
+    """Values batches of coalitions on a dask.distributed cluster: the instance is sent to
+    every worker once, each batch split into about 16 tasks per worker thread."""
+
+    def __init__(self, scheduler: Any, inst: Instance, args: tuple) -> None:
+        from distributed import Client
+
+        self.own = not isinstance(scheduler, Client)
+        self.client = Client(scheduler) if self.own else scheduler
+        self.inst = self.client.scatter(inst, broadcast=True)
+        self.args = args
+
+    def __call__(self, masks: list[int]) -> list[list[int]]:
+        # the largest coalitions (the costliest) first, in small tasks: the workers finish
+        # together (each round ends at a look, a barrier)
+        todo = sorted(masks, key=int.bit_count, reverse=True)
+        threads = max(1, sum(self.client.nthreads().values()))
+        size = max(1, -(-len(todo) // (16 * threads)))
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+        horizon, grid, *rest = self.args
+        futures = [
+            self.client.submit(_values_task, self.inst, horizon, grid, c, *rest, pure=False)
+            for c in chunks
+        ]
+        got: dict[int, list[int]] = {}
+        for c, part in zip(chunks, self.client.gather(futures), strict=True):
+            got.update(zip(c, part, strict=True))
+        return [got[m] for m in masks]
+
+    def close(self) -> None:
+        if self.own:
+            self.client.close()
+
+
 def sampled_game(
     inst: Instance,
     horizon: int,
@@ -149,12 +263,22 @@ def sampled_game(
     progress: Callable[[int], None] | None = None,
     progress_text: Callable[[str], None] | None = None,
     backfill: str | None = None,
+    scheduler: Any = None,
+    negligible: float = 0.0,
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
     ``confidence``); ``seconds``: a time budget for the sampling (``None``: none);
     ``interval``: ``"t"`` (Student t, central limit theorem) or ``"bernstein"`` (empirical
-    Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`."""
+    Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`. ``scheduler``: a
+    dask.distributed scheduler address or ``Client``; the coalitions each round of orders
+    needs are then valued on that cluster (the same orders and values, so the same estimate
+    for the same seed as in one process). ``negligible`` (default 0): sampling may also stop
+    when every organization whose sign is undecided is shown to have ``|psi - phi|`` below
+    this share of ``phi`` (its whole interval lies in ``psi / (1 + negligible)`` to
+    ``psi / (1 - negligible)``); such organizations stay reported as undecided."""
+    if not 0 <= negligible < 1:
+        raise ValueError(f"negligible: {negligible}; a share in [0, 1)")
     k = inst.k
     G = (1 << k) - 1
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
@@ -171,27 +295,57 @@ def sampled_game(
             return np.zeros(len(grid))
         if mask == G:
             return grand
-        members = [u for u in range(k) if mask >> u & 1]
-        if inst.rigid:  # every coalition under the platform's backfilling rule
-            name = "ref" if len(members) <= exact_upto else value_policy
-            sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
-        elif len(members) <= exact_upto:
-            sub = inst.restrict(members)
-            sched, _ = ref_schedule(sub, horizon)
-        else:
-            sched = get_policy(value_policy).run(inst, horizon, members=members)
+        vals = coalition_values(inst, horizon, grid, mask, value_policy, exact_upto, backfill)
         valued[0] += 1
         if progress is not None:
             progress(valued[0])
-        return np.array([float(sum(sched.psi(t))) for t in grid])
+        return np.array([float(x) for x in vals])
+
+    ref_known: dict[int, np.ndarray] = {}  # REF values of subcoalitions of REF runs
+
+    def ref_run(mask: int) -> None:
+        """One REF run of a small coalition: the values of all its subcoalitions at every
+        time of the grid, from the same run (as the exact audit's one run)."""
+        members = [u for u in range(k) if mask >> u & 1]
+        sub = inst.restrict(members)
+        if inst.rigid:
+            from ..online.ref.rigid import ref_rigid_schedule
+
+            sched, _ = ref_rigid_schedule(sub, horizon, backfill, checkpoints=grid)
+        else:
+            sched, _ = ref_schedule(sub, horizon, checkpoints=grid)
+        rows = dict(zip(sched.info["checkpoints"], sched.info["checkpoint_values"], strict=True))
+        table = [rows[t] for t in grid]
+        for c in range(1, 1 << len(members)):
+            g = sum(1 << u for b, u in enumerate(members) if c >> b & 1)
+            ref_known[g] = np.array([float(row[c]) for row in table])
+
+    def reuse_ref(masks: list[int]) -> list[np.ndarray]:
+        """A batch valued in this process, the largest REF coalitions first: each REF run
+        also values its subcoalitions, which are then not run again."""
+        for m in sorted(masks, key=int.bit_count, reverse=True):
+            if m not in (0, G) and m.bit_count() <= exact_upto and m not in ref_known:
+                ref_run(m)
+        out = []
+        for m in masks:
+            if m in ref_known:
+                valued[0] += 1
+                if progress is not None:
+                    progress(valued[0])
+                out.append(ref_known[m])
+            else:
+                out.append(vec(m))
+        return out
 
     groups = interchangeable(inst)
     psi_h = np.array(psi_grid[h], dtype=np.float64)
 
     def decide(phi: np.ndarray, hw: np.ndarray) -> np.ndarray:
-        return sign_decided(
-            psi_h, symmetrize(phi[:, h], groups), symmetrize(hw[:, h], groups, True)
-        )
+        p, w = symmetrize(phi[:, h], groups), symmetrize(hw[:, h], groups, True)
+        out = sign_decided(psi_h, p, w)
+        if negligible > 0:
+            out |= small_surplus(psi_h, p, w, negligible)
+        return out
 
     clock = time.perf_counter()
 
@@ -210,19 +364,37 @@ def sampled_game(
             f"sampling antithetic orders of {k} organizations: at most {samples} orders, "
             f"2 x {k - 1} coalitions each"
         )
-    est = shapley_antithetic(
-        vec,
-        k,
-        samples,
-        seed=seed,
-        confidence=confidence,
-        order=order,
-        first_orders=first_orders,
-        decide=decide if adaptive else None,
-        seconds=seconds,
-        on_look=on_look,
-        interval=interval,
-    )
+    batch = None
+    if scheduler is not None:
+        batch = _DaskValues(scheduler, inst, (horizon, grid, value_policy, exact_upto, backfill))
+
+    def values(masks: list[int]) -> list[np.ndarray]:
+        assert batch is not None
+        proper = [m for m in masks if m not in (0, G)]
+        got = dict(zip(proper, batch(proper), strict=True))
+        valued[0] += len(proper)
+        if progress is not None and proper:
+            progress(valued[0])
+        return [vec(m) if m in (0, G) else np.array([float(x) for x in got[m]]) for m in masks]
+
+    try:
+        est = shapley_antithetic(
+            vec,
+            k,
+            samples,
+            seed=seed,
+            confidence=confidence,
+            order=order,
+            first_orders=first_orders,
+            decide=decide if adaptive else None,
+            seconds=seconds,
+            on_look=on_look,
+            interval=interval,
+            values=values if batch is not None else reuse_ref if exact_upto > 0 else None,
+        )
+    finally:
+        if batch is not None:
+            batch.close()
     phi = symmetrize(est.phi[:, h], groups)
     hw = symmetrize(est.halfwidth[:, h], groups, worst=True)
     keep = [t for t in grid if t in set(times)]

@@ -92,6 +92,10 @@ def audit(
         ),
     ] = 0,
     seed: Annotated[int, typer.Option(help="Seed for sampling and randomized policies.")] = 0,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="Sampled: value coalitions on this dask.distributed scheduler address."),
+    ] = None,
     points: Annotated[int, typer.Option(min=0, help="Points of the curves over the window.")] = 24,
     counterfactuals: Annotated[
         bool, typer.Option(help="Run every policy on the same window.")
@@ -174,6 +178,7 @@ def audit(
             backfill=backfill,
             skip_malformed=skip_malformed,
             owen=owen,
+            scheduler=scheduler,
             progress=None if status is None else (lambda m: status.update(m)),
         )
     finally:
@@ -199,7 +204,7 @@ _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--count
 _PARAMS = (
     "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
     "exact_max|samples|seconds|adaptive|interval|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
-    "skip_malformed|owen"
+    "skip_malformed|owen|scheduler"
 )
 
 

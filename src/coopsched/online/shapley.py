@@ -298,6 +298,7 @@ def shapley_antithetic(
     on_look: Callable[[int, int, int, int], None] | None = None,
     interval: str = "t",
     draw: Callable[[np.random.Generator], Sequence[int]] | None = None,
+    values: Callable[[list[int]], Sequence[object]] | None = None,
 ) -> AntitheticEstimate:
     """Estimate Shapley values (Eq. 2) from antithetic pairs of orders, adaptively.
 
@@ -339,6 +340,11 @@ def shapley_antithetic(
     the estimate is then the expected marginal contribution over ``draw``'s distribution,
     which must be the same as that of the reversed orders for the pairs to be unbiased (it
     is for the orders that keep each union of a hierarchy contiguous, :mod:`coopsched.audit.owen`).
+
+    ``values(masks)``, if given, values a batch of coalitions at once (one result per mask,
+    in order, e.g. on a cluster): the orders up to the next look are drawn first and their
+    new coalitions valued in one call (one pair at a time with ``seconds``). The orders
+    drawn and the values used are the same, so is the estimate.
     """
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
@@ -368,13 +374,28 @@ def shapley_antithetic(
     phi = hw = np.zeros((k, m))
     decided = np.ones(k, dtype=bool)
     look = 0
+    ahead: list[list[int]] = []  # orders drawn, not yet used (batch valuation)
+
+    def one(r: np.random.Generator) -> list[int]:
+        if draw is None:
+            return [players[x] for x in r.permutation(k)]
+        return [int(u) for u in draw(r)]
+
     for look, target in enumerate(looks, 1):
         out_of_time = False
         while done < target:
-            if draw is None:
-                perm = [players[x] for x in rng.permutation(k)]
-            else:
-                perm = [int(u) for u in draw(rng)]
+            if values is not None and not ahead:
+                ahead = [one(rng) for _ in range(1 if seconds is not None else target - done)]
+                new: dict[int, None] = {}
+                for p in ahead:
+                    acc = 0
+                    for u in p:
+                        acc |= 1 << u
+                        new.update({m: None for m in (acc, G ^ acc) if m not in cache})
+                batch = list(new)
+                for mask, x in zip(batch, values(batch), strict=True):
+                    cache[mask] = np.atleast_1d(np.asarray(x, dtype=np.float64))
+            perm = ahead.pop(0) if ahead else one(rng)
             pre = [0]
             for u in perm:
                 pre.append(pre[-1] | 1 << u)

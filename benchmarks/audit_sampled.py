@@ -1,0 +1,247 @@
+"""Speed of the sampled audit (issue 29, item 3): time to a decided sign on real months.
+
+    PYTHONPATH=src python benchmarks/audit_sampled.py [--traces ../shared/traces] [--workers 2]
+
+Cases (organizations are **users**: the ``N - 1`` busiest users of the window, by
+processor-seconds, each one organization, everyone else gathered in ``other``, from a
+mapping file written to a temporary directory; rigid jobs, the platform's backfilling rule,
+coalitions valued under FAIRSHARE as the audit does by default):
+
+* RICC, days 30-60 of the log (the window of ``benchmarks/audit.py``; 109 users run jobs
+  in it), with N = 20, 50 and 100 organizations;
+* HPC2N, days 660-690 (the 30-day window, starting at a multiple of 30 days, with the most
+  users: 70), N = 71 (all its users, no ``other``);
+* KTH-SP2, days 180-210 (likewise: 84 users), N = 85.
+
+Each case runs :func:`coopsched.audit.sampling.sampled_game` as the audit does (25 curve
+times, 95 % intervals, adaptive, at most ``--samples`` orders) with ``negligible=0.05``:
+sampling stops once every organization's sign is decided *or* its surplus is shown below
+5 % of its ``phi`` (the issue's target: a decided sign for every organization whose
+``|surplus|`` is at least 5 % of its ``phi``). Printed per case: wall and CPU seconds (CPU
+of this process plus, with a cluster, of its workers), orders used, coalitions valued, the
+stop reason, organizations with a decided sign, those shown within 5 %, those neither
+(undecided); once in one process and once on a local dask cluster of ``--workers``
+processes (``--no-dask``/``--only-dask`` to skip one), with the speed-up, and whether both
+gave the same estimate (they must: same seed, same orders, same values).
+
+``--valuation`` first times one coalition's valuation on the RICC month (k = 20): the
+schedule's simulation, the former ``sum(psi(t))`` at each curve time over every job, and
+the ValueCurve of :func:`~coopsched.audit.sampling.curve_values` (same integers, checked).
+
+``--quick``: RICC at N = 20 over 3 days only, at most 40 orders (a check that it runs,
+about 30 s).
+
+Duration of the full run (``--valuation``, every case, 400 orders at most, both ways):
+at most about 1 h 45 min on the idle 2-core machine, estimated from the CPU per order
+measured under load (about 1.1 s at N = 20, 2.8 s at N = 50, 5.9 s at N = 100 on the RICC
+month; HPC2N and KTH-SP2 months are smaller); less where every sign is decided sooner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+CASES = {
+    "ricc": ("RICC-2010-2.swf.gz", 30, (20, 50, 100)),
+    "hpc2n": ("HPC2N-2002-2.2-cln.swf.gz", 660, (71,)),
+    "kth": ("KTH-SP2-1996-2.1-cln.swf.gz", 180, (85,)),
+}
+
+
+def window(log, t0: int, t1: int, k: int, tmp: Path):
+    """``(instance, horizon, backfill rule)`` of ``[t0, t1)`` with the ``k - 1`` busiest
+    users as organizations and the others as ``other`` (all users if they are fewer)."""
+    from coopsched.audit.organizations import assign_unmatched, by_mapping
+    from coopsched.audit.window import recorded_peak, window_instance
+    from coopsched.online.rigid import resolve_backfill
+
+    j = log.jobs
+    inwin = (j["submit"] < t1) & (j["end"] > t0)
+    work = (j["processors"] * (j["end"] - j["start"]))[inwin].groupby(j["user"][inwin]).sum()
+    users = work.sort_values(ascending=False).index
+    top = users if len(users) <= k else users[: k - 1]
+    m = tmp / "users.toml"
+    m.write_text("".join(f'[[organization]]\nname = "u{u}"\nusers = ["{u}"]\n' for u in top))
+    orgs = by_mapping(j, m)
+    assign_unmatched(orgs, j, "other")  # jobs outside the window, or of the other users
+    machines = max(int(log.machines or 0), recorded_peak(log, t0, t1))  # RICC overruns 8192
+    win = window_instance(log, orgs, t0, t1, machines, jobs="rigid")
+    inst = win.instance
+    return inst, win.horizon, resolve_backfill(inst, None)
+
+
+def grid(T: int, points: int = 24) -> list[int]:
+    return sorted({int(x) for x in np.linspace(0, T, points + 1)[1:]} | {int(T)})
+
+
+def worker_cpu(client) -> float:
+    return sum(client.run(time.process_time).values()) if client is not None else 0.0
+
+
+def run(inst, T, rule, args, client) -> tuple[object, float, float]:
+    from coopsched.audit.sampling import sampled_game
+
+    cpu0, c0, w0 = time.process_time(), worker_cpu(client), time.perf_counter()
+    sg = sampled_game(
+        inst,
+        T,
+        grid(T),
+        samples=args.samples,
+        seed=args.seed,
+        backfill=rule,
+        negligible=0.05,
+        scheduler=client,
+    )
+    wall = time.perf_counter() - w0
+    cpu = time.process_time() - cpu0 + worker_cpu(client) - c0
+    return sg, wall, cpu
+
+
+def describe(sg) -> str:
+    from coopsched.audit.sampling import small_surplus
+
+    psi = np.asarray(sg.psi, dtype=np.float64)
+    small = small_surplus(psi, sg.phi, sg.halfwidth, 0.05) & ~sg.sign_decided
+    neither = ~(sg.sign_decided | small)
+    return (
+        f"orders {sg.samples:4} (stop: {sg.estimate.stop}), coalitions {sg.coalitions:6,}; "
+        f"signs decided {int(sg.sign_decided.sum())}, within 5 % {int(small.sum())}, "
+        f"undecided {int(neither.sum())}"
+    )
+
+
+def valuation(log, tmp: Path) -> None:
+    from coopsched.audit.sampling import curve_values
+    from coopsched.online.policies import get_policy
+
+    t0 = 30 * 86400
+    inst, T, rule = window(log, t0, t0 + 30 * 86400, 20, tmp)
+    times = grid(T)
+    rng = np.random.default_rng(0)
+    sim = old = new = 0.0
+    for _ in range(5):
+        members = sorted(rng.choice(inst.k, size=inst.k // 2, replace=False).tolist())
+        c = time.process_time()
+        sched = get_policy("fairshare").run(inst, T, members=members, backfill=rule)
+        sim += time.process_time() - c
+        c = time.process_time()
+        a = [sum(sched.psi(t)) for t in times]
+        old += time.process_time() - c
+        c = time.process_time()
+        b = curve_values(inst, sched.start, times)
+        new += time.process_time() - c
+        assert a == b
+    print(
+        f"valuation, RICC month k=20, {inst.n:,} jobs, 5 coalitions of 10, {len(times)} "
+        f"times: simulation {sim / 5:.2f} s, former sum(psi(t)) {old / 5:.3f} s, "
+        f"ValueCurve {new / 5:.3f} s per coalition (x{old / max(new, 1e-9):.1f}); same integers"
+    )
+
+
+def warm_up(client) -> None:
+    """Compile the policies' kernels in this process and on every worker (not timed)."""
+    import dataclasses
+
+    from coopsched.audit.sampling import COMPILE_FROM_JOBS, sampled_game
+    from coopsched.online.rigid import resolve_backfill
+    from coopsched.workloads.instance import make_instance
+
+    rng = np.random.default_rng(0)  # enough jobs for the compiled engine (COMPILE_FROM_JOBS)
+    jobs = [
+        (int(rng.integers(0, 4)), int(rng.integers(0, 5000)), 1 + int(rng.integers(0, 50)))
+        for _ in range(COMPILE_FROM_JOBS)
+    ]
+    inst = make_instance([2, 1, 1, 2], jobs)
+    inst = dataclasses.replace(
+        inst,
+        processors=np.ones(inst.n, dtype=np.int64),
+        requested=inst.size.copy(),
+        start=inst.release.copy(),
+    )
+    rule = resolve_backfill(inst, None)
+    sampled_game(inst, 6000, [3000], samples=4, backfill=rule)
+    if client is not None:
+        sampled_game(inst, 6000, [3000], samples=4, backfill=rule, scheduler=client)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--traces", default="../shared/traces")
+    ap.add_argument("--only", choices=list(CASES), action="append")
+    ap.add_argument("--k", type=int, action="append", help="RICC: these N only")
+    ap.add_argument("--days", type=int, default=30)
+    ap.add_argument("--samples", type=int, default=400, help="most orders per case")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--only-dask", action="store_true")
+    ap.add_argument("--valuation", action="store_true")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    if args.quick:
+        args.only, args.k, args.days, args.samples = ["ricc"], [20], 3, 40
+
+    from coopsched.workloads.swf import read_swf_recorded
+
+    cluster = client = None
+    if not args.no_dask:
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(cluster)
+    print(f"load average at start: {Path('/proc/loadavg').read_text().split()[:3]}")
+    try:
+        with tempfile.TemporaryDirectory() as tmpdir:
+            tmp = Path(tmpdir)
+            warm_up(client)
+            d = Path(args.traces)
+            for name in args.only or list(CASES):
+                fname, day, ks = CASES[name]
+                log = read_swf_recorded(d / fname)
+                if args.valuation and name == "ricc":
+                    valuation(log, tmp)
+                t0 = day * 86400
+                for k in args.k if (args.k and name == "ricc") else ks:
+                    inst, T, rule = window(log, t0, t0 + args.days * 86400, k, tmp)
+                    label = f"{name} days {day}-{day + args.days} k={inst.k} jobs={inst.n:,}"
+                    one = None
+                    if not args.only_dask:
+                        one, wall1, cpu1 = run(inst, T, rule, args, None)
+                        print(
+                            f"{label}: one process  wall {wall1:8.1f} s CPU {cpu1:8.1f} s; "
+                            + describe(one),
+                            flush=True,
+                        )
+                    if client is not None:
+                        two, wall2, cpu2 = run(inst, T, rule, args, client)
+                        same = (
+                            ""
+                            if one is None
+                            else "; same estimate"
+                            if np.array_equal(one.estimate.phi, two.estimate.phi)
+                            and np.array_equal(one.estimate.halfwidth, two.estimate.halfwidth)
+                            else "; ESTIMATES DIFFER"
+                        )
+                        speed = f", speed-up x{wall1 / wall2:.2f}" if one is not None else ""
+                        print(
+                            f"{label}: {args.workers} dask workers wall {wall2:8.1f} s "
+                            f"CPU {cpu2:8.1f} s{speed}{same}; " + describe(two),
+                            flush=True,
+                        )
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    print(f"load average at end: {Path('/proc/loadavg').read_text().split()[:3]}")
+
+
+if __name__ == "__main__":
+    main()

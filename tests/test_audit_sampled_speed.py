@@ -1,0 +1,286 @@
+"""The sampled audit's speed-ups give the same numbers (issue 29 item 3): coalition values by
+one ValueCurve instead of psi_sp at every time, and coalitions valued in batches (on a dask
+cluster) giving the same estimate as one process for the same seed."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from conftest import small_instances, trace_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coopsched.audit.game import recorded_starts
+from coopsched.audit.sampling import (
+    COMPILE_FROM_JOBS,
+    coalition_values,
+    curve_values,
+    sampled_game,
+    small_surplus,
+)
+from coopsched.online.engine import simulate
+from coopsched.online.policies import get_policy
+from coopsched.online.ref import ref_schedule
+from coopsched.online.shapley import shapley_antithetic
+from coopsched.online.utilities import psi_sp
+from coopsched.workloads.instance import make_instance
+
+
+def old_values(sched, grid):
+    """The former valuation: psi_sp over every job at every time, summed."""
+    return [sum(sched.psi(t)) for t in grid]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    inst=small_instances(max_k=4, max_jobs=9, max_release=6, max_size=5),
+    data=st.data(),
+    rigid=st.booleans(),
+)
+def test_curve_values_equal_psi_sp_summed_at_every_time(inst, data, rigid):
+    start = np.array(
+        [data.draw(st.one_of(st.just(-1), st.integers(0, 20))) for _ in range(inst.n)],
+        dtype=np.int64,
+    ).reshape(-1)
+    if rigid:
+        inst = dataclasses.replace(
+            inst, processors=np.array([data.draw(st.integers(1, 3)) for _ in range(inst.n)])
+        )
+    grid = sorted(set(data.draw(st.lists(st.integers(-3, 40), min_size=1, max_size=6))))
+    old = [sum(psi_sp(inst.org, start, inst.size, t, inst.k, inst.processors)) for t in grid]
+    assert curve_values(inst, start, grid) == old
+
+
+@settings(max_examples=60, deadline=None)
+@given(inst=small_instances(max_k=4, max_jobs=8, max_release=6, max_size=5), data=st.data())
+def test_coalition_values_equal_the_former_valuation(inst, data):
+    T = 25
+    grid = [3, 10, 17, T]
+    mask = data.draw(st.integers(1, (1 << inst.k) - 1))
+    members = [u for u in range(inst.k) if mask >> u & 1]
+    for pol in ("fairshare", "fifo"):
+        sched = get_policy(pol).run(inst, T, members=members)
+        assert coalition_values(inst, T, grid, mask, pol) == old_values(sched, grid)
+    ref, _ = ref_schedule(inst.restrict(members), T)
+    assert coalition_values(inst, T, grid, mask, exact_upto=inst.k) == old_values(ref, grid)
+
+
+def top_users_window(path, t0, t1, top, tmp, jobs="rigid"):
+    """The window ``[t0, t1)`` of a log with its ``top`` busiest users (processor-seconds in
+    the window) as organizations and everyone else as 'other': ``(instance, horizon, rule)``
+    as the audit builds them."""
+    from coopsched.audit import load_log
+    from coopsched.audit.organizations import assign_unmatched, by_mapping
+    from coopsched.audit.window import recorded_peak, window_instance
+    from coopsched.online.rigid import resolve_backfill
+
+    log = load_log(path)
+    j = log.jobs
+    inwin = (j["submit"] < t1) & (j["end"] > t0)
+    work = (j["processors"] * (j["end"] - j["start"]))[inwin].groupby(j["user"][inwin]).sum()
+    names = work.sort_values(ascending=False).index[:top]
+    m = tmp / "top.toml"
+    m.write_text("".join(f'[[organization]]\nname = "u{u}"\nusers = ["{u}"]\n' for u in names))
+    orgs = by_mapping(j, m)
+    assign_unmatched(orgs, j, "other")
+    machines = max(int(log.machines or 0), recorded_peak(log, t0, t1))  # RICC runs > MaxProcs
+    win = window_instance(log, orgs, t0, t1, machines, jobs=jobs)
+    rule = resolve_backfill(win.instance, None) if win.instance.rigid else None
+    return win.instance, win.horizon, rule
+
+
+def test_real_window_coalition_values_equal_the_former_valuation(tmp_path):
+    path = trace_path("RICC-2010-2.swf.gz")
+    inst, T, rule = top_users_window(path, 30 * 86400, 31 * 86400, 11, tmp_path)
+    assert inst.rigid and inst.k == 12 and inst.n >= COMPILE_FROM_JOBS
+    grid = sorted({int(x) for x in np.linspace(0, T, 9)[1:]})
+    rng = np.random.default_rng(3)
+    for mask in [1, (1 << inst.k) - 2, *rng.integers(2, (1 << inst.k) - 2, size=3).tolist()]:
+        members = [u for u in range(inst.k) if mask >> u & 1]
+        # the former path in the Python engine (the new one compiles: COMPILE_FROM_JOBS)
+        sched = simulate(inst, get_policy("fairshare"), T, members, backfill=rule, engine="python")
+        want = old_values(sched, grid)
+        assert want[-1] > 0
+        assert coalition_values(inst, T, grid, int(mask), backfill=rule) == want
+
+
+def _game(k=5, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 50, size=k)
+    pair = rng.integers(0, 9, size=(k, k))
+
+    def value(mask):
+        m = [u for u in range(k) if mask >> u & 1]
+        return np.array([sum(w[m]) + sum(pair[a, b] for a in m for b in m if a < b), len(m)])
+
+    return value
+
+
+@pytest.mark.parametrize("seconds", [None, 1e9])
+def test_batch_valuation_gives_the_same_estimate(seconds):
+    value = _game()
+    calls = []
+
+    def values(masks):
+        calls.append(len(masks))
+        return [value(m) for m in masks]
+
+    kw = dict(seed=4, first_orders=4, seconds=seconds, decide=lambda p, h: h < 0)
+    a = shapley_antithetic(value, 5, 40, **kw)
+    b = shapley_antithetic(value, 5, 40, values=values, **kw)
+    assert calls and (seconds is not None or len(calls) <= b.looks)
+    assert (a.orders, a.evaluations, a.looks, a.stop) == (b.orders, b.evaluations, b.looks, b.stop)
+    np.testing.assert_array_equal(a.phi, b.phi)
+    np.testing.assert_array_equal(a.halfwidth, b.halfwidth)
+
+
+def _recorded(k=7, n=70, seed=5):
+    rng = np.random.default_rng(seed)
+    jobs = [
+        (int(rng.integers(0, k)), int(rng.integers(0, 30)), int(rng.integers(1, 9)))
+        for _ in range(n)
+    ]
+    inst = make_instance([1 + u % 2 for u in range(k)], jobs)
+    return dataclasses.replace(inst, start=get_policy("fifo").run(inst, 60).start)
+
+
+def test_sampled_game_equals_the_former_valuation_for_the_same_seed():
+    rec = _recorded()
+    T, grid = 60, [20, 40, 60]
+    G = (1 << rec.k) - 1
+    total = sum(psi_sp(rec.org, recorded_starts(rec), rec.size, T, rec.k))
+    sg = sampled_game(rec, T, [20, 40], samples=40, seed=9, adaptive=False)
+
+    def old(mask):  # the former vec, at the horizon
+        if mask == 0:
+            return 0.0
+        if mask == G:
+            return float(total)
+        m = [u for u in range(rec.k) if mask >> u & 1]
+        return float(sum(get_policy("fairshare").run(rec, T, members=m).psi(T)))
+
+    order = rec.canonical_order().tolist()
+    est = shapley_antithetic(old, rec.k, 40, seed=9, order=order)
+    assert grid[-1] == T and sg.samples == 40
+    np.testing.assert_array_equal(sg.estimate.phi[:, -1], est.phi[:, 0])
+
+
+def test_dask_cluster_of_two_workers_gives_the_single_process_estimate():
+    distributed = pytest.importorskip("distributed")
+    rec = _recorded()
+    kw = dict(samples=24, seed=3, first_orders=8, exact_upto=2)
+    one = sampled_game(rec, 60, [30], **kw)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        two = sampled_game(rec, 60, [30], scheduler=client, **kw)
+        assert two.samples == one.samples and two.coalitions == one.coalitions
+        np.testing.assert_array_equal(two.estimate.phi, one.estimate.phi)
+        np.testing.assert_array_equal(two.estimate.halfwidth, one.estimate.halfwidth)
+        np.testing.assert_array_equal(two.phi, one.phi)
+        # a scheduler address works too (its client is closed afterwards)
+        three = sampled_game(rec, 60, [30], scheduler=cluster.scheduler_address, **kw)
+        np.testing.assert_array_equal(three.estimate.phi, one.estimate.phi)
+
+
+def test_cli_scheduler_gives_the_single_process_report(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    from coopsched.cli import main
+    from coopsched.workloads.jsonio import instance_to_dict
+
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(instance_to_dict(_recorded())))
+    args = ["audit", str(p), "--horizon", "60", "--method", "sampled", "--samples", "24"]
+    args += ["--points", "2", "--no-counterfactuals", "--format", "json"]
+    assert main(args) == 0
+    one = json.loads(capsys.readouterr().out)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        assert main([*args, "--scheduler", cluster.scheduler_address]) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert two["organizations"] == one["organizations"]
+    assert two["sampling"]["coalitions_valued"] == one["sampling"]["coalitions_valued"] > 0
+
+
+def test_small_surplus_needs_the_whole_interval_within_the_share():
+    psi = np.array([100.0, 100.0, 100.0, 100.0, 0.0, 100.0])
+    phi = np.array([100.0, 100.0, 100.0, 120.0, 0.0, 96.0])
+    hw = np.array([4.0, 4.7, 4.8, 1.0, 0.0, 0.5])
+    # 100/1.05 = 95.24, 100/0.95 = 105.26
+    assert small_surplus(psi, phi, hw, 0.05).tolist() == [True, True, False, False, False, True]
+
+
+def test_negligible_surpluses_stop_the_sampling_sooner_on_the_same_orders():
+    rec = _recorded(k=6, n=80, seed=11)
+    kw = dict(samples=160, seed=2, first_orders=8)
+    full = sampled_game(rec, 60, [], **kw)
+    soon = sampled_game(rec, 60, [], negligible=0.2, **kw)
+    assert soon.samples < full.samples and not soon.sign_decided.all()
+    assert soon.estimate.stop == "decided"
+    plain = sampled_game(rec, 60, [], adaptive=False, **{**kw, "samples": soon.samples})
+    np.testing.assert_array_equal(soon.estimate.phi, plain.estimate.phi)
+    with pytest.raises(ValueError, match="negligible"):
+        sampled_game(rec, 60, [], negligible=1.0, **kw)
+
+
+@pytest.mark.parametrize("rigid", [False, True])
+def test_ref_runs_value_their_subcoalitions_once_with_the_same_estimate(rigid, monkeypatch):
+    import coopsched.audit.sampling as sampling
+    import coopsched.online.ref.rigid as ref_rigid
+
+    rec = _recorded(k=6, n=40, seed=3)
+    if rigid:
+        rec = dataclasses.replace(rec, processors=1 + rec.size % 2, requested=rec.size + 1)
+    T, times, upto = 60, [20, 40], 4
+    G = (1 << rec.k) - 1
+    grid = [20, 40, 60]
+    total = [
+        sum(psi_sp(rec.org, recorded_starts(rec), rec.size, t, rec.k, rec.processors)) for t in grid
+    ]
+    rule = "easy" if rigid else None
+    former = 0
+
+    def old(mask):  # the former vec: REF run on every coalition of at most `upto` members
+        nonlocal former
+        if mask == 0:
+            return np.zeros(3)
+        if mask == G:
+            return np.array(total, dtype=float)
+        m = [u for u in range(rec.k) if mask >> u & 1]
+        if len(m) <= upto:
+            former += 1
+            if rigid:
+                sched = get_policy("ref").run(rec, T, members=m, backfill=rule)
+            else:
+                sched, _ = ref_schedule(rec.restrict(m), T)
+        else:
+            sched = get_policy("fairshare").run(rec, T, members=m, backfill=rule)
+        return np.array([float(sum(sched.psi(t))) for t in grid])
+
+    runs = 0
+    real = ref_rigid.ref_rigid_schedule if rigid else sampling.ref_schedule
+
+    def counted(*a, **kw):
+        nonlocal runs
+        runs += 1
+        return real(*a, **kw)
+
+    monkeypatch.setattr(
+        ref_rigid if rigid else sampling,
+        ("ref_rigid_schedule" if rigid else "ref_schedule"),
+        counted,
+    )
+    sg = sampled_game(
+        rec, T, times, samples=40, seed=5, exact_upto=upto, adaptive=False, backfill=rule
+    )
+    ref_runs = runs
+    est = shapley_antithetic(old, rec.k, 40, seed=5, order=rec.canonical_order().tolist())
+    np.testing.assert_array_equal(sg.estimate.phi, est.phi)
+    np.testing.assert_array_equal(sg.estimate.halfwidth, est.halfwidth)
+    assert sg.coalitions == est.evaluations
+    assert 0 < ref_runs < former / 2

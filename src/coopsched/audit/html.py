@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .report import platform_model
+from .report import by_surplus, duration, platform_model, wait_hours
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -147,28 +147,6 @@ def _signed(value: float | None) -> str:
     return f"{value:+,.3g}"
 
 
-def duration(hours: float | None, signed: bool = False) -> str:
-    """A duration in the unit people read it in: seconds, minutes, hours or days (three
-    significant digits); '—' when missing."""
-    if hours is None or math.isnan(hours):
-        return "—"
-    seconds = hours * 3600
-    size = abs(seconds)
-    value, unit = (
-        (seconds, "s")
-        if size < 60
-        else (seconds / 60, "min")
-        if size < 3600
-        else (hours, "h")
-        if size < 2 * 86400
-        else (hours / 24, "days")
-    )
-    if not signed:
-        value = abs(value)
-    text = f"{value:+.3g}" if signed and value else f"{value:.3g}"
-    return f"{text} {unit}"
-
-
 def _colors(n: int) -> list:
     """``n`` distinct colours (tab10 up to 10 organizations, tab20 up to 20, then cycled)."""
     from matplotlib import colormaps
@@ -229,25 +207,10 @@ def core_hours(org: dict, horizon: float | None) -> float | None:
     return float(org.get("surplus") or 0.0) / horizon / 3600 if horizon else None
 
 
-def wait_hours(org: dict) -> float | None:
-    """Equivalent extra wait per job, hours: ``-surplus / work / 3600``.
-
-    ``psi`` adds, over every second of the window, the work (processor-seconds) done by then,
-    so starting every job of the organization ``d`` seconds earlier raises its ``psi`` by
-    ``d`` times the work those jobs did in the window (as long as they still end inside it).
-    With ``d = -surplus / work`` that makes ``psi`` equal to ``phi``: its jobs waited, in
-    effect, ``d`` longer each than under its fair share (``d`` negative: less). ``None``
-    without work."""
-    work = org.get("work")
-    if not work:
-        return None
-    return -float(org.get("surplus") or 0.0) / float(work) / 3600
-
-
 def _by_surplus(orgs: list[dict]) -> list[dict]:
     """The organizations by surplus, the most short-changed (most negative) first; ties keep
     the report's order."""
-    return sorted(orgs, key=lambda o: float(o.get("surplus") or 0.0))
+    return by_surplus(orgs)
 
 
 def _ends(items: list, limit: int, each: int) -> tuple[list, list, int]:

@@ -84,7 +84,7 @@ figcaption{font-size:.9rem;color:#444}
 #organizations.searching tbody.more{display:table-row-group!important}
 #organizations.searching tbody.gap{display:none}
 details{margin:.8rem 0}summary{cursor:pointer}
-td.path{white-space:normal;overflow-wrap:anywhere;min-width:8rem;max-width:24rem}
+td.path{white-space:normal;overflow-wrap:anywhere;min-width:6rem;max-width:22rem}
 """
 
 #: The search box's script: shows the box (hidden without JavaScript) and filters the
@@ -709,7 +709,7 @@ def _owen_section(report: dict, horizon: float | None) -> str:
         '<thead><tr><th>#</th><th class="name">Organization</th><th class="name">Unit</th>'
         '<th class="mark">Sign</th>'
         f"<th>Owen value ({unit}){' ± interval' if sampled else ''}</th>"
-        "<th>owen − phi</th><th>Ahead (+) / behind (−) the Owen share: psi − owen</th>"
+        "<th>owen − phi</th><th>psi − owen: ahead (+) / behind (−)</th>"
         "</tr></thead>"
     )
     k = len(rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import html
+import io
 import re
 import shutil
 from pathlib import Path
@@ -518,3 +519,226 @@ def test_browser_without_javascript_still_shows_all(browser_page_without_js, tmp
     assert _visible_rows(page) == 2 * SHOW_EACH
     page.locator("#organizations tbody.gap label").click()  # "show all", in the table
     assert _visible_rows(page) == 140
+
+
+# --- the Owen value by units (issue #29 item 4) ------------------------------------------------
+
+TREE = Path(__file__).parent / "fixtures" / "slurm-tree"
+
+
+def with_owen(report: dict, sampled: bool, seed: int = 0) -> dict:
+    """``report`` with a synthetic ``owen`` section over a three-level tree: faculties of
+    departments of groups, the organizations spread over the groups, the last one alone."""
+    rng = np.random.default_rng(seed)
+    orgs = report["organizations"]
+    units: list[dict] = []
+    path_of: dict[str, list[str]] = {}
+    leaves = []
+    for f in range(2):
+        fac = f"faculty-of-{'very-long-name-' * 3}{f}"
+        units.append({"name": fac, "parent": None, "level": 1})
+        for d in range(2):
+            dept = f"f{f}-dept{d}"
+            units.append({"name": dept, "parent": fac, "level": 2})
+            for g in range(2):
+                grp = f"{dept}-grp{g}"
+                units.append({"name": grp, "parent": dept, "level": 3})
+                leaves.append([fac, dept, grp])
+    rows = []
+    for i, o in enumerate(orgs):
+        path = leaves[i % len(leaves)] if i < len(orgs) - 1 else []
+        path_of[o["name"]] = path
+        owen = o["phi"] * float(rng.uniform(0.9, 1.1))
+        hw = abs(o["psi"] - owen) * float(rng.uniform(0.3, 1.7)) if sampled else 0.0
+        rows.append(
+            {
+                "name": o["name"],
+                "units": path,
+                "psi": o["psi"],
+                "phi": o["phi"],
+                "owen": owen,
+                "owen_exact": None,
+                "owen_low": owen - hw,
+                "owen_high": owen + hw,
+                "sign_decided": abs(o["psi"] - owen) > hw,
+                "owen_surplus": o["psi"] - owen,
+                "owen_minus_phi": owen - o["phi"],
+            }
+        )
+    for u in units:
+        mine = [r for r in rows if u["name"] in r["units"]]
+        u |= {
+            "members": [r["name"] for r in mine],
+            "psi": sum(r["psi"] for r in mine),
+            "phi": sum(r["phi"] for r in mine),
+            "owen": sum(r["owen"] for r in mine),
+            "owen_surplus": sum(r["owen_surplus"] for r in mine),
+            "value_alone": sum(r["psi"] for r in mine) * 0.9,
+            "shapley_quotient": None,
+        }
+    report["owen"] = {
+        "hierarchy": "mapping units.toml",
+        "levels": 3,
+        "method": "sampled" if sampled else "exact",
+        "text": "Owen value (Owen 1977; nested units: Winter 1989)",
+        "organizations": rows,
+        "units": units,
+    }
+    if sampled:
+        report["owen"]["samples"] = 120
+    return report
+
+
+def _owen_rows(page: str) -> list[list[str]]:
+    """The Owen table's cells, row by row, as text."""
+    body = _section(page, 'id="owen-organizations"', "</table>")
+    return [
+        [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", row)]
+        for row in re.findall(r"<tr class=.*?</tr>", body)
+    ]
+
+
+def _tree_args(tmp_path: Path) -> list[str]:
+    args = ["audit", str(TREE / "sacct_X_utc.txt"), "--org-by", "account", "--timezone", "UTC"]
+    args += ["--shares", str(TREE / "sacctmgr_assoc.txt"), "--machines", "202"]
+    return args + ["--no-counterfactuals", "--points", "2", "--html", str(tmp_path / "t.html")]
+
+
+@functools.cache
+def _tree_report_and_page(tmp: str) -> tuple[dict, str]:
+    """The real tree capture audited through the CLI with --shares and --html."""
+    import json
+
+    from coopsched.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*_tree_args(Path(tmp)), "--format", "json"]) == 0
+    return json.loads(out.getvalue()), (Path(tmp) / "t.html").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    return _tree_report_and_page(str(tmp_path_factory.mktemp("tree")))
+
+
+def test_owen_section_of_the_real_tree_through_the_cli(tree):
+    report, page = tree
+    ow, T = report["owen"], report["window"]["horizon"]
+    assert 'id="owen"' in page and page.index('id="utilities"') < page.index('id="owen"')
+    rows = _owen_rows(page)
+    order = sorted(ow["organizations"], key=lambda o: o["owen_surplus"])
+    assert [r[1] for r in rows] == [o["name"] for o in order]
+    assert [o["name"] for o in order] != [o["name"] for o in ow["organizations"]]
+    for r, o in zip(rows, order, strict=True):
+        where = "/".join(o["units"]) or "— (alone)"
+        assert r[2] == where and r[3].startswith("✓"), r  # exact: every sign decided
+        assert "±" not in r[4]
+        assert float(r[4]) == pytest.approx(o["owen"] / T / 3600, rel=2e-3)
+        assert float(r[5]) == pytest.approx(o["owen_minus_phi"] / T / 3600, rel=2e-3)
+        assert float(r[6]) == pytest.approx(o["owen_surplus"] / T / 3600, rel=2e-3)
+        assert ("short-changed" in r[3]) is (o["owen_surplus"] < 0)
+    units = _section(page, 'id="owen-unit-table"', "</table>")
+    assert re.findall(r'<td class="name path"[^>]*>([^<]*)</td>', units) == ["life", "sciences"]
+    life = next(u for u in ow["units"] if u["name"] == "life")
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", units)[:7]
+    assert cells[1] == "2" and float(cells[4]) == pytest.approx(life["owen"] / T / 3600, 2e-3)
+    assert float(cells[6]) == pytest.approx(life["value_alone"] / T / 3600, rel=2e-3)
+    assert '<details id="owen-units" open>' in page  # two units, two levels: open
+
+
+def test_no_owen_section_without_units():
+    page = render_html(make_report(["a", "b"]))
+    assert 'id="owen"' not in page and "owen-organizations" not in page
+
+
+@pytest.mark.parametrize("sampled", [False, True])
+def test_owen_section_of_a_nested_tree(sampled):
+    report = with_owen(make_report([f"org{i:02d}" for i in range(12)], sampled=sampled), sampled)
+    ow, T = report["owen"], report["window"]["horizon"]
+    page = render_html(report)
+    rows = _owen_rows(page)
+    order = sorted(ow["organizations"], key=lambda o: o["owen_surplus"])
+    assert [r[1] for r in rows] == [o["name"] for o in order]
+    for r, o in zip(rows, order, strict=True):
+        assert r[2] == ("/".join(o["units"]) or "— (alone)")
+        decided = o["sign_decided"] or not sampled
+        assert r[3].startswith("✓" if decided else "?"), r
+        hw = (o["owen_high"] - o["owen_low"]) / 2 / T / 3600
+        assert r[4].endswith(f" ± {float(f'{hw:.2g}'):g}") if sampled else "±" not in r[4]
+    if sampled:
+        assert 0 < sum(r[3].startswith("✓") for r in rows) < len(rows), "needs both kinds"
+        assert "120 orders" in _section(page, 'id="owen"', "</p>")
+    # the units table: every unit by its path, parents first, indented by level; deep: folded
+    units = _section(page, 'id="owen-unit-table"', "</table>")
+    paths = re.findall(r'<td class="name path"[^>]*>([^<]*)</td>', units)
+    assert len(paths) == len(ow["units"]) == 14
+    assert paths[2] == f"{ow['units'][0]['name']}/{ow['units'][1]['name']}/{ow['units'][2]['name']}"
+    assert units.count('data-level="3"') == 8 and "padding-left:2.75rem" in units
+    assert '<details id="owen-units">' in page  # three levels: folded
+
+
+def test_owen_browser_fits_at_1280_and_400(browser_page, tmp_path, tree):
+    """The real tree's page and a synthetic nested one, unfolded: no horizontal overflow."""
+    from PIL import Image
+
+    nested = with_owen(make_report([f"org{i:02d}" for i in range(30)], sampled=True), True)
+    pages = {"tree": tree[1], "nested": render_html(nested)}
+    for name, text in pages.items():
+        path = tmp_path / f"{name}.html"
+        path.write_text(text, encoding="utf-8")
+        for width in WIDTHS:
+            browser_page.set_viewport_size({"width": width, "height": 900})
+            browser_page.goto(path.as_uri(), wait_until="load")
+            for box in ("owen-orgs", "owen-units"):
+                browser_page.evaluate(f"document.getElementById('{box}').open = true")
+            assert browser_page.locator("#owen-unit-table tbody tr").first.is_visible()
+            assert browser_page.locator("#owen-organizations tbody tr").count() == (
+                6 if name == "tree" else 30
+            )
+            scroll, inner = browser_page.evaluate(
+                "[document.documentElement.scrollWidth, window.innerWidth]"
+            )
+            assert scroll <= inner, (name, width, scroll, inner)
+            shot = tmp_path / f"owen-{name}-{width}.png"
+            browser_page.locator("#owen").scroll_into_view_if_needed()
+            browser_page.screenshot(path=str(shot), full_page=True)
+            img = np.asarray(Image.open(shot).convert("L"), dtype=float)
+            assert img.shape[1] == width and img.std() > 20
+    assert browser_page.errors == []
+
+
+def test_cli_table_sorted_with_the_wait_per_job(tmp_path, capsys):
+    """The text table: most short-changed first and the HTML's wait per job; JSON keeps the
+    report's order (sorting is display only)."""
+    import json
+
+    from coopsched.audit.report import wait_hours
+    from coopsched.cli import main
+
+    args = _tree_args(tmp_path)[:-2]
+    assert main([*args, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    from rich.console import Console
+
+    from coopsched.audit.report import render_table
+
+    buf = io.StringIO()
+    render_table(json.loads(json.dumps(report)), Console(file=buf, width=200))
+    out = buf.getvalue()
+    assert [o["name"] for o in report["organizations"]][:2] == ["root", "astro"]  # log's order
+    table = out[out.index("Who was short-changed") : out.index("Owen value")]
+    lines = [ln for ln in table.splitlines() if ln.startswith("│")]
+    cells = [[c.strip() for c in ln.strip("│").split("│")] for ln in lines]
+    order = sorted(report["organizations"], key=lambda o: o["surplus"])
+    assert [c[0] for c in cells] == [o["name"] for o in order]
+    assert [c[0] for c in cells] != [o["name"] for o in report["organizations"]]
+    assert "wait/job" in table
+    for c, o in zip(cells, order, strict=True):
+        wait = wait_hours(o)
+        assert c[-1] == ("-" if wait is None else duration(wait, signed=True)), c
+    assert cells[0][-1] == "+43.3 s"  # biology: -(-2643) / 61 s
+    owen = out[out.index("Owen value") : out.index("Units: sums")]
+    names = [ln.strip("│").split("│")[0].strip() for ln in owen.splitlines() if ln[:1] == "│"]
+    ow = sorted(report["owen"]["organizations"], key=lambda o: o["owen_surplus"])
+    assert names == [o["name"] for o in ow]

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .report import platform_model
+from .report import by_surplus, duration, platform_model, wait_hours
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -84,6 +84,7 @@ figcaption{font-size:.9rem;color:#444}
 #organizations.searching tbody.more{display:table-row-group!important}
 #organizations.searching tbody.gap{display:none}
 details{margin:.8rem 0}summary{cursor:pointer}
+td.path{white-space:normal;overflow-wrap:anywhere;min-width:6rem;max-width:22rem}
 """
 
 #: The search box's script: shows the box (hidden without JavaScript) and filters the
@@ -147,28 +148,6 @@ def _signed(value: float | None) -> str:
     return f"{value:+,.3g}"
 
 
-def duration(hours: float | None, signed: bool = False) -> str:
-    """A duration in the unit people read it in: seconds, minutes, hours or days (three
-    significant digits); '—' when missing."""
-    if hours is None or math.isnan(hours):
-        return "—"
-    seconds = hours * 3600
-    size = abs(seconds)
-    value, unit = (
-        (seconds, "s")
-        if size < 60
-        else (seconds / 60, "min")
-        if size < 3600
-        else (hours, "h")
-        if size < 2 * 86400
-        else (hours / 24, "days")
-    )
-    if not signed:
-        value = abs(value)
-    text = f"{value:+.3g}" if signed and value else f"{value:.3g}"
-    return f"{text} {unit}"
-
-
 def _colors(n: int) -> list:
     """``n`` distinct colours (tab10 up to 10 organizations, tab20 up to 20, then cycled)."""
     from matplotlib import colormaps
@@ -229,25 +208,10 @@ def core_hours(org: dict, horizon: float | None) -> float | None:
     return float(org.get("surplus") or 0.0) / horizon / 3600 if horizon else None
 
 
-def wait_hours(org: dict) -> float | None:
-    """Equivalent extra wait per job, hours: ``-surplus / work / 3600``.
-
-    ``psi`` adds, over every second of the window, the work (processor-seconds) done by then,
-    so starting every job of the organization ``d`` seconds earlier raises its ``psi`` by
-    ``d`` times the work those jobs did in the window (as long as they still end inside it).
-    With ``d = -surplus / work`` that makes ``psi`` equal to ``phi``: its jobs waited, in
-    effect, ``d`` longer each than under its fair share (``d`` negative: less). ``None``
-    without work."""
-    work = org.get("work")
-    if not work:
-        return None
-    return -float(org.get("surplus") or 0.0) / float(work) / 3600
-
-
 def _by_surplus(orgs: list[dict]) -> list[dict]:
     """The organizations by surplus, the most short-changed (most negative) first; ties keep
     the report's order."""
-    return sorted(orgs, key=lambda o: float(o.get("surplus") or 0.0))
+    return by_surplus(orgs)
 
 
 def _ends(items: list, limit: int, each: int) -> tuple[list, list, int]:
@@ -674,6 +638,135 @@ def _utility_table(orgs: list[dict], sampled: bool) -> str:
     )
 
 
+def _unit_paths(units: list[dict]) -> dict[str, str]:
+    """Each unit's path from the top of the tree (``faculty/physics``); parents come first."""
+    path: dict[str, str] = {}
+    for u in units:
+        parent = u.get("parent")
+        path[u["name"]] = f"{path.get(parent, parent)}/{u['name']}" if parent else u["name"]
+    return path
+
+
+#: Above this many units or levels, the units table starts folded.
+UNITS_OPEN_MAX = 12
+OWEN_OPEN_LEVELS = 2
+
+
+def _owen_section(report: dict, horizon: float | None) -> str:
+    """The Owen value by units (report['owen'], :func:`coopsched.audit.owen.owen_report`):
+    per organization (most short-changed against it first) and per unit, in core-hours
+    averaged over the window like the rest of the page (utilities ``/ T / 3600``)."""
+    ow = report.get("owen")
+    if not ow:
+        return ""
+    sampled = ow.get("method") == "sampled"
+    scale = horizon * 3600 if horizon else None
+    unit = "core-hours" if scale else "processor-seconds x seconds"
+
+    def ch(value: Any) -> float | None:
+        if value is None:
+            return None
+        return float(value) / scale if scale else float(value)
+
+    def cell(value: Any, signed: bool = True, extra: str = "") -> str:
+        v = ch(value)
+        cls = _sign_class(v) if signed else ""
+        text = (_signed(v) if signed else _num(v, 3)) + extra
+        raw = "" if value is None else f' title="{_num(value)} processor-seconds x seconds"'
+        return f'<td class="{cls}"{raw}>{text}</td>' if cls else f"<td{raw}>{text}</td>"
+
+    orgs = by_surplus(list(ow.get("organizations") or []), "owen_surplus")
+    rows = []
+    for i, o in enumerate(orgs):
+        s = float(o.get("owen_surplus") or 0.0)
+        sure = not sampled or bool(o.get("sign_decided", True))
+        verdict = "short-changed" if s < 0 else "favoured" if s > 0 else "even"
+        mark = f"✓ {verdict}" if sure else "? undecided"
+        title = (
+            "exact audit: the sign is certain"
+            if not sampled
+            else "the interval excludes psi"
+            if sure
+            else "the interval includes psi"
+        )
+        hw = None
+        if sampled and o.get("owen_low") is not None and o.get("owen_high") is not None:
+            hw = (float(o["owen_high"]) - float(o["owen_low"])) / 2
+        err = f" ± {_num(ch(hw), 2)}" if hw is not None else ""
+        units = o.get("units") or []
+        where = "/".join(units) if units else "— (alone)"
+        rows.append(
+            f'<tr class="{"decided" if sure else "undecided"}" data-name="{_esc(o["name"])}">'
+            f"<td>{i + 1}</td>"
+            f'<td class="name">{_esc(o["name"])}</td><td class="name path">{_esc(where)}</td>'
+            f'<td class="mark" title="{title}">{mark}</td>'
+            + cell(o.get("owen"), signed=False, extra=err)
+            + cell(o.get("owen_minus_phi"))
+            + cell(o.get("owen_surplus"))
+            + "</tr>"
+        )
+    head = (
+        '<thead><tr><th>#</th><th class="name">Organization</th><th class="name">Unit</th>'
+        '<th class="mark">Sign</th>'
+        f"<th>Owen value ({unit}){' ± interval' if sampled else ''}</th>"
+        "<th>owen − phi</th><th>psi − owen: ahead (+) / behind (−)</th>"
+        "</tr></thead>"
+    )
+    k = len(rows)
+    org_table = (
+        f'<details id="owen-orgs"{" open" if k <= COLLAPSE_ABOVE else ""}><summary>'
+        f"Owen value of each of the {k} organizations, most short-changed against it first"
+        f'</summary><div class="scroll"><table id="owen-organizations">{head}'
+        f"<tbody>{''.join(rows)}</tbody></table></div></details>"
+    )
+    urows = []
+    units = list(ow.get("units") or [])
+    paths = _unit_paths(units)
+    for u in units:
+        level = int(u.get("level") or 1)
+        pad = f' style="padding-left:{0.55 + 1.1 * (level - 1):.2f}rem"' if level > 1 else ""
+        urows.append(
+            f'<tr data-level="{level}"><td class="name path"{pad}>{_esc(paths[u["name"]])}</td>'
+            f"<td>{_num(len(u.get('members') or []))}</td>"
+            + cell(u.get("psi"), signed=False)
+            + cell(u.get("phi"), signed=False)
+            + cell(u.get("owen"), signed=False)
+            + cell(u.get("owen_surplus"))
+            + cell(u.get("value_alone"), signed=False)
+            + "</tr>"
+        )
+    levels = int(ow.get("levels") or 1)
+    folded = len(units) > UNITS_OPEN_MAX or levels > OWEN_OPEN_LEVELS
+    units_table = (
+        f'<details id="owen-units"{"" if folded else " open"}><summary>The {len(units)} '
+        f"units of the tree ({levels} levels), parents first: sums over their organizations"
+        '</summary><div class="scroll"><table id="owen-unit-table"><thead><tr>'
+        '<th class="name">Unit</th><th>Organizations</th><th>psi (received)</th>'
+        "<th>phi (Shapley)</th><th>owen</th><th>psi − owen</th>"
+        "<th>Value alone</th></tr></thead>"
+        f"<tbody>{''.join(urows)}</tbody></table></div></details>"
+    )
+    how = (
+        f"sampled ({_num(ow['samples'])} orders that keep every unit contiguous); ± the "
+        "interval, ✓ where it excludes psi"
+        if sampled and "samples" in ow
+        else "sampled; ± the interval, ✓ where it excludes psi"
+        if sampled
+        else "exact"
+    )
+    return (
+        '<h2 id="owen">By units: the Owen value</h2>'
+        f"<p>The organizations are grouped in units ({_esc(ow.get('hierarchy'))}). The Owen "
+        "value is the fair share when units bargain as blocks: a unit gets its Shapley value "
+        "among units, its organizations share it by their Shapley values within the unit. "
+        f"In {unit}"
+        + (" averaged over the window (utilities divided by its length and 3600)" if scale else "")
+        + f"; {how}. Value alone: what the unit's organizations would get on their own "
+        "machines; a unit's sums are sums of its organizations.</p>"
+        f'<p class="note">{_esc(ow.get("text"))}</p>' + org_table + units_table
+    )
+
+
 def _headline(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
     """The verdict in words: the most short-changed and most favoured organizations in
     core-hours and equivalent wait per job, and how many signs are decided."""
@@ -866,6 +959,7 @@ def _render(report: dict, orgs: list[dict]) -> str:
         + ".</p>",
         _org_table(orgs, sampled, horizon),
         _utility_table(orgs, sampled),
+        _owen_section(report, horizon),
         "<h2>Contribution versus received</h2>",
         _figure(
             "fig-contribution",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -130,6 +131,49 @@ def _num(x, fmt: str = "{:,.3g}") -> str:
     return "-" if x is None else fmt.format(x)
 
 
+def duration(hours: float | None, signed: bool = False) -> str:
+    """A duration in the unit people read it in: seconds, minutes, hours or days (three
+    significant digits); '—' when missing."""
+    if hours is None or math.isnan(hours):
+        return "—"
+    seconds = hours * 3600
+    size = abs(seconds)
+    value, unit = (
+        (seconds, "s")
+        if size < 60
+        else (seconds / 60, "min")
+        if size < 3600
+        else (hours, "h")
+        if size < 2 * 86400
+        else (hours / 24, "days")
+    )
+    if not signed:
+        value = abs(value)
+    text = f"{value:+.3g}" if signed and value else f"{value:.3g}"
+    return f"{text} {unit}"
+
+
+def wait_hours(org: dict) -> float | None:
+    """Equivalent extra wait per job, hours: ``-surplus / work / 3600``.
+
+    ``psi`` adds, over every second of the window, the work (processor-seconds) done by then,
+    so starting every job of the organization ``d`` seconds earlier raises its ``psi`` by
+    ``d`` times the work those jobs did in the window (as long as they still end inside it).
+    With ``d = -surplus / work`` that makes ``psi`` equal to ``phi``: its jobs waited, in
+    effect, ``d`` longer each than under its fair share (``d`` negative: less). ``None``
+    without work."""
+    work = org.get("work")
+    if not work:
+        return None
+    return -float(org.get("surplus") or 0.0) / float(work) / 3600
+
+
+def by_surplus(orgs: list[dict], key: str = "surplus") -> list[dict]:
+    """The organizations by ``key`` (the surplus), the most short-changed (most negative)
+    first; ties keep the report's order. Display only: the report's lists keep their order."""
+    return sorted(orgs, key=lambda o: float(o.get(key) or 0.0))
+
+
 def render_table(report: dict, console) -> None:
     """The rich tables ``coopsched audit`` prints by default."""
     from rich.table import Table
@@ -162,7 +206,10 @@ def render_table(report: dict, console) -> None:
             highlight=False,
         )
 
-    t = Table(title="Who was favoured, who was short-changed (surplus = psi - phi)")
+    t = Table(
+        title="Who was short-changed, who was favoured (surplus = psi - phi), "
+        "most short-changed first"
+    )
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("org", "left"),
         ("mach", "right"),
@@ -173,10 +220,12 @@ def render_table(report: dict, console) -> None:
         ("surplus", "right"),
         ("s/unit", "right"),
         ("core-h", "right"),
+        ("wait/job", "right"),
     )
     for c, j in columns:
         t.add_column(c, justify=j)
-    for r in report["organizations"]:
+    orgs = by_surplus(report["organizations"])
+    for r in orgs:
         color = "green" if r["surplus"] > 0 else "red" if r["surplus"] < 0 else ""
         phi = _num(r["phi"], "{:.4g}")
         if report["method"] == "sampled":
@@ -192,11 +241,13 @@ def render_table(report: dict, console) -> None:
             f"[{color}]{r['surplus']:+.4g}[/{color}]" if color else f"{r['surplus']:+.4g}",
             _num(r["surplus_per_unit"], "{:+.3g}"),
             _num(r["surplus_core_hours"], "{:+.3g}"),
+            duration(wait_hours(r), signed=True).replace("—", "-"),
         )
     console.print(t)
     console.print(
         "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
-        "core-h: surplus / window / 3600"
+        "core-h: surplus / window / 3600 (core-hours of work ahead of, or behind, the fair share, "
+        "averaged over the window); wait/job: equivalent extra wait per job, -surplus / work"
         + ("; ?: sign of the surplus undecided" if report["method"] == "sampled" else "")
     )
     if report.get("owen"):
@@ -210,8 +261,7 @@ def render_table(report: dict, console) -> None:
             f"{_num(abs(eff['loss_core_hours'] or 0), '{:.3g}')} core-h); Definition 3.2 "
             f"spreads that difference equally, {eff['loss_share']:+,.4g} to every "
             "organization's surplus. Without it (what each received against its fair share "
-            "under REF's total): "
-            + ", ".join(f"{r['name']} {r['vs_ref']:+,.4g}" for r in report["organizations"]),
+            "under REF's total): " + ", ".join(f"{r['name']} {r['vs_ref']:+,.4g}" for r in orgs),
             highlight=False,
         )
     if report["counterfactuals"]:
@@ -239,12 +289,15 @@ def render_owen(report: dict, console) -> None:
 
     ow = report["owen"]
     sampled = ow["method"] == "sampled"
-    t = Table(title=f"Owen value by units ({ow['hierarchy']}; surplus = psi - owen)")
+    t = Table(
+        title=f"Owen value by units ({ow['hierarchy']}; surplus = psi - owen, "
+        "most short-changed first)"
+    )
     for c, j in (("org", "left"), ("units", "left"), ("psi", "right"), ("phi", "right")):
         t.add_column(c, justify=j)  # type: ignore[arg-type]
     for c in ("owen", "owen - phi", "surplus"):
         t.add_column(c, justify="right")
-    for r in ow["organizations"]:
+    for r in by_surplus(ow["organizations"], "owen_surplus"):
         val = f"{r['owen']:.4g}"
         if sampled:
             val += f" ±{(r['owen_high'] - r['owen_low']) / 2:.2g}"

@@ -25,11 +25,13 @@ LPC = "LPC-EGEE-2004-1.2-cln.swf.gz"
 SDSC = "SDSC-SP2-1998-4.2-cln.swf.gz"
 
 
-def coopsched(*args: str) -> str:
+def coopsched(*args: str, cwd: Path = ROOT) -> str:
+    """The command's output, run in ``cwd`` (the logs' folder for the SWF audits, so that
+    the outputs name the log as a user who downloaded it would: by its file name)."""
     env = {**os.environ, "COLUMNS": "110", "NO_COLOR": "1"}
     exe = Path(sys.executable).with_name("coopsched")
     res = subprocess.run(
-        [str(exe), *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+        [str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
     if res.returncode:
         raise SystemExit(f"coopsched {' '.join(args)} failed:\n{res.stderr}")
@@ -62,6 +64,7 @@ def main() -> None:
         help="only the Slurm capture (seconds): its outputs, HTML page and screenshot",
     )
     a = ap.parse_args()
+    a.traces = a.traces.resolve()
     OUT.mkdir(parents=True, exist_ok=True)
     w = lambda name, text: (OUT / name).write_text(text)  # noqa: E731
 
@@ -77,7 +80,7 @@ def main() -> None:
 
     # LPC-EGEE, the week of 20 December 2004, groups as organizations (serial jobs)
     lpc = [
-        os.path.relpath(a.traces / LPC, ROOT),
+        LPC,
         "--org-by",
         "group",
         "--from",
@@ -85,13 +88,16 @@ def main() -> None:
         "--to",
         "2004-12-27",
     ]
-    w("lpc-egee-2004-12-20.txt", coopsched("audit", *lpc))
-    w("lpc-egee-2004-12-20.json", coopsched("audit", *lpc, "--format", "json"))
-    w("lpc-egee-2004-12-20-equal.txt", coopsched("audit", *lpc, "--contribution", "equal"))
+    w("lpc-egee-2004-12-20.txt", coopsched("audit", *lpc, cwd=a.traces))
+    w("lpc-egee-2004-12-20.json", coopsched("audit", *lpc, "--format", "json", cwd=a.traces))
+    w(
+        "lpc-egee-2004-12-20-equal.txt",
+        coopsched("audit", *lpc, "--contribution", "equal", cwd=a.traces),
+    )
 
     # SDSC-SP2 (parallel jobs), the week of 27 April 1998, groups as organizations
     sdsc = [
-        os.path.relpath(a.traces / SDSC, ROOT),
+        SDSC,
         "--org-by",
         "group",
         "--from",
@@ -99,9 +105,12 @@ def main() -> None:
         "--to",
         "1998-05-04",
     ]
-    w("sdsc-sp2-1998-04-27.txt", coopsched("audit", *sdsc))
-    w("sdsc-sp2-1998-04-27.json", coopsched("audit", *sdsc, "--format", "json"))
-    w("sdsc-sp2-1998-04-27-sequential.txt", coopsched("audit", *sdsc, "--jobs", "sequential"))
+    w("sdsc-sp2-1998-04-27.txt", coopsched("audit", *sdsc, cwd=a.traces))
+    w("sdsc-sp2-1998-04-27.json", coopsched("audit", *sdsc, "--format", "json", cwd=a.traces))
+    w(
+        "sdsc-sp2-1998-04-27-sequential.txt",
+        coopsched("audit", *sdsc, "--jobs", "sequential", cwd=a.traces),
+    )
     print(f"rewrote {OUT}")
 
 

@@ -478,7 +478,7 @@ def _audit_rows(name: str) -> dict[str, list[str]]:
     rows = {}
     for line in (RESULTS / "audit" / name).read_text().splitlines():
         cells = [c.strip() for c in line.strip("│ ").split("│")]
-        if line.startswith("│") and len(cells) == 9:
+        if line.startswith("│") and len(cells) == 10:  # org ... core-h, wait/job
             rows[cells[0]] = cells
     return rows
 

@@ -70,7 +70,7 @@ def study_command(cls: type[Study], others: list[type[Study]]) -> Any:
         params.append(_parameter(_FOREIGN + flag[2:].replace("-", "_"), o, hidden=True))
 
     def run(**kwargs: Any) -> None:
-        _run(cls, foreign, **kwargs)
+        _run(cls, **kwargs)
 
     run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run.__annotations__ = {p.name: p.annotation for p in params}
@@ -118,7 +118,14 @@ class StudyHelp(PolicyHelp):
             one = study_command(cls, [s for s in STUDIES.values() if s is not cls])
             self.params, self.callback, self.help = one.params, one.callback, one.help
             self.study = cls
-        return super().parse_args(ctx, args)
+        rest = super().parse_args(ctx, args)
+        if cls is not None:
+            # --no-backlog, like no flag, asks for nothing: accepted, as it always was
+            given = [
+                n for n, v in ctx.params.items() if v is not False and _on_command_line(ctx, n)
+            ]
+            _refuse_foreign(cls, given)
+        return rest
 
     def format_help(self, ctx, formatter) -> None:
         """A study that takes no ``--policies`` does not list the policies."""
@@ -163,21 +170,35 @@ def reproduce(
         print(f"{name:12s} {cls.title}")
 
 
-def _run(cls: type[Study], foreign: dict[str, StudyOption], **kwargs: Any) -> None:
-    """Configure and run the study ``cls`` from the parsed command line."""
-    from ..experiments.study import OptionError
+def _on_command_line(ctx: Any, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
 
+
+def _refuse_foreign(cls: type[Study], given_names: list[str]) -> None:
+    """Another study's flag given to ``cls``: one line naming it and what ``cls`` takes
+    (when the command line is parsed, before anything runs)."""
     given = [
-        flag
-        for flag in foreign
-        if kwargs.pop(_FOREIGN + flag[2:].replace("-", "_")) not in (None, False)
+        "--" + name[len(_FOREIGN) :].replace("_", "-")
+        for name in given_names
+        if name.startswith(_FOREIGN)
     ]
-    what = cls.name
     if given:
         accepted = ", ".join(o.cli_flag for o in cls.options) or "none besides --quick and --seed"
         raise CLIError(
-            f"reproduce {what}: option(s) {', '.join(given)} do not apply (accepted: {accepted})"
+            f"reproduce {cls.name}: option(s) {', '.join(given)} do not apply "
+            f"(accepted: {accepted})"
         )
+
+
+def _run(cls: type[Study], **kwargs: Any) -> None:
+    """Configure and run the study ``cls`` from the parsed command line (the other
+    studies' flags were refused by :func:`_refuse_foreign`)."""
+    from ..experiments.study import OptionError
+
+    for name in [n for n in kwargs if n.startswith(_FOREIGN)]:
+        del kwargs[name]
+    what = cls.name
     out, quick, workers, scheduler, seed = (
         kwargs.pop(k) for k in ("out", "quick", "workers", "scheduler", "seed")
     )

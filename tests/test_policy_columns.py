@@ -136,8 +136,11 @@ def test_reproduce_cli_refuses_a_bad_policy_list_on_one_line(capsys):
 
 def test_reproduce_help_lists_the_registry(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "400")
-    main(["reproduce", "--help"])
+    main(["reproduce", "table1", "--help"])  # a study that takes --policies
     out = " ".join(capsys.readouterr().out.split())
     assert "--policies" in out
     for name in names():
         assert name in out
+    main(["reproduce", "mosp", "--help"])  # one that does not: no --policies, no list
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--policies" not in out and "Registered policies" not in out

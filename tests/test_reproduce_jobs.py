@@ -31,7 +31,7 @@ STUDIES = ("table1", "table2", "fig10", "sensitivity", "production")
 @pytest.mark.parametrize("name", STUDIES)
 def test_the_job_model_is_checked_before_anything_runs(name):
     study = get_study(name)
-    assert {"jobs", "backfill"} <= set(study.options)
+    assert {"jobs", "backfill"} <= set(study.option_names())
     with pytest.raises(ValueError, match="^backfill: applies to rigid jobs only"):
         study(backfill="easy", traces=TRACES)
     with pytest.raises(ValueError, match="^jobs: 'parallel'; choose from sequential, rigid"):

@@ -1,32 +1,142 @@
-"""``coopsched reproduce``: the papers' experiments and the studies beyond them."""
+"""``coopsched reproduce``: the papers' experiments and the studies beyond them.
+
+The runner's options (``--out``, ``--quick``, ``--workers``, ``--scheduler``, ``--seed``)
+are declared here; a study's own options are read from its declaration
+(:class:`~coopsched.experiments.study.StudyOption`) once the study is named, so that
+``coopsched reproduce STUDY --help`` lists that study's options and no other, and a flag
+of another study is refused on one line. Nothing of the studies is imported before a
+study is named (``coopsched reproduce --help`` stays light).
+"""
 
 from __future__ import annotations
 
+import inspect
+import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from ._app import CLIError, PolicyHelp, app, in_flags
 
-#: The options of the studies whose flag is not ``--`` + the name with dashes.
-_FLAG_OF = {
-    "sampling": "--window-sampling",
-    "machines": "--metacentrum-machines",
-    "instances": "--windows",
-}
-_PARAMS = (
-    "traces|windows|split|machines|sampling|warmup|owners|policies|backlog|jobs|backfill|"
-    "orgs|long_windows|states|logs|lengths|instances"
-)
+if TYPE_CHECKING:
+    from ..experiments.study import Study, StudyOption
+
+#: The runner's options that take a value (to find the study's name among the arguments).
+_VALUED = ("--out", "--workers", "--scheduler", "--seed")
+#: The parameter names of the foreign flags (hidden, refused): ``foreign_`` + the flag.
+_FOREIGN = "foreign_"
 
 
-def _flag(option: str) -> str:
-    """The flag of a study option."""
-    return _FLAG_OF.get(option, "--" + option.replace("_", "-"))
+def _annotation(option: StudyOption, hidden: bool = False) -> Any:
+    """The typer annotation of a study option's flag."""
+    kind: Any = option.type if option.type is bool else option.type | None
+    help = option.help
+    if option.choices and not hidden:
+        help += f" Choices: {', '.join(option.choices)}."
+    flags = (option.cli_flag,)
+    if option.type is bool:
+        flags = (f"{option.cli_flag}/--no-{option.cli_flag[2:]}",)
+    return Annotated[kind, typer.Option(*flags, help=help, min=option.min, hidden=hidden)]
 
 
-@app.command(cls=PolicyHelp)
+def _parameter(name: str, option: StudyOption, hidden: bool = False) -> inspect.Parameter:
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=False if option.type is bool else None,
+        annotation=_annotation(option, hidden),
+    )
+
+
+def study_command(cls: type[Study], others: list[type[Study]]) -> Any:
+    """The click command of ``coopsched reproduce NAME`` for the study ``cls``: the
+    runner's options, the study's (:attr:`Study.options`), and the other studies' flags
+    hidden, so that one of them is refused with a one-line error naming it."""
+    hints = typing.get_type_hints(reproduce, include_extras=True)
+    own = {o.cli_flag for o in cls.options}
+    params = [
+        p.replace(annotation=hints[p.name])
+        for p in inspect.signature(reproduce).parameters.values()
+    ]
+    params += [_parameter(o.name, o) for o in cls.options]
+    foreign: dict[str, StudyOption] = {}
+    for other in others:
+        for o in other.options:
+            if o.cli_flag not in own:
+                foreign.setdefault(o.cli_flag, o)
+    for flag, o in foreign.items():
+        params.append(_parameter(_FOREIGN + flag[2:].replace("-", "_"), o, hidden=True))
+
+    def run(**kwargs: Any) -> None:
+        _run(cls, **kwargs)
+
+    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    one = typer.Typer(add_completion=False)
+    one.command(
+        name=cls.name,
+        help=f"{cls.title}.\n\nParallel, resumable (rows.jsonl).",
+    )(run)
+    return typer.main.get_command(one)
+
+
+def _study_named(args: list[str]) -> type[Study] | None:
+    """The study named among ``args`` (the first argument that is a study's name; none for
+    ``list``, for no name, or for no argument but flags)."""
+    words = [
+        a
+        for i, a in enumerate(args)
+        if not a.startswith("-") and (i == 0 or args[i - 1] not in _VALUED)
+    ]
+    if not words:
+        return None
+    from ..experiments.study import STUDIES, get_study
+
+    get_study("table1")  # loads the built-in studies
+    for word in words:
+        if word == "list":
+            return None
+        if word in STUDIES:
+            return STUDIES[word]
+    try:
+        return get_study(words[0])
+    except KeyError as exc:
+        raise CLIError(exc.args[0]) from None
+
+
+class StudyHelp(PolicyHelp):
+    """``coopsched reproduce``: once the arguments name a study, the command takes that
+    study's parameters and callback (:func:`study_command`), help included."""
+
+    def parse_args(self, ctx, args):
+        cls = _study_named(list(args))
+        if cls is not None:
+            from ..experiments.study import STUDIES
+
+            one = study_command(cls, [s for s in STUDIES.values() if s is not cls])
+            self.params, self.callback, self.help = one.params, one.callback, one.help
+            self.study = cls
+        rest = super().parse_args(ctx, args)
+        if cls is not None:
+            # --no-backlog, like no flag, asks for nothing: accepted, as it always was
+            given = [
+                n for n, v in ctx.params.items() if v is not False and _on_command_line(ctx, n)
+            ]
+            _refuse_foreign(cls, given)
+        return rest
+
+    def format_help(self, ctx, formatter) -> None:
+        """A study that takes no ``--policies`` does not list the policies."""
+        study = getattr(self, "study", None)
+        if study is not None and "policies" not in study.option_names():
+            TyperCommand.format_help(self, ctx, formatter)
+        else:
+            super().format_help(ctx, formatter)
+
+
+@app.command(cls=StudyHelp)
 def reproduce(
     what: Annotated[
         str,
@@ -36,146 +146,82 @@ def reproduce(
     quick: Annotated[
         bool, typer.Option(help="Small preset: a few windows, minutes on 2 cores.")
     ] = False,
-    windows: Annotated[
-        int | None,
-        typer.Option(
-            min=1, help="Windows per trace (default 100); for mosp and game, instances per cell."
-        ),
-    ] = None,
     workers: Annotated[
         int | None, typer.Option(min=1, help="Local worker processes (default: all cores).")
     ] = None,
     scheduler: Annotated[
         str | None, typer.Option(help="dask.distributed scheduler address.")
     ] = None,
-    traces: Annotated[Path | None, typer.Option(help="Folder with the SWF traces.")] = None,
-    split: Annotated[
-        str | None, typer.Option(help="Machine split: uniform or zipf (default zipf).")
-    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the study.")] = 0,
-    metacentrum_machines: Annotated[
-        int | None, typer.Option(help="Machines for METACENTRUM (no header).")
-    ] = None,
-    orgs: Annotated[
-        str | None, typer.Option(help="fig10: comma-separated organization counts.")
-    ] = None,
-    window_sampling: Annotated[
-        str | None,
-        typer.Option(help="table1/2: window starts uniform in 'time' or at a random 'job'."),
-    ] = None,
-    warmup: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            help="table1/2, sensitivity: seconds simulated before each window (the metric "
-            "counts the utilities accrued in the window; sensitivity default 50000).",
-        ),
-    ] = None,
-    owners: Annotated[
-        str | None,
-        typer.Option(help="table1/2: jobs to organizations by 'user' (default) or 'random'."),
-    ] = None,
-    backlog: Annotated[
-        bool,
-        typer.Option(
-            help="table1/2: start each window from the log's own state (waiting jobs kept, "
-            "running jobs pinned); sensitivity: use --states."
-        ),
-    ] = False,
-    long_windows: Annotated[
-        int | None,
-        typer.Option(min=1, help="sensitivity: windows per trace for Table 2 (default --windows)."),
-    ] = None,
-    states: Annotated[
-        str | None,
-        typer.Option(
-            help="sensitivity: window start states, comma-separated (empty,warmup,backlog)."
-        ),
-    ] = None,
-    policies: Annotated[
-        str | None,
-        typer.Option(
-            help="table1/2, fig10, sensitivity, production: the policy columns, comma-separated "
-            "registered names (plug-ins too), 'paper' (the paper's six; the default of the "
-            "reproductions) or 'all' (every registered policy but REF, the reference)."
-        ),
-    ] = None,
-    logs: Annotated[
-        str | None,
-        typer.Option(
-            help="rigid: the logs, comma-separated (default SDSC-SP2,CTC-SP2,KTH-SP2,HPC2N,"
-            "CEA-Curie,LPC-EGEE)."
-        ),
-    ] = None,
-    lengths: Annotated[
-        str | None,
-        typer.Option(help="rigid: window lengths in seconds, comma-separated (50000,500000)."),
-    ] = None,
-    jobs: Annotated[
-        str | None,
-        typer.Option(
-            help="table1/2, fig10, sensitivity, production: 'sequential' (a job on q processors "
-            "is q one-processor jobs, the paper's split; the default) or 'rigid' (q machines "
-            "at once, REF and every policy with backfilling)."
-        ),
-    ] = None,
-    backfill: Annotated[
-        str | None,
-        typer.Option(
-            help="With --jobs rigid: none, first-fit or easy (default: easy when every job of "
-            "a window has a requested time, else first-fit)."
-        ),
-    ] = None,
 ) -> None:
-    """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl)."""
-    from ..experiments.study import STUDIES, OptionError, get_study
+    """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl).
+    A study's own options: coopsched reproduce STUDY --help."""
+    if what != "list":  # a study's name is handled by its own command (StudyHelp)
+        from ..experiments.study import get_study
 
-    if what == "list":
-        get_study("table1")  # loads the built-in studies
-        for name, cls in STUDIES.items():
-            print(f"{name:12s} {cls.title}")
-        return
-    try:
-        cls = get_study(what)
-    except KeyError as exc:
-        raise CLIError(exc.args[0]) from None
-    options: dict[str, Any] = {
-        "windows": windows,
-        "traces": traces,
-        "split": split,
-        "orgs": orgs,
-        "sampling": window_sampling,
-        "warmup": warmup,
-        "owners": owners,
-        "backlog": backlog or None,
-        "long_windows": long_windows,
-        "states": states,
-        "policies": policies,
-        "logs": logs,
-        "lengths": lengths,
-        "jobs": jobs,
-        "backfill": backfill,
-        "machines": {"METACENTRUM": metacentrum_machines} if metacentrum_machines else None,
-    }
-    if "instances" in cls.options:
-        options["instances"] = options.pop("windows")
+        try:
+            get_study(what)
+        except KeyError as exc:
+            raise CLIError(exc.args[0]) from None
+    from ..experiments.study import STUDIES, get_study
+
+    get_study("table1")  # loads the built-in studies
+    for name, cls in STUDIES.items():
+        print(f"{name:12s} {cls.title}")
+
+
+def _on_command_line(ctx: Any, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def _refuse_foreign(cls: type[Study], given_names: list[str]) -> None:
+    """Another study's flag given to ``cls``: one line naming it and what ``cls`` takes
+    (when the command line is parsed, before anything runs)."""
+    given = [
+        "--" + name[len(_FOREIGN) :].replace("_", "-")
+        for name in given_names
+        if name.startswith(_FOREIGN)
+    ]
+    if given:
+        accepted = ", ".join(o.cli_flag for o in cls.options) or "none besides --quick and --seed"
+        raise CLIError(
+            f"reproduce {cls.name}: option(s) {', '.join(given)} do not apply "
+            f"(accepted: {accepted})"
+        )
+
+
+def _run(cls: type[Study], **kwargs: Any) -> None:
+    """Configure and run the study ``cls`` from the parsed command line (the other
+    studies' flags were refused by :func:`_refuse_foreign`)."""
+    from ..experiments.study import OptionError
+
+    for name in [n for n in kwargs if n.startswith(_FOREIGN)]:
+        del kwargs[name]
+    what = cls.name
+    out, quick, workers, scheduler, seed = (
+        kwargs.pop(k) for k in ("out", "quick", "workers", "scheduler", "seed")
+    )
+    kwargs.pop("what")
+    options: dict[str, Any] = {}
+    for o in cls.options:
+        value = kwargs.pop(o.name)
+        if value is None or value is False:
+            continue  # the study's default
+        options[o.name] = o.convert(value) if o.convert else value
     out = out or Path("results") / (what + ("-quick" if quick else ""))
+    names = "|".join(cls.option_names()) or "(?!)"  # (?!): no option, nothing to rename
+    flag_of = {o.name: o.cli_flag for o in cls.options}
 
     def configured():
         try:
             return cls(quick=quick, seed=seed, **options)
-        except OptionError as exc:  # in flags, as the user gave them
-            accepted = ", ".join(map(_flag, exc.accepted)) or "none besides --quick and --seed"
-            raise CLIError(
-                f"reproduce {what}: option(s) {', '.join(map(_flag, exc.unknown))} do not "
-                f"apply (accepted: {accepted})"
-            ) from None
+        except OptionError as exc:  # cannot happen from the command line: a bug
+            raise AssertionError(str(exc)) from None
 
     errors = (ValueError, TypeError, FileNotFoundError)
-    study = in_flags(configured, _PARAMS, _FLAG_OF, errors)()
-    _, md = in_flags(study.run, _PARAMS, _FLAG_OF, errors)(
-        out, workers=workers, scheduler=scheduler
-    )
+    study = in_flags(configured, names, flag_of, errors)()
+    _, md = in_flags(study.run, names, flag_of, errors)(out, workers=workers, scheduler=scheduler)
     print(md)
     files = ", ".join(("summary.md", "results.csv", *cls.files, "rows.jsonl"))
     print(f"written to {out}/ ({files})")

@@ -33,6 +33,7 @@ from ..mosp.game import Mechanism, selfishness_violations
 from ..mosp.generators import mosp_instance
 from ..mosp.schedule import mosp_arrays
 from ..workloads.instance import Instance
+from . import study as opt
 from .study import Study, register_study
 
 PAPER = {"local_ratio_N20": 0.428, "global_ratio_N2": 0.892}
@@ -317,7 +318,7 @@ class GameGrid(Study):
     name = "game"
     title = "Cohen, Cordeiro, Trystram, Sec. 8: 2400 instances, Figures 7 and 8"
     files = ("organizations.csv", "fig7.png", "fig8.png")
-    options = ("instances",)
+    options = (opt.INSTANCES,)
     evaluate = staticmethod(evaluate_cell)
 
     def configure(self, instances: int | None = None) -> None:
@@ -376,7 +377,7 @@ class GameReadings(Study):
     name = "game-readings"
     title = "Cohen, Cordeiro, Trystram, Sec. 8 under each reading the paper leaves open"
     files = ("organizations.csv",)
-    options = ("instances",)
+    options = (opt.INSTANCES,)
     evaluate = staticmethod(evaluate_cell)
     #: (priority, owners) pairs measured
     VARIANTS = (("index", "jobs"), ("reverse", "jobs"), ("random", "jobs"), ("index", "counts"))

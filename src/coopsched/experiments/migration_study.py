@@ -26,6 +26,7 @@ from ..migration.engine import RelatedInstance, simulate
 from ..migration.policies import get_policy
 from ..migration.properties import ef_violations
 from ..workloads.prepare import random_windows, trace_to_instance
+from . import study as opt
 from .study import Study, register_study
 from .windows import load_trace, trace_files
 
@@ -232,7 +233,7 @@ class PriceOfMigration(Study):
     name = "migration"
     title = "Migration and fairness: the price of migration (GM with a migration delay)"
     files = ("migration.png",)
-    options = ("traces", "windows")
+    options = (opt.TRACES, opt.WINDOWS.but(help="Windows of the trace (default 20)."))
     evaluate = staticmethod(evaluate)
 
     def configure(self, traces: str | Path | None = None, windows: int | None = None) -> None:

@@ -21,6 +21,7 @@ import pandas as pd
 from ..mosp.algorithms import ilba, local, meta
 from ..mosp.generators import mosp_instance
 from ..mosp.schedule import check
+from . import study as opt
 from .study import Study, register_study
 
 PAPER: dict[str, Any] = {
@@ -263,7 +264,7 @@ class MospGrid(Study):
     name = "mosp"
     title = "Pascual, Rzadca, Trystram, Sec. 6: 4800 instances, Figure 7"
     files = ("fig7.png",)
-    options = ("instances",)
+    options = (opt.INSTANCES,)
     evaluate = staticmethod(evaluate_cell)
 
     def configure(self, instances: int | None = None) -> None:

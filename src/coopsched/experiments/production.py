@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..workloads.prepare import random_windows
+from . import study as opt
 from .columns import label as column_label
 from .columns import resolve_policies
 from .study import Study, register_study
@@ -71,17 +72,17 @@ class Production(Study):
     title = "Beyond the papers: Slurm/Maui/HTCondor fair share against Shapley fairness"
     files = ("summary.csv", "unfairness.png", "halflife.png")
     options = (
-        "traces",
-        "windows",
-        "split",
-        "machines",
-        "sampling",
-        "policies",
-        "warmup",
-        "owners",
-        "backlog",
-        "jobs",
-        "backfill",
+        opt.TRACES,
+        opt.WINDOWS.but(help="Windows per trace, length and split (default 20 and 10)."),
+        opt.SPLIT.but(help="Machine split: uniform or zipf (default both)."),
+        opt.MACHINES,
+        opt.SAMPLING.but(help="Window starts uniform in 'time' or at a random 'job' (default)."),
+        opt.POLICIES,
+        opt.WARMUP,
+        opt.OWNERS,
+        opt.BACKLOG,
+        opt.JOBS,
+        opt.BACKFILL,
     )
 
     evaluate = staticmethod(evaluate_window)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..workloads.prepare import random_windows
 from . import paper_values
+from . import study as opt
 from .columns import label as column_label
 from .columns import resolve_policies
 from .study import Study, register_study
@@ -315,17 +316,17 @@ class _TraceTable(Study):
 
     files = ("summary.csv",)
     options = (
-        "traces",
-        "windows",
-        "split",
-        "machines",
-        "sampling",
-        "warmup",
-        "owners",
-        "policies",
-        "backlog",
-        "jobs",
-        "backfill",
+        opt.TRACES,
+        opt.WINDOWS,
+        opt.SPLIT,
+        opt.MACHINES,
+        opt.SAMPLING,
+        opt.WARMUP,
+        opt.OWNERS,
+        opt.POLICIES,
+        opt.BACKLOG,
+        opt.JOBS,
+        opt.BACKFILL,
     )
     evaluate = staticmethod(evaluate_window)
     length: ClassVar[int] = 50_000
@@ -401,17 +402,17 @@ class Fig10(Study):
     title = "Skowron & Rzadca, Figure 10: LPC-EGEE, 2..10 organizations"
     files = ("summary.csv", "fig10.png")
     options = (
-        "traces",
-        "windows",
-        "split",
-        "orgs",
-        "policies",
-        "sampling",
-        "warmup",
-        "owners",
-        "backlog",
-        "jobs",
-        "backfill",
+        opt.TRACES,
+        opt.WINDOWS.but(help="Windows per organization count (default 100)."),
+        opt.SPLIT,
+        opt.StudyOption("orgs", help="Comma-separated organization counts (default 2,...,10)."),
+        opt.POLICIES,
+        opt.SAMPLING,
+        opt.WARMUP,
+        opt.OWNERS,
+        opt.BACKLOG,
+        opt.JOBS,
+        opt.BACKFILL,
     )
     evaluate = staticmethod(evaluate_window)
 

@@ -33,6 +33,7 @@ from ..online.fairness import fairness
 from ..online.policies import get_policy
 from ..online.schedule import Schedule
 from ..workloads.prepare import random_windows, trace_to_instance
+from . import study as opt
 from .columns import label as column_label
 from .columns import resolve_policies
 from .study import Study, register_study
@@ -125,7 +126,22 @@ class RigidStudy(Study):
         "5 parallel PWA logs + LPC-EGEE, every policy under none / first-fit / EASY"
     )
     files = ("summary.csv", "utilization.png", "fairness.png")
-    options = ("traces", "windows", "policies", "logs", "lengths")
+    options = (
+        opt.TRACES,
+        opt.WINDOWS.but(help="Windows per log and length (default 10)."),
+        opt.POLICIES.but(
+            help="The policy columns, comma-separated registered names (plug-ins "
+            "too) or 'all' (every registered policy but REF, the reference; the default)."
+        ),
+        opt.StudyOption(
+            "logs",
+            help="The logs, comma-separated (default SDSC-SP2,CTC-SP2,KTH-SP2,HPC2N,"
+            "CEA-Curie,LPC-EGEE).",
+        ),
+        opt.StudyOption(
+            "lengths", help="Window lengths in seconds, comma-separated (50000,500000)."
+        ),
+    )
     evaluate = staticmethod(evaluate_rigid_window)
     k: ClassVar[int] = 5
 

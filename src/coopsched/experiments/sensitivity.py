@@ -30,6 +30,7 @@ import pandas as pd
 
 from ..workloads.prepare import OWNERS, random_windows
 from . import paper_values
+from . import study as opt
 from .columns import label as column_label
 from .columns import resolve_policies
 from .reproduce import PAPER_TRACES, STANDS_FOR
@@ -297,14 +298,20 @@ class Sensitivity(Study):
     title = "Skowron & Rzadca, Tables 1-2 under each window option (state, sampling, owners)"
     files = ("summary.csv", "sensitivity-table1.png", "sensitivity-table2.png")
     options = (
-        "traces",
-        "windows",
-        "long_windows",
-        "states",
-        "warmup",
-        "policies",
-        "jobs",
-        "backfill",
+        opt.TRACES,
+        opt.WINDOWS,
+        opt.StudyOption(
+            "long_windows", int, "Windows per trace for Table 2 (default --windows).", min=1
+        ),
+        opt.StudyOption(
+            "states", help="Window start states, comma-separated (empty,warmup,backlog)."
+        ),
+        opt.WARMUP.but(
+            help="Seconds simulated before each window of the warmup state (default 50000)."
+        ),
+        opt.POLICIES,
+        opt.JOBS,
+        opt.BACKFILL,
     )
     evaluate = staticmethod(evaluate_window)
 

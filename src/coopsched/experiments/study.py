@@ -26,13 +26,108 @@ import errno
 import os
 import socket
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pandas as pd
 
 from .sweep import run_sweep
+
+
+@dataclass(frozen=True)
+class StudyOption:
+    """One keyword option of a study, as data: the command line builds ``coopsched
+    reproduce STUDY``'s flags from the study's :attr:`Study.options`, so that a study's
+    ``--help`` lists its own options and no other.
+
+    ``name`` is the keyword of :meth:`Study.configure` (whose signature holds the default);
+    ``type`` is ``str`` (comma-separated lists too), ``int``, ``bool`` (an on/off flag) or
+    ``Path``; ``flag`` is the command line's flag when it is not ``--`` + the name with
+    dashes; ``min`` bounds an integer; ``choices`` are shown in the help (the study checks
+    them, with its own message); ``convert`` maps the flag's value to the keyword's (for
+    example one integer to a ``{log: machines}`` dict)."""
+
+    name: str
+    type: type = str
+    help: str = ""
+    flag: str = ""
+    min: int | None = None
+    choices: tuple[str, ...] = ()
+    convert: Callable[[Any], Any] | None = None
+
+    @property
+    def cli_flag(self) -> str:
+        """The command line's flag (``--window-sampling`` for ``sampling``)."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def but(self, **changes: Any) -> StudyOption:
+        """The same option with some fields changed (a study's own help text)."""
+        return replace(self, **changes)
+
+
+def _metacentrum(machines: int) -> dict[str, int]:
+    return {"METACENTRUM": machines}
+
+
+# The options several studies share, declared once (a study may reword the help with
+# :meth:`StudyOption.but`). ``--out``, ``--quick``, ``--seed``, ``--workers`` and
+# ``--scheduler`` are the runner's, common to every study.
+TRACES = StudyOption("traces", Path, "Folder with the SWF traces.")
+WINDOWS = StudyOption("windows", int, "Windows per trace (default 100).", min=1)
+INSTANCES = StudyOption("instances", int, "Instances per cell.", flag="--windows", min=1)
+SPLIT = StudyOption("split", help="Machine split (default zipf).", choices=("uniform", "zipf"))
+MACHINES = StudyOption(
+    "machines",
+    int,
+    "Machines for METACENTRUM (no header).",
+    flag="--metacentrum-machines",
+    convert=_metacentrum,
+)
+SAMPLING = StudyOption(
+    "sampling",
+    help="Window starts uniform in 'time' (default) or at a random 'job'.",
+    flag="--window-sampling",
+    choices=("time", "job"),
+)
+WARMUP = StudyOption(
+    "warmup",
+    int,
+    "Seconds simulated before each window (the metric counts the utilities accrued in "
+    "the window; default 0).",
+    min=0,
+)
+OWNERS = StudyOption(
+    "owners",
+    help="Jobs to organizations by 'user' (default) or 'random'.",
+    choices=("user", "random"),
+)
+BACKLOG = StudyOption(
+    "backlog",
+    bool,
+    "Start each window from the log's own state (waiting jobs kept, running jobs pinned).",
+)
+POLICIES = StudyOption(
+    "policies",
+    help="The policy columns, comma-separated registered names (plug-ins too), 'paper' (the "
+    "paper's six; the default of the reproductions) or 'all' (every registered policy but "
+    "REF, the reference).",
+)
+JOBS = StudyOption(
+    "jobs",
+    help="'sequential' (a job on q processors is q one-processor jobs, the paper's split; "
+    "the default) or 'rigid' (q machines at once, REF and every policy with backfilling).",
+    choices=("sequential", "rigid"),
+)
+BACKFILL = StudyOption(
+    "backfill",
+    help="With --jobs rigid: none, first-fit or easy (default: easy when every job of a "
+    "window has a requested time, else first-fit).",
+    choices=("none", "first-fit", "easy"),
+)
+#: The window options of the trace studies (Tables 1 and 2, Figure 10, production).
+WINDOW_OPTIONS = (SAMPLING, WARMUP, OWNERS, BACKLOG, JOBS, BACKFILL)
 
 #: Every study by name, in registration order (the CLI lists them in this order).
 STUDIES: dict[str, type[Study]] = {}
@@ -50,8 +145,9 @@ class Study:
     """Base class of a study: override :meth:`configure`, :meth:`tasks`, :attr:`evaluate`,
     :meth:`frame` and :meth:`report`; :meth:`run` is shared.
 
-    ``options`` names the keyword options the study accepts beyond ``quick`` and ``seed``
-    (for example ``windows``, ``traces``); giving another one is an error, never ignored.
+    ``options`` declares the keyword options the study accepts beyond ``quick`` and
+    ``seed`` (:class:`StudyOption`: ``windows``, ``traces``, ...); giving another one is an
+    error, never ignored.
     """
 
     name: ClassVar[str] = ""
@@ -59,15 +155,21 @@ class Study:
     title: ClassVar[str] = ""
     #: Files written besides ``rows.jsonl``, ``results.csv`` and ``summary.md``.
     files: ClassVar[tuple[str, ...]] = ()
-    options: ClassVar[tuple[str, ...]] = ()
+    options: ClassVar[tuple[StudyOption, ...]] = ()
 
     def __init__(self, *, quick: bool = False, seed: int = 0, **options: Any) -> None:
-        unknown = sorted(k for k, v in options.items() if v is not None and k not in self.options)
+        accepted = self.option_names()
+        unknown = sorted(k for k, v in options.items() if v is not None and k not in accepted)
         if unknown:
-            raise OptionError(self.name, tuple(unknown), self.options)
+            raise OptionError(self.name, tuple(unknown), accepted)
         self.quick = quick
         self.seed = seed
         self.configure(**{k: v for k, v in options.items() if v is not None})
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        """The keywords of :attr:`options`, in their order."""
+        return tuple(o.name for o in cls.options)
 
     # ------------------------------------------------------------ override points
     def configure(self) -> None:
@@ -124,7 +226,7 @@ class Study:
 
 class OptionError(ValueError):
     """Options given to a study that does not take them (``unknown``; ``accepted``: the
-    study's :attr:`Study.options`)."""
+    study's :meth:`Study.option_names`)."""
 
     def __init__(self, study: str, unknown: tuple[str, ...], accepted: tuple[str, ...]) -> None:
         self.study, self.unknown, self.accepted = study, unknown, accepted

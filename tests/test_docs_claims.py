@@ -514,3 +514,45 @@ def test_readme_table1_window_options():
         + (f"{t1['backlog/time/user', 'RICC', 'roundrobin']:,.0f} against 2839")
         in readme
     )
+
+
+def test_readme_rigid_benchmarks_quote_the_files():
+    """The README's rigid-engine, rigid-REF and SWF start-up figures are the committed
+    ``benchmarks/results-rigid.txt``, ``results-ref-rigid.txt`` and ``results-startup.txt``."""
+    readme = (ROOT / "README.md").read_text()
+    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    text = " ".join(perf.split())
+    rigid = _bench("results-rigid.txt").splitlines()
+    cpu = {
+        (r.split()[0], r.split()[1], r.split()[2]): r.split()[4]
+        for r in rigid
+        if r.split() and r.split()[0] in ("SDSC-SP2", "CEA-Curie")
+    }
+    curie = [k for k in cpu if k[0] == "CEA-Curie"]
+    whole = max(int(k[2].replace(",", "")) for k in curie)
+    assert f"({whole:,} runnable jobs" in text
+    assert f"takes {cpu['CEA-Curie', 'fifo', f'{whole:,}']} s of CPU under FIFO + EASY" in text
+    dc = cpu["CEA-Curie", "directcontr", f"{whole:,}"]
+    assert f"and {dc} s under DIRECTCONTR + EASY" in text and float(dc) < 10
+    growth = [cpu[k] for k in curie if k[1] == "fifo"]
+    assert f"({', '.join(growth[:3])} and {growth[3]} s for the first 10" in text
+    rows = [r.split() for r in _bench("results-ref-rigid.txt").splitlines() if " ref " in r]
+    for r in rows:
+        assert f"{r[4]} ({r[5]})" in text, r
+    ratios = {}
+    for log in {r[0] for r in rows}:
+        by_k = {r[2]: float(r[4]) for r in rows if r[0] == log}
+        ratios[log] = by_k["12"] / by_k["8"]
+    lo, hi = min(ratios.values()), max(ratios.values())
+    assert f"multiplied the cost by {lo:.0f} to {hi:.0f}" in text
+    swf = _num(r"simulate \(5,000-job SWF\)\s+([\d.]+)s", _bench("results-startup.txt"))
+    assert f"5,000-job SWF {swf:.3f} s" in text
+
+
+def test_readme_first_demo_as_measured():
+    """The README's first and second ``coopsched demo`` times are the committed
+    ``benchmarks/results-compile.txt``."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    first = _num(r"first run ([\d.]+) s", _bench("results-compile.txt"))
+    second = _num(r"second run ([\d.]+) s", _bench("results-compile.txt"))
+    assert f"the first `coopsched demo` takes {first:.1f} s and the second {second:.1f} s" in text

@@ -23,14 +23,14 @@ import sys
 from typing import Any
 
 #: Rough compile time of each top-level kernel on an idle machine (seconds, numba 0.68,
-#: ``benchmarks/compile.py``), by function name: the notice's estimate. Helpers compiled
-#: along with a kernel are included in its figure.
+#: ``benchmarks/results-compile.txt`` of 2026-11-24, rounded up), by function name: the
+#: notice's estimate. Helpers compiled along with a kernel are included in its figure.
 COMPILE_SECONDS: dict[str, float] = {
-    "_ref_kernel": 12.0,
-    "_engine": 7.0,
-    "_engine_rigid": 7.0,
-    "_fifo_kernel": 1.0,
-    "_fifo_events_kernel": 1.0,
+    "_ref_kernel": 7.5,
+    "_engine": 4.5,
+    "_engine_rigid": 6.0,
+    "_fifo_kernel": 0.5,
+    "_fifo_events_kernel": 0.5,
 }
 
 _state: dict[str, Any] = {"enabled": False, "shown": False, "installed": False}

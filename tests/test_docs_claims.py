@@ -5,6 +5,7 @@ other fails."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -556,3 +557,21 @@ def test_readme_first_demo_as_measured():
     first = _num(r"first run ([\d.]+) s", _bench("results-compile.txt"))
     second = _num(r"second run ([\d.]+) s", _bench("results-compile.txt"))
     assert f"the first `coopsched demo` takes {first:.1f} s and the second {second:.1f} s" in text
+
+
+def test_readme_peer_figures_quote_the_file():
+    """The README's AccaSim ratios and agreement counts are the committed
+    ``benchmarks/results-peer.txt``."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    peer = _bench("results-peer.txt")
+    inproc = re.findall(r"in-process ratio AccaSim / coopsched: CPU ([\d,.]+)x", peer)
+    whole = re.findall(r"whole-process ratio AccaSim / coopsched: CPU ([\d,.]+)x", peer)
+    same = re.findall(r"identical start times ([\d,]+) / ([\d,]+)", peer)
+    # order in the file: sequential (load 0.8), rigid 5k, 20k, 100k, sequential (load 1.5)
+    f = [float(x.replace(",", "")) for x in inproc]
+    w = [float(x.replace(",", "")) for x in whole]
+    assert f"takes {f[0]:,.0f} times as long" in text and f"{f[4]:,.0f} times at load 1.5" in text
+    assert f"{w[0]:.1f} and {w[4]:.1f} times (CPU)" in text
+    assert f"takes {f[1]:.0f}, {f[2]:.0f} and {f[3]:.0f} times as long as coopsched" in text
+    assert f"{w[1]:.1f}, {w[2]:.1f} and {w[3]:.1f} times (CPU)" in text
+    assert f"{same[0][0]} of 5,000 and {same[1][0]} of 20,000 jobs" in text

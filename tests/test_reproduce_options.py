@@ -83,7 +83,11 @@ def test_zero_is_a_value_and_no_backlog_asks_for_nothing(capsys):
 
 def test_an_unknown_study_is_named(capsys):
     assert main(["reproduce", "nosuch", "--windows", "3"]) == 1
-    assert capsys.readouterr().err.startswith("error: unknown study 'nosuch'; choose from game")
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown study 'nosuch'; choose from ")
+    from coopsched.experiments.study import STUDIES
+
+    assert err.strip().split("choose from ")[1] == ", ".join(sorted(STUDIES))
 
 
 def test_the_flags_reach_the_study(monkeypatch, capsys, tmp_path):

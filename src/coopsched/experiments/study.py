@@ -307,7 +307,7 @@ def get_study(name: str) -> type[Study]:
     """A study class by name, importing the modules that register the built-in ones."""
     _load_builtin()
     if name not in STUDIES:
-        raise KeyError(f"unknown study {name!r}; choose from {', '.join(STUDIES)}")
+        raise KeyError(f"unknown study {name!r}; choose from {', '.join(sorted(STUDIES))}")
     return STUDIES[name]
 
 

@@ -779,3 +779,26 @@ def test_rigid_ref_simulates_interchangeable_organizations_once(inst, idle, rule
     expected = (1 << (wide.k - twins)) * int(np.prod([len(g) + 1 for g in groups])) - 1
     assert a.info["simulated_coalitions"] == expected
     assert b.info["simulated_coalitions"] == (1 << wide.k) - 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(inst=rigid_instances(pins=True), rule=st.sampled_from(RULES), T=st.integers(4, 16))
+def test_counterfactuals_of_one_processor_rigid_jobs_take_the_sequential_engines(inst, rule, T):
+    """When every job has one processor the audit's counterfactuals run the sequential
+    engines: every row equals running each policy on the rigid instance under the rule."""
+    from coopsched.audit.counterfactuals import counterfactuals, policy_names
+    from coopsched.online.fairness import fairness
+    from coopsched.online.ref.rigid import ref_rigid_schedule
+
+    one = rigid(inst, np.ones(inst.n, dtype=np.int64), inst.requested)
+    assert (one.one_processor_sequential() is not None) == (inst.n > 0)
+    assert rigid(inst, inst.width + 1, inst.requested).one_processor_sequential() is None
+    rec = simulate(one, get_policy("fifo"), T, backfill=rule)
+    ref, _ = ref_rigid_schedule(one, T, rule)
+    rows = {r["policy"]: r for r in counterfactuals(one, T, rec, ref, backfill=rule)}
+    for name in policy_names():
+        if name == "ref":
+            continue
+        s = get_policy(name).run(one, T, backfill=rule)
+        assert rows[name]["unfairness"] == fairness(s, ref, T).ratio, name
+        assert rows[name]["utilization"] == s.utilization(T), name

@@ -247,6 +247,27 @@ class Instance:
             requested=None if self.requested is None else self.requested[keep],
         )
 
+    def one_processor_sequential(self) -> Instance | None:
+        """This rigid instance as sequential jobs when every job has one processor
+        (``None`` otherwise, or when it is not rigid): a job on one processor never waits
+        for machines another rule would find, so under every backfilling rule its rigid
+        schedule is the sequential one (docs/conventions.md, rigid jobs; tested for every
+        policy and rule), and the sequential engines and REF kernel are the faster way to
+        it. Jobs, their order, starts, pins and ids are kept; processors, requested times
+        and priorities are dropped."""
+        if not self.rigid or not self.n or not (self.width == 1).all():
+            return None
+        return Instance(
+            self.organizations,
+            self.org,
+            self.release,
+            self.size,
+            meta=dict(self.meta),
+            start=self.start,
+            pinned=self.pinned,
+            ids=self.ids,
+        )
+
     def summary(self) -> dict:
         """A few statistics, per organization and in total."""
         per_org = []

@@ -141,21 +141,12 @@ def ref_rigid_schedule(
             f"limit of {MAX_K_RIGID}"
         )
     rule = resolve_backfill(inst, backfill)
-    if inst.n and (inst.width == 1).all() and not coalition_runs:
+    seq = None if coalition_runs else inst.one_processor_sequential()
+    if seq is not None:
         # one processor per job: every rule is the greedy engine, so REF is the sequential
         # REF of the fast kernel (tested against this module on such instances)
         from .driver import ref_schedule
 
-        seq = Instance(
-            inst.organizations,
-            inst.org,
-            inst.release,
-            inst.size,
-            meta=dict(inst.meta),
-            start=inst.start,
-            pinned=inst.pinned,
-            ids=inst.ids,
-        )
         s, values = ref_schedule(seq, horizon, checkpoints=checkpoints)
         out = Schedule(
             inst,

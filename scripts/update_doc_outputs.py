@@ -17,7 +17,8 @@ they print::
   keeps the first lines (before it) and the last lines (after it) of the real output.
 * The marker's options: ``mask=COL,COL`` the table columns whose values may differ
   between runs (timings); ``cwd=DIR`` run in a copy of ``DIR`` (a folder of the repository
-  with the files the commands name) instead of a folder linking to ``docs/`` and
+  with the files the commands name; a file ``NAME.in`` there is copied as ``NAME``, so that
+  the repository tracks no file named like a trace) instead of a folder linking to ``docs/`` and
   ``tests/``; ``trace`` the commands read the Parallel Workloads Archive logs (the check
   is skipped where they are absent; they are never downloaded); ``slow`` skipped by the
   test unless ``COOPSCHED_DOC_SLOW=1``; ``python`` the block is the output of the
@@ -257,6 +258,10 @@ def _workdir(block: Block, tmp: Path) -> Path:
         if not src.is_dir():
             raise DocOutputError(f"{block.name}: cwd={block.opts['cwd']} is not a folder")
         shutil.copytree(src, work)
+        # NAME.in is the input NAME: the repository tracks no file named like a trace
+        # (*.swf, *.swf.gz), even a tiny malformed one, so such inputs carry the suffix
+        for p in work.rglob("*.in"):
+            p.rename(p.with_suffix(""))
     else:
         work.mkdir()
         for name in ("docs", "tests"):

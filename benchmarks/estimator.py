@@ -32,26 +32,10 @@ from pathlib import Path
 import numpy as np
 
 from coopsched.online.shapley import shapley, shapley_antithetic, shapley_monte_carlo
+from coopsched.testing import additive_interaction_game as additive_interaction
+from coopsched.testing import airport_game
 
 CONF = 0.9
-
-
-def additive_interaction(k: int, seed: int) -> list[int]:
-    rng = np.random.default_rng(seed)
-    a = rng.exponential(10.0, k)
-    b = rng.normal(0.0, 3.0, (k, k))
-    c = rng.uniform(0, 5)
-    v = []
-    for S in range(1 << k):
-        mem = [u for u in range(k) if S >> u & 1]
-        x = sum(a[u] for u in mem) + sum(b[i, j] for i in mem for j in mem if i < j)
-        v.append(round(100 * (x + c * max(0, len(mem) - k / 2) ** 2)) if S else 0)
-    return v
-
-
-def airport(k: int, seed: int) -> list[int]:
-    c = np.random.default_rng(seed).integers(1, 100, k)
-    return [int(max((c[u] for u in range(k) if S >> u & 1), default=0)) for S in range(1 << k)]
 
 
 def measure(name: str, v: list[int], k: int, runs: int, orders: int) -> None:
@@ -123,7 +107,7 @@ def main() -> None:
     )
     for g in range(3):
         measure(f"additive+interaction {g}", additive_interaction(9, g), 9, args.runs, 40)
-        measure(f"airport {g}", airport(9, g), 9, args.runs, 40)
+        measure(f"airport {g}", airport_game(9, g)[0], 9, args.runs, 40)
     from coopsched.online.ref import ref_schedule
     from coopsched.workloads.prepare import trace_to_instance
     from coopsched.workloads.swf import read_swf

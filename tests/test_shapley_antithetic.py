@@ -18,6 +18,8 @@ from coopsched.online.shapley import (
     shapley_monte_carlo,
     t_quantile,
 )
+from coopsched.testing import additive_interaction_game as additive_interaction
+from coopsched.testing import airport_game as airport
 
 CONF = 0.9
 RUNS = 200
@@ -27,38 +29,6 @@ def slack(runs: int, p: float = CONF) -> float:
     """One-sided binomial slack at 3 standard deviations for ``runs`` independent runs
     (players of one run are not independent, so the slack counts runs, not intervals)."""
     return 3 * math.sqrt(p * (1 - p) / runs)
-
-
-def additive_interaction(k: int, seed: int) -> list[int]:
-    """``v(S) = sum a_i + sum_{i<j in S} b_ij + c * max(0, |S| - k/2)^2``: exact values
-    from the table (Eq. 1)."""
-    rng = np.random.default_rng(seed)
-    a = rng.exponential(10.0, k)
-    b = rng.normal(0.0, 3.0, (k, k))
-    c = rng.uniform(0, 5)
-    v = []
-    for S in range(1 << k):
-        mem = [u for u in range(k) if S >> u & 1]
-        x = sum(a[u] for u in mem) + sum(b[i, j] for i in mem for j in mem if i < j)
-        v.append(round(100 * (x + c * max(0, len(mem) - k / 2) ** 2)) if S else 0)
-    return v
-
-
-def airport(k: int, seed: int) -> tuple[list[int], np.ndarray]:
-    """The airport game ``v(S) = max_{i in S} c_i`` (a runway as long as the longest
-    plane's; here a profit game, the same Shapley values as the cost game) and its closed
-    form: ``phi_(i) = sum_{j <= i} (c_(j) - c_(j-1)) / (k - j + 1)`` over sorted costs."""
-    rng = np.random.default_rng(seed)
-    c = rng.integers(1, 100, k).astype(float)
-    v = [int(max((c[u] for u in range(k) if S >> u & 1), default=0)) for S in range(1 << k)]
-    order = np.argsort(c, kind="stable")
-    phi = np.zeros(k)
-    acc, prev = 0.0, 0.0
-    for j, u in enumerate(order):
-        acc += (c[u] - prev) / (k - j)
-        prev = c[u]
-        phi[u] = acc
-    return v, phi
 
 
 def test_t_quantiles_match_the_tables():

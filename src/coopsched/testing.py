@@ -319,3 +319,37 @@ def check_policy(
             if name == "rigid" and i % 3 and checks is None:
                 continue  # three rules, two runs each: on every third instance by default
             CHECKS[name](cls, params, rng, inst)
+
+
+# ---------------------------------------------- games with known Shapley values
+def additive_interaction_game(k: int, seed: int) -> list[int]:
+    """A synthetic game for Shapley estimators' tests and benchmarks,
+    ``v(S) = sum a_i + sum_{i<j in S} b_ij + c * max(0, |S| - k/2)^2``: exact values
+    from the table (Eq. 1)."""
+    rng = np.random.default_rng(seed)
+    a = rng.exponential(10.0, k)
+    b = rng.normal(0.0, 3.0, (k, k))
+    c = rng.uniform(0, 5)
+    v = []
+    for S in range(1 << k):
+        mem = [u for u in range(k) if S >> u & 1]
+        x = sum(a[u] for u in mem) + sum(b[i, j] for i in mem for j in mem if i < j)
+        v.append(round(100 * (x + c * max(0, len(mem) - k / 2) ** 2)) if S else 0)
+    return v
+
+
+def airport_game(k: int, seed: int) -> tuple[list[int], np.ndarray]:
+    """The airport game ``v(S) = max_{i in S} c_i`` (a runway as long as the longest
+    plane's; here a profit game, the same Shapley values as the cost game) and its closed
+    form: ``phi_(i) = sum_{j <= i} (c_(j) - c_(j-1)) / (k - j + 1)`` over sorted costs."""
+    rng = np.random.default_rng(seed)
+    c = rng.integers(1, 100, k).astype(float)
+    v = [int(max((c[u] for u in range(k) if S >> u & 1), default=0)) for S in range(1 << k)]
+    order = np.argsort(c, kind="stable")
+    phi = np.zeros(k)
+    acc, prev = 0.0, 0.0
+    for j, u in enumerate(order):
+        acc += (c[u] - prev) / (k - j)
+        prev = c[u]
+        phi[u] = acc
+    return v, phi

@@ -17,12 +17,18 @@ Each case runs :func:`coopsched.audit.sampling.sampled_game` as the audit does (
 times, 95 % intervals, adaptive, at most ``--samples`` orders) with ``negligible=0.05``:
 sampling stops once every organization's sign is decided *or* its surplus is shown below
 5 % of its ``phi`` (the issue's target: a decided sign for every organization whose
-``|surplus|`` is at least 5 % of its ``phi``). Printed per case: wall and CPU seconds (CPU
-of this process plus, with a cluster, of its workers), orders used, coalitions valued, the
-stop reason, organizations with a decided sign, those shown within 5 %, those neither
-(undecided); once in one process and once on a local dask cluster of ``--workers``
-processes (``--no-dask``/``--only-dask`` to skip one), with the speed-up, and whether both
-gave the same estimate (they must: same seed, same orders, same values).
+``|surplus|`` is at least 5 % of its ``phi``), or when the case's time budget is spent:
+by default the issue's targets, 5 minutes of sampling up to N = 50 organizations and 10
+minutes above (``--seconds S`` for one budget for all, ``--seconds 0`` for none). Printed
+per case, in one process: wall and CPU seconds, orders used, coalitions valued, the stop
+reason, organizations with a decided sign, those shown within 5 %, those neither
+(undecided).
+
+The dask comparison (``--dask-k``: the RICC cases compared, default 50; ``--no-dask`` to
+skip it) runs one case with at most ``--dask-orders`` orders and no time budget, once in
+one process and once on a local cluster of ``--workers`` processes (CPU of this process
+plus the workers'), with the speed-up in wall time and whether both gave the same
+estimate (they must: same seed, same orders, same values).
 
 ``--valuation`` first times one coalition's valuation on the RICC month (k = 20): the
 schedule's simulation, the former ``sum(psi(t))`` at each curve time over every job, and
@@ -31,10 +37,8 @@ the ValueCurve of :func:`~coopsched.audit.sampling.curve_values` (same integers,
 ``--quick``: RICC at N = 20 over 3 days only, at most 40 orders (a check that it runs,
 about 30 s).
 
-Duration of the full run (``--valuation``, every case, 400 orders at most, both ways):
-at most about 1 h 45 min on the idle 2-core machine, estimated from the CPU per order
-measured under load (about 1.1 s at N = 20, 2.8 s at N = 50, 5.9 s at N = 100 on the RICC
-month; HPC2N and KTH-SP2 months are smaller); less where every sign is decided sooner.
+Duration: at most the sum of the budgets (55 minutes for the five cases) plus the dask
+comparison (80 orders at N = 50 twice, a few minutes) and reading the logs.
 """
 
 from __future__ import annotations
@@ -83,7 +87,14 @@ def worker_cpu(client) -> float:
     return sum(client.run(time.process_time).values()) if client is not None else 0.0
 
 
-def run(inst, T, rule, args, client) -> tuple[object, float, float]:
+def budget(k: int, args) -> float | None:
+    """The case's sampling budget in seconds: the issue's target unless ``--seconds``."""
+    if args.seconds is not None:
+        return args.seconds or None
+    return 300.0 if k <= 50 else 600.0
+
+
+def run(inst, T, rule, args, client, samples=None, seconds=None) -> tuple[object, float, float]:
     from coopsched.audit.sampling import sampled_game
 
     cpu0, c0, w0 = time.process_time(), worker_cpu(client), time.perf_counter()
@@ -91,10 +102,11 @@ def run(inst, T, rule, args, client) -> tuple[object, float, float]:
         inst,
         T,
         grid(T),
-        samples=args.samples,
+        samples=samples or args.samples,
         seed=args.seed,
         backfill=rule,
         negligible=0.05,
+        seconds=seconds,
         scheduler=client,
     )
     wall = time.perf_counter() - w0
@@ -178,13 +190,17 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=400, help="most orders per case")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seconds", type=float, help="one budget for every case (0: none)")
     ap.add_argument("--no-dask", action="store_true")
-    ap.add_argument("--only-dask", action="store_true")
+    ap.add_argument("--dask-k", type=int, action="append", help="RICC N compared (default 50)")
+    ap.add_argument("--dask-orders", type=int, default=80)
     ap.add_argument("--valuation", action="store_true")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
         args.only, args.k, args.days, args.samples = ["ricc"], [20], 3, 40
+        args.dask_k, args.dask_orders = [20], 20
+    dask_k = args.dask_k or [50]
 
     from coopsched.workloads.swf import read_swf_recorded
 
@@ -211,30 +227,31 @@ def main() -> None:
                 for k in args.k if (args.k and name == "ricc") else ks:
                     inst, T, rule = window(log, t0, t0 + args.days * 86400, k, tmp)
                     label = f"{name} days {day}-{day + args.days} k={inst.k} jobs={inst.n:,}"
-                    one = None
-                    if not args.only_dask:
-                        one, wall1, cpu1 = run(inst, T, rule, args, None)
-                        print(
-                            f"{label}: one process  wall {wall1:8.1f} s CPU {cpu1:8.1f} s; "
-                            + describe(one),
-                            flush=True,
-                        )
-                    if client is not None:
-                        two, wall2, cpu2 = run(inst, T, rule, args, client)
-                        same = (
-                            ""
-                            if one is None
-                            else "; same estimate"
-                            if np.array_equal(one.estimate.phi, two.estimate.phi)
-                            and np.array_equal(one.estimate.halfwidth, two.estimate.halfwidth)
-                            else "; ESTIMATES DIFFER"
-                        )
-                        speed = f", speed-up x{wall1 / wall2:.2f}" if one is not None else ""
-                        print(
-                            f"{label}: {args.workers} dask workers wall {wall2:8.1f} s "
-                            f"CPU {cpu2:8.1f} s{speed}{same}; " + describe(two),
-                            flush=True,
-                        )
+                    one, wall1, cpu1 = run(inst, T, rule, args, None, seconds=budget(k, args))
+                    b = budget(k, args)
+                    print(
+                        f"{label}: one process, budget {f'{b:.0f} s' if b else 'none'}: wall "
+                        f"{wall1:7.1f} s CPU {cpu1:7.1f} s; " + describe(one),
+                        flush=True,
+                    )
+                    if client is None or name != "ricc" or k not in dask_k:
+                        continue
+                    n = args.dask_orders
+                    one, wall1, cpu1 = run(inst, T, rule, args, None, samples=n)
+                    two, wall2, cpu2 = run(inst, T, rule, args, client, samples=n)
+                    same = (
+                        "same estimate"
+                        if np.array_equal(one.estimate.phi, two.estimate.phi)
+                        and np.array_equal(one.estimate.halfwidth, two.estimate.halfwidth)
+                        else "ESTIMATES DIFFER"
+                    )
+                    print(
+                        f"{label}: dask comparison, at most {n} orders, no budget: one process "
+                        f"wall {wall1:7.1f} s CPU {cpu1:7.1f} s; {args.workers} dask workers "
+                        f"wall {wall2:7.1f} s CPU {cpu2:7.1f} s; speed-up x{wall1 / wall2:.2f} "
+                        f"(wall); {same}; " + describe(two),
+                        flush=True,
+                    )
     finally:
         if client is not None:
             client.close()

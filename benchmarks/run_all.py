@@ -23,8 +23,9 @@ The jobs (``--list`` prints their commands):
   LPC-EGEE window (summaries into ``results-ref-windows-all.txt``, every window into
   ``results-ref-windows-k16.csv`` / ``-k20.csv``); at k = 20 each window runs alone;
 * ``audit``: ``benchmarks/audit.py --phases``;
-* ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (hours: sampled audits
-  up to 100 organizations, each once in one process and once on 2 dask workers);
+* ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (about an hour: sampled
+  audits up to 100 organizations, each within the issue's time target, in one process, and
+  one case compared with 2 dask workers);
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
 * ``ref-rigid``: ``benchmarks/ref_rigid.py`` (exact REF for rigid jobs with EASY, and RAND);
@@ -160,8 +161,8 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "audit-sampled",
             [[py, f"{b}/audit_sampled.py", *t, "--valuation"]],
             "results-audit-sampled.txt",
-            "sampled audits by user: RICC month at N = 20/50/100, HPC2N and KTH-SP2 months; "
-            "one process and 2 dask workers",
+            "sampled audits by user: RICC month at N = 20/50/100, HPC2N and KTH-SP2 months, "
+            "within the targets' budgets; RICC N = 50 on 2 dask workers",
             needs="distributed",
         ),
         Job(

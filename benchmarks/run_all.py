@@ -36,6 +36,8 @@ The jobs (``--list`` prints their commands):
 * ``read-large``: ``benchmarks/read_large.py --cases month`` (a 2 GB sacct log written
   into /tmp and removed, read for a one-month audit window; about 11 minutes);
 * ``game``: ``benchmarks/game.py``;
+* ``estimator``: ``benchmarks/estimator.py --runs 200`` (docs/audit.md: coverage and
+  width of the sampled audit's intervals; counts and ratios only, no timings);
 * ``production``: ``benchmarks/production.py`` (docs/production.md);
 * ``peer``: ``benchmarks/peer_accasim.py --traces DIR``, then ``--load 1.5 --sizes 0``
   (the sequential comparison on an overloaded platform; needs ``pip install accasim``,
@@ -211,6 +213,12 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "reading a 2 GB sacct log for a one-month audit window",
         ),
         Job("game", [[py, f"{b}/game.py"]], "results-game.txt", "exact best responses, MOSP game"),
+        Job(
+            "estimator",
+            [[py, f"{b}/estimator.py", *t, "--runs", "200"]],
+            "results-estimator.txt",
+            "sampled audit's intervals: coverage and width on games with known values",
+        ),
         Job(
             "production",
             [[py, f"{b}/production.py", *t]],

@@ -575,3 +575,37 @@ def test_readme_peer_figures_quote_the_file():
     assert f"takes {f[1]:.0f}, {f[2]:.0f} and {f[3]:.0f} times as long as coopsched" in text
     assert f"{w[1]:.1f}, {w[2]:.1f} and {w[3]:.1f} times (CPU)" in text
     assert f"{same[0][0]} of 5,000 and {same[1][0]} of 20,000 jobs" in text
+
+
+def test_estimator_table_quotes_the_results_file():
+    """docs/audit.md's table of the sampled estimator's coverage and width: the ranges over
+    the games of benchmarks/results-estimator.txt (written by run_all.py's estimator job)."""
+    lines = (ROOT / "benchmarks" / "results-estimator.txt").read_text().splitlines()
+    assert lines[0].startswith("# benchmarks/run_all.py, job estimator")
+    cols = {"hoeff": 4, "t": 5, "hall": 6, "bern": 7, "ad t": 8, "ad hl": 9}
+    wcols = {"t": 10, "hall": 11, "bern": 12}
+    rows = [x.split()[-16:] for x in lines if re.search(r" /\d+$", x)]
+    assert len(rows) == 10
+
+    def span(col: int) -> str:
+        xs = [float(r[col]) for r in rows]
+        return f"{min(xs):.3f} to {max(xs):.3f}"
+
+    text = (ROOT / "docs" / "audit.md").read_text()
+    table = {
+        x.split("|")[1].strip(): [c.strip() for c in x.split("|")[2:4]]
+        for x in text.splitlines()
+        if x.startswith("| antithetic,") or x.startswith("| Hoeffding, plain")
+    }
+    one = {
+        "t": "antithetic, Student t, one look (former one-look default)",
+        "hall": "antithetic, Hall's skewness-corrected t, one look (`auto` with one look)",
+        "bern": "antithetic, empirical Bernstein, one look",
+    }
+    for key, name in one.items():
+        cov, width = table[name]
+        assert cov.strip("*") == span(cols[key]), key
+        assert width == span(wcols[key]), key
+    assert table["Hoeffding, plain orders (former)"][0] == span(cols["hoeff"])
+    assert table["antithetic, Student t, adaptive (the audit's default)"][0] == span(cols["ad t"])
+    assert table["antithetic, Hall, adaptive"][0] == span(cols["ad hl"])

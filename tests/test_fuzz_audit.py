@@ -320,4 +320,4 @@ def test_cli_sampling_budget_flags_reach_the_report(capsys):
     assert main([*argv, "--seconds", "0"]) == 1
     assert "--seconds: 0.0 is not a positive number of seconds" in capsys.readouterr().err
     assert main([*argv, "--interval", "z"]) == 1
-    assert "--interval: 'z'; choose t or bernstein" in capsys.readouterr().err
+    assert "--interval: 'z'; choose auto, hall, t, bernstein" in capsys.readouterr().err

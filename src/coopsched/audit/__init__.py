@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..online.shapley import resolve_interval
 from ..workloads.instance import Instance
 from ..workloads.recorded import RecordedLog
 from .counterfactuals import counterfactuals
@@ -147,7 +148,7 @@ def audit(
     exact_upto: int = 0,
     seconds: float | None = None,
     adaptive: bool = True,
-    interval: str = "t",
+    interval: str = "auto",
     points: int = 24,
     with_counterfactuals: bool = True,
     progress: Callable[[str], None] | None = None,
@@ -174,8 +175,9 @@ def audit(
     Sampled (:mod:`.sampling`): antithetic orders in batches until every organization's
     surplus sign is decided or the budget is spent: at most ``samples`` orders, at most
     ``seconds`` of sampling (``None``: no time limit); ``adaptive=False`` uses all
-    ``samples`` orders. ``interval``: ``"t"`` (central limit theorem, Student t; default) or
-    ``"bernstein"`` (empirical Bernstein, wider). Proper coalitions are valued under ``value_policy``, those of at most
+    ``samples`` orders. ``interval``: ``"auto"`` (default: ``"t"`` when adaptive,
+    ``"hall"`` with one look), ``"t"`` (central limit theorem, Student t), ``"hall"`` (the
+    same with Hall's skewness correction) or ``"bernstein"`` (empirical Bernstein, wider). Proper coalitions are valued under ``value_policy``, those of at most
     ``exact_upto`` members under REF (default 0: one game); the report's ``sampling``
     states which, with the measured gap to REF. ``scheduler``: a dask.distributed scheduler
     address or ``Client``; the coalitions each round of orders needs are valued on that
@@ -213,8 +215,7 @@ def audit(
         t_to=t_to,
         source=source,
     )
-    if interval not in ("t", "bernstein"):
-        raise ValueError(f"interval: {interval!r}; choose t or bernstein")
+    resolve_interval(interval, adaptive)  # checks the name
     if owen is not None and not isinstance(owen, bool):
         raise TypeError(f"owen: expected True, False or None, got {owen!r}")
     if method not in ("auto", "exact", "sampled"):
@@ -411,13 +412,15 @@ def audit(
         report["sampling"] = {
             "method": "antithetic permutation sampling (each order and its reverse)",
             "interval": (
-                (
-                    "per organization, central limit theorem with Student's t and the "
-                    "observed variance of the pair means"
-                    if interval == "t"
-                    else "per organization, empirical Bernstein (Maurer & Pontil 2009) with "
-                    "the observed variance and range of the pair means"
-                )
+                {
+                    "t": "per organization, central limit theorem with Student's t and the "
+                    "observed variance of the pair means",
+                    "hall": "per organization, central limit theorem with Student's t, the "
+                    "observed variance and skewness of the pair means and Hall's (1992) "
+                    "transformation (the larger side as half-width)",
+                    "bernstein": "per organization, empirical Bernstein (Maurer & Pontil 2009) "
+                    "with the observed variance and range of the pair means",
+                }[est.interval]
                 + f"; each look at {est.level:.6g} (Bonferroni over {est.planned_looks} "
                 "planned looks)"
             ),

@@ -214,7 +214,7 @@ def owen_antithetic(
     confidence: float = 0.95,
     decide: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     seconds: float | None = None,
-    interval: str = "t",
+    interval: str = "auto",
     first_orders: int = 20,
     order: Sequence[int] | None = None,
 ) -> AntitheticEstimate:

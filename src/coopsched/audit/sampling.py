@@ -10,7 +10,8 @@ gap measured between the stand-ins and REF (``benchmarks/game_gap.py``,
 
 The estimate (:func:`coopsched.online.shapley.shapley_antithetic`): antithetic permutation
 sampling (Eq. 2 over pairs of an order and its reverse), per-organization intervals from the
-observed variance (central limit theorem, Student t), and an adaptive number of orders:
+observed variance (central limit theorem: Student t with adaptive looks, Hall's
+skewness-corrected t with one look), and an adaptive number of orders:
 batches (20 orders, then doubling) until every organization's surplus sign is decided (its
 interval excludes its ``psi``) or the budget (``samples`` orders at most, ``seconds``) is
 spent. The seed fixes the orders.
@@ -259,7 +260,7 @@ def sampled_game(
     adaptive: bool = True,
     seconds: float | None = None,
     first_orders: int = 20,
-    interval: str = "t",
+    interval: str = "auto",
     progress: Callable[[int], None] | None = None,
     progress_text: Callable[[str], None] | None = None,
     backfill: str | None = None,
@@ -269,8 +270,9 @@ def sampled_game(
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
     ``confidence``); ``seconds``: a time budget for the sampling (``None``: none);
-    ``interval``: ``"t"`` (Student t, central limit theorem) or ``"bernstein"`` (empirical
-    Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`. ``scheduler``: a
+    ``interval``: ``"auto"`` (``"t"`` when adaptive, ``"hall"`` otherwise), ``"t"`` (Student
+    t, central limit theorem), ``"hall"`` (with Hall's skewness correction) or
+    ``"bernstein"`` (empirical Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`. ``scheduler``: a
     dask.distributed scheduler address or ``Client``; the coalitions each round of orders
     needs are then valued on that cluster (the same orders and values, so the same estimate
     for the same seed as in one process). ``negligible`` (default 0): sampling may also stop

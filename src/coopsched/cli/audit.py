@@ -80,8 +80,11 @@ def audit(
     confidence: Annotated[float, typer.Option(help="Sampled: interval confidence.")] = 0.95,
     interval: Annotated[
         str,
-        typer.Option(help="Sampled: t (central limit theorem) or bernstein (empirical, wider)."),
-    ] = "t",
+        typer.Option(
+            help="Sampled: auto (t when adaptive, hall with --no-adaptive), t (central limit "
+            "theorem), hall (t with Hall's skewness correction) or bernstein (empirical, wider)."
+        ),
+    ] = "auto",
     value_policy: Annotated[
         str, typer.Option(help="Sampled: policy valuing the proper coalitions (REF's stand-in).")
     ] = "fairshare",

@@ -13,6 +13,7 @@ import typer
 
 from . import audit, migration, mosp, online, reproduce, traces  # noqa: F401  (registers the commands)
 from ._app import CLIError, app
+from ._values import plain_values
 
 __all__ = ["CLIError", "app", "main", "run"]
 
@@ -94,7 +95,8 @@ def _command(argv: list[str] | None):
     Typer builds every command's parameters (evaluating their annotations) when it builds
     the group; for ``coopsched NAME ...`` with ``NAME`` a command, a group holding only
     that command parses and runs the same way and starts faster (issue 12, item 5).
-    Anything else (no command, ``--help``, an unknown name) gets the whole group.
+    Anything else (no command, ``--help``, an unknown name) gets the whole group. Either
+    way its values are converted without pydantic (:mod:`._values`).
     """
     args = sys.argv[1:] if argv is None else argv
     if args and not args[0].startswith("-"):
@@ -107,8 +109,8 @@ def _command(argv: list[str] | None):
         if chosen:
             one = copy.copy(app)
             one.registered_commands = chosen
-            return typer.main.get_group(one)
-    return typer.main.get_command(app)
+            return plain_values(typer.main.get_group(one))
+    return plain_values(typer.main.get_command(app))
 
 
 def _run(argv: list[str] | None, received: list[int]) -> int:

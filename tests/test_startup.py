@@ -136,3 +136,34 @@ def test_option_values_convert_as_typer_does():
                     assert str(got) == str(want)
             checked += 1
     assert checked > 30
+
+
+def test_the_console_script_runs_openblas_on_one_thread_unless_told():
+    """``run()`` sets ``OPENBLAS_NUM_THREADS=1`` before numpy is imported (its thread pool's
+    start-up is a sizeable share of a short command's CPU time); a user's setting stays."""
+    import os
+
+    code = (
+        "import io, os, sys, contextlib\n"
+        "sys.argv = ['coopsched', 'policies', '--format', 'csv']\n"
+        "from coopsched.cli import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        run()\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code == 0\n"
+        "task = '/proc/self/task'  # Linux: the process's threads\n"
+        "threads = len(os.listdir(task)) if os.path.isdir(task) else 1\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules, threads)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+
+    def after(env):
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        return out.stdout.split()
+
+    # one thread: the setting was made before numpy (which the command imports) started
+    assert after(env) == ["1", "True", "1"]
+    assert after({**env, "OPENBLAS_NUM_THREADS": "2"})[:2] == ["2", "True"]

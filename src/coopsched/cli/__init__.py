@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import os
 import signal
 import sys
 import threading
@@ -146,7 +147,14 @@ def run() -> None:
     interpreter's shutdown would otherwise walk the objects of every imported module
     (numpy, typer, pydantic, ...), a sizeable share of a short command's time. Reference
     counting still frees what it frees, streams are flushed and ``atexit`` handlers run.
+
+    numpy's OpenBLAS starts a pool of threads when numpy is imported, unless
+    ``OPENBLAS_NUM_THREADS`` says otherwise; coopsched does no floating-point linear
+    algebra, so a command runs it on one thread (a setting the user gave is kept): the
+    pool's start-up would cost every command about 35 ms of CPU time, and a sweep's worker
+    processes inherit the setting instead of each starting a pool on the same cores.
     """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     code = main()
     gc.freeze()
     sys.exit(code)

@@ -124,3 +124,26 @@ def test_warm_up_changes_nothing_but_the_timings(monkeypatch):
         a.pop("seconds"), b.pop("seconds")
         assert a.keys() == b.keys()
         assert all(np.array_equal(a[c], b[c]) for c in a)
+
+
+def test_a_pool_of_workers_prints_one_notice(tmp_path):
+    """``--workers N``: each worker compiles on a fresh cache, the notice is printed once
+    for the pool (the parent's shared flag, :func:`coopsched.online.jit.for_workers`)."""
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "from coopsched.online import jit\n"
+        "from coopsched.experiments.sweep import run_sweep\n"
+        "from sweep_helpers import rand_on_example\n"
+        "jit.enable()\n"
+        "tasks = [{'seed': s} for s in range(4)]\n"
+        f"rows = run_sweep(tasks, rand_on_example, {str(tmp_path / 'rows.jsonl')!r}, "
+        "workers=2, quiet=True)\n"
+        "print(len({r['pid'] for r in rows}))\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stderr.count(NOTICE) == 1, out.stderr
+    assert any(f.name.startswith("kernels._fifo_events_kernel") for f in tmp_path.rglob("*.nbi"))

@@ -1,5 +1,6 @@
 import dataclasses
 import itertools
+import json
 import math
 from fractions import Fraction
 
@@ -499,3 +500,34 @@ def test_canonical_coalitions_against_their_definition(k, data):
         for g in groups:  # the smallest holds each group's lowest-indexed members
             held = [u for u in g if c >> u & 1]
             assert held == sorted(g)[: len(held)]
+
+
+@pytest.mark.slow
+def test_compiled_kernel_helpers_have_one_specialization(tmp_path):
+    """A fresh compilation of REF's kernel compiles each helper once: a helper reached by a
+    variable started at a literal ``0`` was compiled a second time for ``Literal[int](0)``
+    (issue 26, item 6). Run in a fresh process on an empty numba cache, where the
+    helpers' ``signatures`` list what was compiled."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numba\n"
+        "from coopsched.online.policies import Ref\n"
+        "from coopsched.online.ref import kernel\n"
+        "from coopsched.workloads.generators import synthetic_instance\n"
+        "inst = synthetic_instance(k=4, seed=1)\n"
+        "Ref().run(inst, inst.meta['horizon'])\n"
+        "print(json.dumps({name: len(f.signatures) for name, f in vars(kernel).items()\n"
+        "    if isinstance(f, numba.core.registry.CPUDispatcher)}))\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    counts = json.loads(out.stdout.strip().splitlines()[-1])
+    assert counts["_ref_kernel"] == 1
+    for name in ("_certified_ranks", "_hpush", "_pop2", "_push2", "_hpop"):
+        assert counts[name] == 1, (name, counts)
+    assert all(n <= 1 for n in counts.values()), counts

@@ -50,7 +50,9 @@ class Report:
     columns: list[Column]
     rows: list[dict]
     notes: list[str] = field(default_factory=list)
-    document: Any = None  # the --format json output (default: title, rows, notes)
+    #: the --format json output (default: title, rows, notes); a function without
+    #: arguments is called only then (a schedule's document lists every job)
+    document: Any = None
 
     def to_csv(self) -> str:
         """The rows as CSV (headers are the column keys; raw values)."""
@@ -63,7 +65,7 @@ class Report:
 
     def to_json(self) -> str:
         """``document`` (or title, rows and notes) as one line of JSON."""
-        doc = self.document
+        doc = self.document() if callable(self.document) else self.document
         if doc is None:
             doc = {"title": self.title, "rows": self.rows, "notes": self.notes}
         return json.dumps(doc, default=_jsonable)

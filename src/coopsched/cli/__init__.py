@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import os
 import signal
 import sys
 import threading
@@ -13,6 +14,7 @@ import typer
 
 from . import audit, migration, mosp, online, reproduce, traces  # noqa: F401  (registers the commands)
 from ._app import CLIError, app
+from ._values import plain_values
 
 __all__ = ["CLIError", "app", "main", "run"]
 
@@ -94,7 +96,8 @@ def _command(argv: list[str] | None):
     Typer builds every command's parameters (evaluating their annotations) when it builds
     the group; for ``coopsched NAME ...`` with ``NAME`` a command, a group holding only
     that command parses and runs the same way and starts faster (issue 12, item 5).
-    Anything else (no command, ``--help``, an unknown name) gets the whole group.
+    Anything else (no command, ``--help``, an unknown name) gets the whole group. Either
+    way its values are converted without pydantic (:mod:`._values`).
     """
     args = sys.argv[1:] if argv is None else argv
     if args and not args[0].startswith("-"):
@@ -107,8 +110,8 @@ def _command(argv: list[str] | None):
         if chosen:
             one = copy.copy(app)
             one.registered_commands = chosen
-            return typer.main.get_group(one)
-    return typer.main.get_command(app)
+            return plain_values(typer.main.get_group(one))
+    return plain_values(typer.main.get_command(app))
 
 
 def _run(argv: list[str] | None, received: list[int]) -> int:
@@ -144,7 +147,14 @@ def run() -> None:
     interpreter's shutdown would otherwise walk the objects of every imported module
     (numpy, typer, pydantic, ...), a sizeable share of a short command's time. Reference
     counting still frees what it frees, streams are flushed and ``atexit`` handlers run.
+
+    numpy's OpenBLAS starts a pool of threads when numpy is imported, unless
+    ``OPENBLAS_NUM_THREADS`` says otherwise; coopsched does no floating-point linear
+    algebra, so a command runs it on one thread (a setting the user gave is kept): the
+    pool's start-up would cost every command about 35 ms of CPU time, and a sweep's worker
+    processes inherit the setting instead of each starting a pool on the same cores.
     """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     code = main()
     gc.freeze()
     sys.exit(code)

@@ -124,6 +124,8 @@ def simulate(
 
 def _export(sched, gantt: Path | None, swf_out: Path | None, batsim_out: Path | None) -> None:
     """Write the requested files; say so on stderr (stdout stays the report)."""
+    if gantt is None and swf_out is None and batsim_out is None:
+        return
     from ..online import export
 
     for path, write in (

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 from rich.progress import (
     BarColumn,
@@ -68,8 +69,12 @@ def _append(fh, row: dict) -> None:
     os.fsync(fh.fileno())
 
 
-def _worker_init() -> None:
-    """Local workers: Ctrl-C is the parent's business; die with the parent (Linux)."""
+def _worker_init(notice: tuple[bool, Any] = (False, None)) -> None:
+    """Local workers: Ctrl-C is the parent's business; die with the parent (Linux); the
+    compile notice printed once for the whole pool (:func:`coopsched.online.jit.for_workers`)."""
+    from ..online import jit
+
+    jit.in_worker(notice)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         try:
@@ -141,7 +146,11 @@ def run_sweep(
             for key, task in pending:
                 record(key, task, fn(task))
         else:
-            pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+            from ..online import jit
+
+            pool = ProcessPoolExecutor(
+                max_workers=workers, initializer=_worker_init, initargs=(jit.for_workers(),)
+            )
             try:
                 futures = {pool.submit(fn, task): (key, task) for key, task in pending}
                 remaining = set(futures)

@@ -12,7 +12,8 @@ a second. Two things here:
   (a ``numba:compile`` event, sent only on a cache miss); once :func:`enable` has been
   called (the command line does), the first such event of the process prints one line to
   stderr, ``compiling numba kernels (once, about N s; cached for later runs)``. A warm
-  start never sees the event, so it costs nothing there.
+  start never sees the event, so it costs nothing there. The worker processes of a pool
+  (``--workers N``) share one notice with their parent (:func:`for_workers`).
 
 This module imports nothing heavy: numba only in functions that receive its objects.
 """
@@ -33,7 +34,7 @@ COMPILE_SECONDS: dict[str, float] = {
     "_fifo_events_kernel": 0.5,
 }
 
-_state: dict[str, Any] = {"enabled": False, "shown": False, "installed": False}
+_state: dict[str, Any] = {"enabled": False, "shown": False, "installed": False, "shared": None}
 _ready: dict[int, bool] = {}  # id(dispatcher) -> found in the disk cache (per process)
 
 
@@ -43,6 +44,27 @@ def enable(on: bool = True) -> bool:
     before = bool(_state["enabled"])
     _state["enabled"] = on
     return before
+
+
+def for_workers() -> tuple[bool, Any]:
+    """What the worker processes of a pool need to print the compile notice once for the
+    whole pool, this process included: whether it is enabled here, and a flag in shared
+    memory (``None`` when it is not enabled), set by the first process that prints it.
+    Pass it to :func:`in_worker` in each worker (a pool's initializer)."""
+    if not _state["enabled"]:
+        return False, None
+    if _state.get("shared") is None:
+        import multiprocessing
+
+        _state["shared"] = multiprocessing.Value("b", bool(_state["shown"]))
+    return True, _state["shared"]
+
+
+def in_worker(setting: tuple[bool, Any]) -> None:
+    """In a worker process: the notice as :func:`for_workers` of the parent says (a worker
+    started by fork inherits the parent's setting, one started by spawn does not)."""
+    _state["enabled"], _state["shared"] = setting
+    _state["shown"] = False
 
 
 def kernel_ready(dispatcher: Any) -> bool:
@@ -95,6 +117,12 @@ def _on_compile(dispatcher: Any) -> None:
     if not module.startswith("coopsched."):  # another package's function
         return
     _state["shown"] = True
+    shared = _state.get("shared")
+    if shared is not None:  # one notice for a pool of processes (:func:`for_workers`)
+        with shared.get_lock():
+            if shared.value:
+                return
+            shared.value = True
     print(notice_line(estimate(dispatcher)), file=sys.stderr, flush=True)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -332,7 +333,7 @@ class Schedule:
                 if inst.rigid
                 else []
             ),
-            document=self.to_dict(t),
+            document=functools.partial(self.to_dict, t),
         )
 
     def to_dict(self, t: int | None = None) -> dict:

@@ -471,7 +471,9 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     sym = canon_list.shape[0] < NC - 1  # some coalitions stand for others
     G = NC - 1
     n = rel.shape[0]
-    M = 0
+    # counters handed to the helpers start at a typed zero: a literal 0 makes numba
+    # compile each helper it reaches a second time, for Literal[int](0)
+    M = np.int64(0)
     for u in range(k):
         M += machines[u]
     for C in range(NC):
@@ -486,7 +488,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     bfree = 0
     bh_t = np.zeros(bcap, np.int64)
     bh_b = np.zeros(bcap, np.int64)
-    bn = 0
+    bn = np.int64(0)
     bstamp = np.full(max(n, 1), -1, np.int64)
     bid = np.zeros(max(n, 1), np.int64)
     # (coalition, next entry of the bucket, jobs started together; 0 marks a free slot),
@@ -504,7 +506,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     fsize = M
     mh_t = np.zeros(MM, np.int64)
     mh_m = np.zeros(MM, np.int64)
-    mn = 0
+    mn = np.int64(0)
     nrel = np.zeros(k, np.int64)
     relcnt = np.zeros(k, np.int64)
     vis = np.zeros(NC, np.int64)
@@ -672,7 +674,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                 # marked (decide 2) and take Eq. (1) on exact values below
                 stats[ST_POTENTIAL] += 1
                 _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, fblocks)
-                off = 0
+                off = np.int64(0)
                 for a in range(nready):
                     if decide[a] == 0:
                         continue

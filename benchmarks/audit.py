@@ -52,8 +52,8 @@ def run_case(label, log, points, counterfactuals, phases=False, **kw):
     r, wall, cpu = timed(
         lambda: audit(log, points=points, with_counterfactuals=counterfactuals, progress=prog, **kw)
     )
-    k = len(r["organizations"])
-    jobs = sum(o["jobs"] for o in r["organizations"])
+    k = len(r.organizations)
+    jobs = sum(o.jobs for o in r.organizations)
     t_cf = steps.get("counterfactual")
     t_ref = next((v for m, v in steps.items() if m.startswith("REF")), None)
     game = (t_cf - t_ref) if (t_cf and t_ref) else None

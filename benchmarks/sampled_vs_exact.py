@@ -33,8 +33,8 @@ def main() -> None:
         "points": 0,
     }
     log = Path(args.traces) / "LPC-EGEE-2004-1.2-cln.swf.gz"
-    exact = coopsched.audit(log, method="exact", **kw)
-    sampled = coopsched.audit(log, method="sampled", samples=args.samples, **kw)
+    exact = coopsched.audit(log, method="exact", **kw).to_dict()
+    sampled = coopsched.audit(log, method="sampled", samples=args.samples, **kw).to_dict()
     s = sampled["sampling"]
     print(
         f"LPC-EGEE 2004-12-20, by user, k = {len(exact['organizations'])}: sampled with "

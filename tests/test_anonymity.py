@@ -18,6 +18,7 @@ from conftest import small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coopsched.audit import AuditReport
 from coopsched.online.backends import compiled_names
 from coopsched.online.engine import simulate
 from coopsched.online.policies import available, get_policy
@@ -116,15 +117,12 @@ def test_renaming_one_organization_keeps_refs_ties():
 # ------------------------------------------------------------------------------ the audit
 
 
-def _by_name(report: dict) -> dict[str, tuple]:
-    return {
-        o["name"]: (o["psi"], o["phi_exact"] if o.get("phi_exact") else o["phi"], o["machines"])
-        for o in report["organizations"]
-    }
+def _by_name(report: AuditReport) -> dict[str, tuple]:
+    return {o.name: (o.psi, o.phi_exact or o.phi, o.machines) for o in report.organizations}
 
 
-def _cf(report: dict) -> list:
-    return [(c["policy"], c["unfairness"], c["utilization"]) for c in report["counterfactuals"]]
+def _cf(report: AuditReport) -> list:
+    return [(c.policy, c.unfairness, c.utilization) for c in report.counterfactuals]
 
 
 @pytest.mark.parametrize("method", ["exact", "sampled"])
@@ -258,7 +256,7 @@ def test_relabelling_changes_no_number_of_a_rigid_audit(case, recorded):
     kw = {"horizon": T, "method": "exact", "points": 3, "backfill": rule}
     a = coopsched.audit(inst, **kw)
     b = coopsched.audit(other, **kw)
-    assert a["window"]["jobs"] == b["window"]["jobs"] == "rigid"
+    assert a.window.jobs == b.window.jobs == "rigid"
     rename = {f"org{u}": names[new_index[u]] for u in range(inst.k)}
     assert {rename[n]: v for n, v in _by_name(a).items()} == _by_name(b)
     assert _cf(a) == _cf(b)

@@ -55,7 +55,7 @@ def test_audit_is_a_function_and_still_the_package():
     rec = dataclasses.replace(inst, start=cs.simulate(inst, "fifo", horizon=6).start)
     called = cs.audit(rec, horizon=6)
     assert called == audit_function(rec, horizon=6)
-    assert [r["phi_exact"] for r in called["organizations"]] == ["22/1", "11/1"]
+    assert [r.phi_exact for r in called.organizations] == ["22/1", "11/1"]
     assert cs.audit.window.WindowError is WindowError  # the submodules are attributes
     assert cs.audit.load_log is sys.modules["coopsched.audit"].load_log
     assert inspect.signature(cs.audit) == inspect.signature(audit_function)

@@ -128,13 +128,13 @@ def test_sampled_interval_covers_the_exact_value_in_the_stated_share():
             points=0,
             with_counterfactuals=False,
         )
-        assert r["method"] == "sampled" and r["confidence"] == conf
-        assert sum(o["phi"] for o in r["organizations"]) == pytest.approx(
-            sum(o["psi"] for o in r["organizations"])
+        assert r.method == "sampled" and r.confidence == conf
+        assert sum(o.phi for o in r.organizations) == pytest.approx(
+            sum(o.psi for o in r.organizations)
         )
-        for o, x in zip(r["organizations"], exact, strict=True):
+        for o, x in zip(r.organizations, exact, strict=True):
             total += 1
-            hits += o["phi_low"] <= x <= o["phi_high"]
+            hits += o.phi_low <= x <= o.phi_high
     assert hits / total >= conf
 
 
@@ -155,41 +155,41 @@ def test_sampled_report_states_the_game_the_budget_and_each_sign():
     rec = _recorded()
     kw = {"horizon": 60, "method": "sampled", "points": 2, "with_counterfactuals": False}
     r = audit(rec, samples=400, **kw)
-    s = r["sampling"]
-    assert s["method"].startswith("antithetic") and "Student" in s["interval"]
-    assert s["max_orders"] == 400 and s["seconds_budget"] is None
-    assert s["stop"] in ("decided", "orders") and s["samples"] <= 400
-    assert s["looks"] <= s["planned_looks"] == len(look_schedule(400, 20))
-    orgs = r["organizations"]
-    assert all(isinstance(o["sign_decided"], bool) for o in orgs)
-    assert s["undecided"] == [o["name"] for o in orgs if not o["sign_decided"]]
+    s = r.sampling
+    assert s.method.startswith("antithetic") and "Student" in s.interval
+    assert s.max_orders == 400 and s.seconds_budget is None
+    assert s.stop in ("decided", "orders") and s.samples <= 400
+    assert s.looks <= s.planned_looks == len(look_schedule(400, 20))
+    orgs = r.organizations
+    assert all(isinstance(o.sign_decided, bool) for o in orgs)
+    assert s.undecided == [o.name for o in orgs if not o.sign_decided]
     for o in orgs:  # decided means the interval excludes psi
-        outside = o["psi"] < o["phi_low"] or o["psi"] > o["phi_high"]
-        assert o["sign_decided"] == (outside or o["phi_low"] == o["phi_high"])
-    if s["stop"] == "decided":
-        assert s["undecided"] == []
+        outside = o.psi < o.phi_low or o.psi > o.phi_high
+        assert o.sign_decided == (outside or o.phi_low == o.phi_high)
+    if s.stop == "decided":
+        assert s.undecided == []
     # the default game is one game: every proper coalition under fairshare
-    g = s["game"]
+    g = s.game
     assert (
         g["one_game"] and "every other coalition: its schedule alone under fairshare" in g["text"]
     )
     assert "9.1e-03" in g["bound"]
-    assert "sampled game: " + g["text"] in r["notes"]  # printed by text, CSV and HTML
-    assert (s["undecided"] != []) == any(n.startswith("sign of the surplus") for n in r["notes"])
-    mix = audit(rec, samples=40, exact_upto=2, **kw)["sampling"]["game"]
+    assert "sampled game: " + g["text"] in r.notes  # printed by text, CSV and HTML
+    assert (s.undecided != []) == any(n.startswith("sign of the surplus") for n in r.notes)
+    mix = audit(rec, samples=40, exact_upto=2, **kw).sampling.game
     assert not mix["one_game"]
     assert "of 1 to 2 members: REF (exact); of 3 to 5 members: their schedule" in mix["proper"]
     # without adaptivity every order is used, in one look at the nominal confidence
-    fixed = audit(rec, samples=40, adaptive=False, **kw)["sampling"]
-    assert (fixed["samples"], fixed["looks"], fixed["planned_looks"]) == (40, 1, 1)
-    assert fixed["stop"] == "orders"
+    fixed = audit(rec, samples=40, adaptive=False, **kw).sampling
+    assert (fixed.samples, fixed.looks, fixed.planned_looks) == (40, 1, 1)
+    assert fixed.stop == "orders"
     with pytest.raises(ValueError, match="seconds: -1"):
         audit(rec, samples=40, seconds=-1, **kw)
 
 
 def test_an_exact_audit_marks_every_sign_decided():
     r = audit(_recorded(k=4), horizon=60, points=0, with_counterfactuals=False)
-    assert r["method"] == "exact" and all(o["sign_decided"] for o in r["organizations"])
+    assert r.method == "exact" and all(o.sign_decided for o in r.organizations)
 
 
 def _log(rows, machines=4, **kw):
@@ -413,12 +413,12 @@ def test_swf_recorded_reader(tmp_path):
 def test_lpc_egee_window_audit():
     path = trace_path("LPC-EGEE-2004-1.2-cln.swf.gz")
     r = audit(path, org_by="group", t_from="2005-01-10T15:00", t_to="2005-01-17", points=4)
-    assert r["window"]["timezone"] == "Europe/Paris"
-    assert r["window"]["from"] == "2005-01-10T15:00:00+01:00"
-    orgs = r["organizations"]
-    assert sum(Fraction(o["phi_exact"]) for o in orgs) == sum(o["psi"] for o in orgs)
-    assert sum(o["machines"] for o in orgs) == 140
-    assert r["window"]["backlog"]["running"] == 44  # jobs running at 15:00 that day
+    assert r.window.timezone == "Europe/Paris"
+    assert r.window.from_ == "2005-01-10T15:00:00+01:00"
+    orgs = r.organizations
+    assert sum(Fraction(o.phi_exact) for o in orgs) == sum(o.psi for o in orgs)
+    assert sum(o.machines for o in orgs) == 140
+    assert r.window.backlog.running == 44  # jobs running at 15:00 that day
 
 
 def test_a_counterfactual_too_large_for_memory_is_skipped_and_said(tmp_path, capsys, monkeypatch):
@@ -506,13 +506,67 @@ def test_the_platforms_loss_is_kept_apart_from_unfairness():
     late = simulate(inst, get_policy("fifo"), members=[0]).start  # on one machine only
     inst.start = late
     r = coopsched.audit(inst, horizon=20, points=0, with_counterfactuals=False)
-    eff = r["efficiency"]
-    assert eff["loss"] == eff["ref_total"] - eff["recorded_total"] > 0
-    idle = next(o for o in r["organizations"] if o["name"] == "idle")
-    assert idle["psi"] == 0 and idle["surplus"] == 0
-    assert idle["vs_ref"] == pytest.approx(-eff["loss"] / 2)
-    assert (
-        sum(Fraction(o["vs_ref"]).limit_denominator() for o in r["organizations"]) == -eff["loss"]
+    eff = r.efficiency
+    assert eff.loss == eff.ref_total - eff.recorded_total > 0
+    idle = next(o for o in r.organizations if o.name == "idle")
+    assert idle.psi == 0 and idle.surplus == 0
+    assert idle.vs_ref == pytest.approx(-eff.loss / 2)
+    assert sum(Fraction(o.vs_ref).limit_denominator() for o in r.organizations) == -eff.loss
+    for o in r.organizations:
+        assert o.surplus == pytest.approx(o.vs_ref + eff.loss_share)
+
+
+def test_option_records_are_the_flat_keywords_grouped():
+    """``audit(..., window=TimeWindow(...), ...)`` is the audit of the same flat keywords; a
+    record's own fields are checked when it is made, errors naming the parameter."""
+    from coopsched.audit import (
+        AuditReport,
+        Estimation,
+        Organizations,
+        PlatformModel,
+        TimeWindow,
     )
-    for o in r["organizations"]:
-        assert o["surplus"] == pytest.approx(o["vs_ref"] + eff["loss_share"])
+
+    rec = _recorded(k=4)
+    flat = audit(rec, horizon=60, points=2, seed=5, jobs="sequential")
+    grouped = audit(
+        rec,
+        window=TimeWindow(horizon=60),
+        estimation=Estimation(points=2, seed=5),
+        model=PlatformModel(jobs="sequential"),
+    )
+    assert isinstance(grouped, AuditReport) and grouped == flat
+    assert AuditReport.from_dict(flat.to_dict()) == flat
+    assert flat.organization(flat.organizations[1].name) is flat.organizations[1]
+    with pytest.raises(TypeError, match=r"estimation= and samples= both given"):
+        audit(rec, horizon=60, estimation=Estimation(), samples=40)
+    with pytest.raises(TypeError, match=r"window= and horizon=, timezone= both given"):
+        audit(rec, window=TimeWindow(horizon=60), horizon=60, timezone="UTC")
+    with pytest.raises(TypeError, match="organizations: expected a Organizations"):
+        audit(rec, horizon=60, organizations={"org_by": "user"})
+    for make, pattern in [
+        (lambda: Estimation(samples=0), r"^samples: 0 is not a value in 4\.\."),
+        (lambda: Estimation(method="guess"), r"^method: 'guess'; choose from auto"),
+        (lambda: Estimation(confidence=1.0), r"^confidence: 1.0 must be in \(0, 1\)"),
+        (lambda: Estimation(interval="z"), r"^interval: 'z'; choose auto, "),
+        (lambda: Estimation(seconds=0), r"^seconds: 0 is not a positive number"),
+        (lambda: Organizations(machines=0), r"^machines: 0 is not a number of processors"),
+        (lambda: PlatformModel(jobs="moldable"), r"^jobs: 'moldable'; choose rigid"),
+        (lambda: TimeWindow(horizon=0), r"^horizon: 0 is not a positive number"),
+        (lambda: TimeWindow(t_to="next week"), r"^t_to: 'next week' is neither seconds"),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=pattern):
+            make()
+    with pytest.raises(TypeError, match=r"^exact_max: expected an integer"):
+        Estimation(exact_max=2.5)  # type: ignore[arg-type]
+
+
+def test_an_unparsable_date_fails_before_the_log_is_read(tmp_path, capsys):
+    """The log does not exist: the date is refused first (reading would fail otherwise)."""
+    missing = tmp_path / "nowhere.swf"
+    with pytest.raises(WindowError, match=r"^t_from: 'yesterday' is neither seconds nor"):
+        audit(missing, org_by="user", t_from="yesterday", t_to="2005-01-17")
+    with pytest.raises(ValueError, match="no such file"):
+        audit(missing, org_by="user", t_from="2005-01-10", t_to="2005-01-17")
+    assert main(["audit", str(missing), "--org-by", "user", "--from", "yesterday"]) == 1
+    assert "--from: 'yesterday' is neither seconds nor" in capsys.readouterr().err

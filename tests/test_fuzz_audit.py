@@ -58,7 +58,7 @@ def test_mapping_and_machines_that_disagree_are_never_silently_reconciled(tmp_pa
     assert "sum to 6" in err and "4 (--machines)" in err and "must agree" in err
     # in agreement, the audit runs on exactly that platform
     report = coopsched.audit(SACCT, timezone="UTC", mapping=m, machines=6)
-    assert report["window"]["machines"] == 6
+    assert report.window.machines == 6
 
 
 @pytest.mark.parametrize("value", ["-3", "0"])

@@ -195,8 +195,8 @@ def test_real_audit_of_the_slurm_fixture_renders():
     fixture = Path(__file__).parent / "fixtures" / "slurm" / "sacct_X_utc.txt"
     report = audit_mod.audit(fixture, org_by="account", timezone="UTC", machines=4)
     page = render_html(report)
-    for org in report["organizations"]:
-        assert f'<td class="name">{org["name"]}</td>' in page
+    for org in report.organizations:
+        assert f'<td class="name">{org.name}</td>' in page
     for fig in FIGURES:
         assert f'id="{fig}"' in page
 

@@ -241,3 +241,12 @@ def test_quick_study(tmp_path):
     assert (gm0["ef_violations"] == 0).all()  # zero-cost GM is envy-free (Lemma 1)
     assert (tmp_path / "s" / "migration.png").stat().st_size > 1000
     assert "| GM | 0 |" in md
+
+
+def test_an_unknown_property_names_the_parameter_and_on_the_command_line_the_flag(capsys):
+    from coopsched.migration.reports import hunt_report
+
+    with pytest.raises(ValueError, match="^prop: takes one of ef"):
+        hunt_report("fairness")
+    assert main(["migration", "--hunt", "fairness"]) == 1
+    assert "--hunt: takes one of ef" in capsys.readouterr().err

@@ -238,3 +238,42 @@ def test_quick_mosp_grid(tmp_path):
     assert df["valid"].all() and df["bound_ok"].all()
     assert "| instances where an organization's makespan grew | 0 | 0 |" in md
     assert (tmp_path / "g" / "fig7.png").stat().st_size > 1000
+
+
+def test_library_errors_name_parameters_and_the_cli_names_flags(capsys):
+    """The library's messages name its parameters (``algorithm``, ``spec``, ``action``,
+    ``rebalance``, ``config``); the command line gives the same messages in flags."""
+    from coopsched.mosp.game import Mechanism
+    from coopsched.mosp.reports import game_instance, game_report, instance_from_spec, mosp_report
+
+    inst = instance_from_spec("uni:2:5:4")
+    with pytest.raises(ValueError, match="^algorithm: must be one of local"):
+        mosp_report(inst, "best")
+    with pytest.raises(ValueError, match="^spec: expects KIND:N:n:m"):
+        instance_from_spec("tri:3:4")
+    with pytest.raises(ValueError, match=r"^spec=theorem4:9: 137 organizations"):
+        game_instance(None, "theorem4:9")
+    with pytest.raises(ValueError, match="^spec: theorem1, theorem4:X"):
+        game_instance(None, "theorem4:0")
+    small, _, _ = game_instance(None, "uni:2:4:2")
+    mech = Mechanism("organizations", "lpt")
+    with pytest.raises(ValueError, match="^action: must be construct"):
+        game_report(small, mech, "fly")
+    with pytest.raises(ValueError, match="^rebalance: must be 'list' or 'exact'"):
+        game_report(small, mech, rebalance="best")
+    with pytest.raises(ValueError, match="^config: needs 4 clusters"):
+        game_report(small, mech, "verify", config=[0, 1])
+    for args, flag in [
+        (["mosp", "--algorithm", "best"], "--algorithm: must be one of local"),
+        (["mosp", "--generate", "tri:3:4"], "--generate: expects KIND:N:n:m"),
+        (["game", "--action", "fly"], "--action: must be construct"),
+        (["game", "--rebalance", "best"], "--rebalance: must be 'list' or 'exact'"),
+        (["game", "--generate", "theorem4:9"], "--generate theorem4:9: 137 organizations"),
+        (
+            ["game", "--generate", "uni:2:4:2", "--action", "verify", "--config", "0,1"],
+            "--config: needs 4",
+        ),
+    ]:
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        assert flag in err and "Traceback" not in err, (args, err)

@@ -232,7 +232,7 @@ def test_audit_with_the_slurm_tree_reports_owen_against_the_brute_force():
     r = audit(LOG, org_by="account", shares=SACCTMGR, **OPTS)
     inst, g = _tree_game()
     names = inst.names
-    assert names == [o["name"] for o in r["organizations"]]
+    assert names == [o.name for o in r.organizations]
     ix = names.index
     # root -> root (its own user), astro, life (biology, genomics), sciences (chemistry, physics)
     root = Unit(
@@ -245,29 +245,29 @@ def test_audit_with_the_slurm_tree_reports_owen_against_the_brute_force():
         ],
     )
     want = brute_owen(g.values, root)
-    ow = r["owen"]
-    assert ow["method"] == "exact" and ow["levels"] == 2
-    assert [Fraction(o["owen_exact"]) for o in ow["organizations"]] == want
-    assert sum(want) == sum(o["psi"] for o in r["organizations"])  # efficiency
-    for o in ow["organizations"]:
-        assert o["owen_surplus"] == pytest.approx(o["psi"] - o["owen"])
-        assert o["phi"] == next(x["phi"] for x in r["organizations"] if x["name"] == o["name"])
-    units = {u["name"]: u for u in ow["units"]}
+    ow = r.owen
+    assert ow.method == "exact" and ow.levels == 2
+    assert [Fraction(o.owen_exact) for o in ow.organizations] == want
+    assert sum(want) == sum(o.psi for o in r.organizations)  # efficiency
+    for o in ow.organizations:
+        assert o.owen_surplus == pytest.approx(o.psi - o.owen)
+        assert o.phi == next(x.phi for x in r.organizations if x.name == o.name)
+    units = {u.name: u for u in ow.units}
     assert set(units) == {"life", "sciences"}
-    assert units["life"]["members"] == ["biology", "genomics"]
+    assert units["life"].members == ["biology", "genomics"]
     for u in units.values():  # quotient game property, and the unit's value alone
-        assert u["owen"] == pytest.approx(u["shapley_quotient"])
-        mask = sum(1 << ix(m) for m in u["members"])
-        assert u["value_alone"] == g.values[mask]
+        assert u.owen == pytest.approx(u.shapley_quotient)
+        mask = sum(1 << ix(m) for m in u.members)
+        assert u.value_alone == g.values[mask]
     # Owen and Shapley differ on this tree
-    assert any(abs(o["owen_minus_phi"]) > 1 for o in ow["organizations"])
+    assert any(abs(o.owen_minus_phi) > 1 for o in ow.organizations)
 
 
 def test_owen_section_off_and_required():
     r = audit(LOG, org_by="account", shares=SACCTMGR, owen=False, **OPTS)
-    assert "owen" not in r
+    assert r.owen is None
     r = audit(LOG, org_by="account", **OPTS)
-    assert "owen" not in r
+    assert r.owen is None
     with pytest.raises(ValueError, match="owen: needs a hierarchy of units"):
         audit(LOG, org_by="account", owen=True, **OPTS)
 
@@ -281,15 +281,15 @@ def test_a_flat_tree_gives_no_owen_section(tmp_path):
         rows += [f"coopsched|{a}|root||10", f"coopsched|{a}||{u}|1"]
     flat.write_text("\n".join(rows) + "\n")
     r = audit(LOG, org_by="account", shares=flat, **OPTS)
-    assert "owen" not in r
+    assert r.owen is None
     with pytest.raises(ValueError, match="single level"):
         audit(LOG, org_by="account", shares=flat, owen=True, **OPTS)
 
 
 def test_sampled_owen_covers_the_exact_audits_values():
     # exact_upto=16: every coalition valued under REF, the exact audit's game
-    exact = audit(LOG, org_by="account", shares=SACCTMGR, **OPTS)["owen"]
-    want = [o["owen"] for o in exact["organizations"]]
+    exact = audit(LOG, org_by="account", shares=SACCTMGR, **OPTS).owen
+    want = [o.owen for o in exact.organizations]
     misses = 0
     for seed in range(8):
         r = audit(
@@ -303,12 +303,12 @@ def test_sampled_owen_covers_the_exact_audits_values():
             seed=seed,
             **OPTS,
         )
-        ow = r["owen"]
-        assert ow["method"] == "sampled" and ow["samples"] == 40
-        for o, w in zip(ow["organizations"], want, strict=True):
-            misses += not o["owen_low"] - 1e-6 <= w <= o["owen_high"] + 1e-6
-        assert sum(o["owen"] for o in ow["organizations"]) == pytest.approx(
-            sum(o["psi"] for o in ow["organizations"])
+        ow = r.owen
+        assert ow.method == "sampled" and ow.samples == 40
+        for o, w in zip(ow.organizations, want, strict=True):
+            misses += not o.owen_low - 1e-6 <= w <= o.owen_high + 1e-6
+        assert sum(o.owen for o in ow.organizations) == pytest.approx(
+            sum(o.psi for o in ow.organizations)
         )
     assert misses <= 0.1 * 8 * len(want)
 
@@ -362,20 +362,20 @@ members = ["sciences", "biology"]
 def test_a_mapping_with_nested_units(tmp_path):
     m = _mapping(tmp_path, NESTED)
     r = audit(LOG, mapping=m, **OPTS)
-    ow = r["owen"]
-    assert ow["levels"] == 3 and ow["hierarchy"] == f"units of mapping {m}"
-    units = {u["name"]: u for u in ow["units"]}
-    assert units["faculty"]["parent"] is None and units["sciences"]["parent"] == "faculty"
-    assert units["sciences"]["level"] == 2
-    assert units["faculty"]["members"] == ["physics", "chemistry", "biology"]
-    assert units["sciences"]["shapley_quotient"] is None  # not a player of the top game
-    by = {o["name"]: o for o in ow["organizations"]}
-    assert by["physics"]["units"] == ["faculty", "sciences"]
-    assert by["astro"]["units"] == []
-    assert sum(Fraction(o["owen_exact"]) for o in ow["organizations"]) == sum(
-        o["psi"] for o in r["organizations"]
+    ow = r.owen
+    assert ow.levels == 3 and ow.hierarchy == f"units of mapping {m}"
+    units = {u.name: u for u in ow.units}
+    assert units["faculty"].parent is None and units["sciences"].parent == "faculty"
+    assert units["sciences"].level == 2
+    assert units["faculty"].members == ["physics", "chemistry", "biology"]
+    assert units["sciences"].shapley_quotient is None  # not a player of the top game
+    by = {o.name: o for o in ow.organizations}
+    assert by["physics"].units == ["faculty", "sciences"]
+    assert by["astro"].units == []
+    assert sum(Fraction(o.owen_exact) for o in ow.organizations) == sum(
+        o.psi for o in r.organizations
     )
-    assert units["faculty"]["owen"] == pytest.approx(units["faculty"]["shapley_quotient"])
+    assert units["faculty"].owen == pytest.approx(units["faculty"].shapley_quotient)
 
 
 @pytest.mark.parametrize(
@@ -404,12 +404,12 @@ def test_on_the_captured_tree_owen_minus_phi_is_the_loss_shared_by_units():
     # docs/audit.md: the loss against REF's total is shared by the 4 top-level players under
     # Owen (then halved within each two-account unit), by the 6 organizations under Shapley
     r = audit(LOG, org_by="account", shares=SACCTMGR, **OPTS)
-    loss = r["efficiency"]["loss"]
+    loss = r.efficiency.loss
     assert loss == 14009
-    phi = {o["name"]: Fraction(o["phi_exact"]) for o in r["organizations"]}
-    for o in r["owen"]["organizations"]:
-        share = Fraction(loss, 4) if not o["units"] else Fraction(loss, 8)
-        assert Fraction(o["owen_exact"]) - phi[o["name"]] == Fraction(loss, 6) - share
+    phi = {o.name: Fraction(o.phi_exact) for o in r.organizations}
+    for o in r.owen.organizations:
+        share = Fraction(loss, 4) if not o.units else Fraction(loss, 8)
+        assert Fraction(o.owen_exact) - phi[o.name] == Fraction(loss, 6) - share
 
 
 def test_cli_owen_without_a_hierarchy_names_the_flag(capsys):

@@ -290,4 +290,4 @@ def test_skip_malformed_in_a_window_read_counts_and_lists_the_whole_logs(tmp_pat
         common = dict(t_from=t_from, t_to=t_to, timezone="UTC", points=4, org_by="account")
         a = audit(whole, **common)
         b = audit(path, skip_malformed=True, **common)
-        assert a == b and any("malformed" in n for n in b["notes"])
+        assert a == b and any("malformed" in n for n in b.notes)

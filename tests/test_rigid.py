@@ -624,9 +624,9 @@ def test_rigid_audit_phi_is_the_brute_force_game(inst, rule, recorded):
     _, brute = brute_ref_rigid(inst, T, rule)
     brute[(1 << inst.k) - 1] = sum(rec.psi(T))
     phi = shapley_eq2(brute, inst.k)
-    got = [Fraction(o["phi_exact"]) for o in report["organizations"]]
+    got = [Fraction(o.phi_exact) for o in report.organizations]
     assert got == phi
-    assert sum(got) == sum(o["psi"] for o in report["organizations"])
+    assert sum(got) == sum(o.psi for o in report.organizations)
 
 
 def test_auditing_refs_own_rigid_schedule_gives_back_refs_psi_and_phi():
@@ -639,14 +639,14 @@ def test_auditing_refs_own_rigid_schedule_gives_back_refs_psi_and_phi():
     ref, values = ref_rigid_schedule(inst, T, "easy")
     inst.start = ref.start
     report = coopsched.audit(inst, horizon=T, backfill="easy", points=0)
-    assert [o["psi"] for o in report["organizations"]] == ref.psi(T)
+    assert [o.psi for o in report.organizations] == ref.psi(T)
     phi = shapley(values)
     from fractions import Fraction
 
-    assert [Fraction(o["phi_exact"]) for o in report["organizations"]] == phi
-    cf = {c["policy"]: c["unfairness"] for c in report["counterfactuals"]}
+    assert [Fraction(o.phi_exact) for o in report.organizations] == phi
+    cf = {c.policy: c.unfairness for c in report.counterfactuals}
     assert cf["recorded"] == 0 and cf["ref"] == 0
-    assert report["window"]["jobs"] == "rigid" and report["window"]["backfill"] == "easy"
+    assert report.window.jobs == "rigid" and report.window.backfill == "easy"
 
 
 @settings(max_examples=100, deadline=None)
@@ -676,12 +676,12 @@ def test_a_rigid_audit_beyond_the_exact_limit_says_it_was_sampled():
     report = coopsched.audit(
         inst, horizon=12, samples=4, with_counterfactuals=False, points=0, exact_upto=2
     )
-    assert "sampling" in report
-    assert any(f"stops at {MAX_K_RIGID} organizations" in n for n in report["notes"])
+    assert report.sampling is not None
+    assert any(f"stops at {MAX_K_RIGID} organizations" in n for n in report.notes)
     two = rigid(make_instance([1, 1], [(0, 0, 3), (1, 0, 3)]), [1, 2], [4, 4])
     two.start = simulate(two, get_policy("fifo"), 12, backfill="easy").start
     small = coopsched.audit(two, horizon=12, with_counterfactuals=False, points=0)
-    assert not any("stops at" in n for n in small["notes"])
+    assert not any("stops at" in n for n in small.notes)
 
 
 def _late_owner_of_half_the_machines(seed: int) -> tuple[Instance, int]:

@@ -47,7 +47,7 @@ def test_load_log_tells_sacct_json_from_a_json_schedule_by_content(tmp_path):
 def test_the_audit_of_the_json_capture_equals_the_texts(capsys):
     opts = dict(org_by="account", timezone="UTC", with_counterfactuals=False, points=2)
     a, b = audit(JSON, **opts), audit(TEXT, **opts)
-    assert a["organizations"] == b["organizations"] and a["excluded"] == b["excluded"]
+    assert a.organizations == b.organizations and a.excluded == b.excluded
     args = ["audit", str(JSON), "--org-by", "user", "--timezone", "UTC", "--format", "json"]
     assert main([*args, "--no-counterfactuals", "--points", "2"]) == 0
     assert len(json.loads(capsys.readouterr().out)["organizations"]) == 6

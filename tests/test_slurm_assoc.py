@@ -153,7 +153,7 @@ def _audit(shares=SACCTMGR, **kw):
 def test_audit_with_shares_splits_the_platform_by_normalized_shares(name):
     # 202 machines: the own shares are 2, 20, 45, 15, 40, 80 / 202 exactly
     r = _audit(TREE / name, machines=202)
-    got = {o["name"]: (o["machines"], o["jobs"]) for o in r["organizations"]}
+    got = {o.name: (o.machines, o.jobs) for o in r.organizations}
     assert got == {
         "root": (2, 0),  # the root user's share: machines, no jobs
         "astro": (20, 1),
@@ -162,17 +162,17 @@ def test_audit_with_shares_splits_the_platform_by_normalized_shares(name):
         "chemistry": (40, 3),
         "physics": (80, 7),
     }
-    rule = r["window"]["contribution_rule"]
+    rule = r.window.contribution_rule
     assert rule.startswith("shares: machines split by each account's normalized Slurm share")
     assert str(TREE / name) in rule and "largest remainder" in rule
 
 
 def test_on_the_recorded_peak_the_split_is_by_largest_remainder():
     r = _audit()  # 4 processors, the recorded peak: 4 x (2, 20, 45, 15, 40, 80) / 202
-    got = {o["name"]: o["machines"] for o in r["organizations"]}
+    got = {o.name: o.machines for o in r.organizations}
     assert got == {"astro": 0, "biology": 1, "genomics": 0, "chemistry": 1, "physics": 2}
-    assert r["excluded"]["organizations without jobs or machines in the window"] == 1  # root
-    assert "recorded peak, 4 processors" in r["window"]["contribution_rule"]
+    assert r.excluded["organizations without jobs or machines in the window"] == 1  # root
+    assert "recorded peak, 4 processors" in r.window.contribution_rule
 
 
 def test_an_account_the_tree_lacks_is_an_error_unless_other_gathers_it(tmp_path):
@@ -185,7 +185,7 @@ def test_an_account_the_tree_lacks_is_an_error_unless_other_gathers_it(tmp_path)
     assert msg.startswith(f"{LOG}:") and "field Account" in msg and "'astro'" in msg
     assert "other=" in msg
     r = _audit(tree, other="unknown", machines=192)
-    got = {o["name"]: (o["machines"], o["jobs"]) for o in r["organizations"]}
+    got = {o.name: (o.machines, o.jobs) for o in r.organizations}
     # root 1/91, biology 30/40 x 30/91, ... of 192: the 'unknown' bucket holds no shares
     assert got["unknown"] == (0, 1)
     assert sum(m for m, _ in got.values()) == 192
@@ -195,7 +195,7 @@ def test_an_idle_leaf_with_shares_keeps_its_machines(tmp_path):
     tree = tmp_path / "tree.txt"
     tree.write_text(SACCTMGR.read_text() + "coopsched|idle|root||101\ncoopsched|idle||cs_zoe|1\n")
     r = _audit(tree, machines=8)
-    got = {o["name"]: (o["machines"], o["jobs"]) for o in r["organizations"]}
+    got = {o.name: (o.machines, o.jobs) for o in r.organizations}
     assert got["idle"] == (4, 0)  # half of the root's shares: half of the platform
 
 

@@ -18,7 +18,7 @@ and the package of its modules (``coopsched.audit.window``, ...):
 
 >>> import dataclasses
 >>> recorded = dataclasses.replace(inst, start=sched.start)
->>> [(r["name"], r["psi"], r["phi"]) for r in cs.audit(recorded, horizon=6)["organizations"]]
+>>> [(r.name, r.psi, r.phi) for r in cs.audit(recorded, horizon=6).organizations]
 [('a', 26, 22.0), ('b', 7, 11.0)]
 """
 

@@ -17,7 +17,6 @@ surplus ``psi_u - phi_u``. Exact up to ``exact_max`` organizations (one REF run 
 
 from __future__ import annotations
 
-import numbers
 import sys
 import types
 from collections.abc import Callable
@@ -26,17 +25,50 @@ from pathlib import Path
 
 import numpy as np
 
-from ..online.shapley import resolve_interval
 from ..workloads.instance import Instance
 from ..workloads.recorded import RecordedLog
 from .counterfactuals import counterfactuals
 from .game import exact_game, recorded_schedule
+from .options import Estimation, Organizations, PlatformModel, TimeWindow, records
 from .organizations import MappingError, assign_unmatched, by_column, by_mapping
 from .report import org_row
+from .result import (
+    AuditReport,
+    AuditWindow,
+    Backlog,
+    Counterfactual,
+    Curves,
+    Efficiency,
+    OrganizationRow,
+    OwenOrganization,
+    OwenSection,
+    OwenUnit,
+    Sampling,
+)
 from .sampling import game_statement, sampled_game
 from .window import WindowError, expand_parallel, format_time, parse_time, window_instance
 
-__all__ = ["audit", "load_log", "MappingError", "WindowError"]
+__all__ = [
+    "audit",
+    "load_log",
+    "MappingError",
+    "WindowError",
+    "TimeWindow",
+    "Organizations",
+    "PlatformModel",
+    "Estimation",
+    "AuditReport",
+    "AuditWindow",
+    "Backlog",
+    "OrganizationRow",
+    "Efficiency",
+    "Sampling",
+    "Counterfactual",
+    "Curves",
+    "OwenSection",
+    "OwenOrganization",
+    "OwenUnit",
+]
 
 
 def load_log(
@@ -129,6 +161,14 @@ def _grid(horizon: int, points: int) -> list[int]:
 def audit(
     source: str | Path | RecordedLog | Instance,
     *,
+    window: TimeWindow | None = None,
+    organizations: Organizations | None = None,
+    model: PlatformModel | None = None,
+    estimation: Estimation | None = None,
+    with_counterfactuals: bool = True,
+    progress: Callable[[str], None] | None = None,
+    skip_malformed: bool = False,
+    owen: bool | None = None,
     org_by: str | None = None,
     mapping: str | Path | None = None,
     shares: str | Path | None = None,
@@ -138,27 +178,31 @@ def audit(
     horizon: int | None = None,
     timezone: str | None = None,
     machines: int | None = None,
-    contribution: str = "work",
-    method: str = "auto",
-    exact_max: int = 16,
-    samples: int = 200,
-    seed: int = 0,
-    confidence: float = 0.95,
-    value_policy: str = "fairshare",
-    exact_upto: int = 0,
+    contribution: str | None = None,
+    method: str | None = None,
+    exact_max: int | None = None,
+    samples: int | None = None,
+    seed: int | None = None,
+    confidence: float | None = None,
+    value_policy: str | None = None,
+    exact_upto: int | None = None,
     seconds: float | None = None,
-    adaptive: bool = True,
-    interval: str = "auto",
-    points: int = 24,
-    with_counterfactuals: bool = True,
-    progress: Callable[[str], None] | None = None,
+    adaptive: bool | None = None,
+    interval: str | None = None,
+    points: int | None = None,
     jobs: str | None = None,
     backfill: str | None = None,
-    skip_malformed: bool = False,
-    owen: bool | None = None,
     scheduler: object = None,
-) -> dict:
-    """The audit report (the dict of :mod:`coopsched.audit.report`).
+) -> AuditReport:
+    """The audit of a recorded schedule, an :class:`AuditReport` (``.to_dict()``: the JSON
+    report of :mod:`coopsched.audit.report`).
+
+    Options come in four records (:mod:`.options`): ``window=`` a :class:`TimeWindow`,
+    ``organizations=`` an :class:`Organizations`, ``model=`` a :class:`PlatformModel`,
+    ``estimation=`` an :class:`Estimation`. Their fields may also be given as keywords of
+    their own (``org_by="group"`` for ``organizations=Organizations(org_by="group")``); a
+    keyword left at ``None`` takes the record's default, and a keyword given beside its
+    record is an error naming both.
 
     ``source`` is a log path, a :class:`RecordedLog`, or an :class:`Instance` with recorded
     starts (then ``horizon`` is required, unless its ``meta`` has one, and organizations
@@ -177,11 +221,12 @@ def audit(
     ``seconds`` of sampling (``None``: no time limit); ``adaptive=False`` uses all
     ``samples`` orders. ``interval``: ``"auto"`` (default: ``"t"`` when adaptive,
     ``"hall"`` with one look), ``"t"`` (central limit theorem, Student t), ``"hall"`` (the
-    same with Hall's skewness correction) or ``"bernstein"`` (empirical Bernstein, wider). Proper coalitions are valued under ``value_policy``, those of at most
-    ``exact_upto`` members under REF (default 0: one game); the report's ``sampling``
-    states which, with the measured gap to REF. ``scheduler``: a dask.distributed scheduler
-    address or ``Client``; the coalitions each round of orders needs are valued on that
-    cluster (the same estimate as in one process for the same seed).
+    same with Hall's skewness correction) or ``"bernstein"`` (empirical Bernstein, wider).
+    Proper coalitions are valued under ``value_policy``, those of at most ``exact_upto``
+    members under REF (default 0: one game); the report's ``sampling`` states which, with
+    the measured gap to REF. ``scheduler``: a dask.distributed scheduler address or
+    ``Client``; the coalitions each round of orders needs are valued on that cluster (the
+    same estimate as in one process for the same seed).
 
     ``jobs``: the platform's model. ``"rigid"`` (the default for logs): each job holds its
     processors at once, and every coalition and counterfactual packs jobs under the
@@ -201,27 +246,73 @@ def audit(
     exact audit (from its table of coalition values), sampled otherwise (orders that keep
     every unit contiguous, the sampled game and budget of ``phi``).
     """
-    say = progress or (lambda _msg: None)
-    _check_options(
-        horizon=horizon,
-        machines=machines,
-        samples=samples,
-        exact_max=exact_max,
-        exact_upto=exact_upto,
-        points=points,
-        seed=seed,
-        seconds=seconds,
-        t_from=t_from,
-        t_to=t_to,
-        source=source,
-    )
-    resolve_interval(interval, adaptive)  # checks the name
+    flat = {k: v for k, v in locals().items() if k not in _NOT_FLAT}
+    given = dict(window=window, organizations=organizations, model=model, estimation=estimation)
+    w, o, m, e = records(given, flat)
     if owen is not None and not isinstance(owen, bool):
         raise TypeError(f"owen: expected True, False or None, got {owen!r}")
-    if method not in ("auto", "exact", "sampled"):
-        raise ValueError(f"method: {method!r}; choose from auto, exact, sampled")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence: {confidence!r} must be in (0, 1)")
+    _check_horizon(source, w)
+    report = _audit(
+        source,
+        w,
+        o,
+        m,
+        e,
+        with_counterfactuals,
+        progress or (lambda _msg: None),
+        skip_malformed,
+        owen,
+    )
+    return AuditReport.from_dict(report)
+
+
+#: :func:`audit`'s parameters that are not fields of an option record.
+_NOT_FLAT = frozenset(
+    {
+        "source",
+        "window",
+        "organizations",
+        "model",
+        "estimation",
+        "with_counterfactuals",
+        "progress",
+        "skip_malformed",
+        "owen",
+    }
+)
+
+
+def _check_horizon(source: object, window: TimeWindow) -> None:
+    """``horizon`` of a log's window needs ``t_from`` and excludes ``t_to`` (a JSON
+    schedule's window is ``[0, horizon)``)."""
+    json_schedule = isinstance(source, Instance) or str(source).lower().endswith(".json")
+    if not json_schedule and window.horizon is not None:
+        if window.t_from is None:
+            raise ValueError("horizon: needs t_from= (the window's start); alone it means nothing")
+        if window.t_to is not None:
+            raise ValueError("horizon: give t_to= or horizon=, not both")
+
+
+def _audit(
+    source: str | Path | RecordedLog | Instance,
+    w: TimeWindow,
+    o: Organizations,
+    m: PlatformModel,
+    e: Estimation,
+    with_counterfactuals: bool,
+    say: Callable[[str], None],
+    skip_malformed: bool,
+    owen: bool | None,
+) -> dict:
+    """The audit report as a dict (:func:`audit`, its options checked)."""
+    t_from, t_to, horizon, timezone = w.t_from, w.t_to, w.horizon, w.timezone
+    org_by, mapping, shares, other = o.org_by, o.mapping, o.shares, o.other
+    machines, contribution = o.machines, o.contribution
+    jobs, backfill = m.jobs, m.backfill
+    method, exact_max, samples, seed = e.method, e.exact_max, e.samples, e.seed
+    confidence, value_policy, exact_upto = e.confidence, e.value_policy, e.exact_upto
+    seconds, adaptive, interval, points = e.seconds, e.adaptive, e.interval, e.points
+    scheduler = e.scheduler
     if isinstance(source, str | Path):
         say(f"reading {source}")
         window_read = _sacct_window(source, t_from, t_to, horizon, timezone)
@@ -243,8 +334,6 @@ def audit(
                 "auditing a JSON schedule needs horizon= (a positive number of seconds)"
             )
         T = int(T)
-        if jobs not in (None, "rigid", "sequential"):
-            raise ValueError(f"jobs: {jobs!r}; choose rigid or sequential")
         inst = source if source.rigid and jobs != "sequential" else expand_parallel(source)
         rec = recorded_schedule(inst, T)
         _check_capacity(rec, inst)
@@ -319,10 +408,7 @@ def audit(
         if t1 is None and horizon is not None and t0 is not None:
             t1 = t0 + int(horizon)
         say("building the window's instance")
-        model = jobs or "rigid"
-        if model not in ("rigid", "sequential"):
-            raise ValueError(f"jobs: {jobs!r}; choose rigid or sequential")
-        win = window_instance(log, orgs, t0, t1, machines, contribution, jobs=model)
+        win = window_instance(log, orgs, t0, t1, machines, contribution, jobs=jobs or "rigid")
         inst, T = win.instance, win.horizon
         rec = recorded_schedule(inst, T)
         k = inst.k
@@ -558,43 +644,6 @@ def efficiency(recorded_total: int, ref_total: int, k: int, horizon: int) -> dic
     }
 
 
-def _check_options(**opt) -> None:
-    """The checks ``coopsched audit`` makes, for every caller: each error names the
-    parameter (the command line names the flag)."""
-    from ..workloads.limits import MAX_EXACT, MAX_MACHINES, MAX_SAMPLES, check_horizon
-
-    horizon = check_horizon(opt["horizon"], below=MAX_EXACT)
-    for name, low, high in (
-        ("machines", 1, MAX_MACHINES),
-        ("samples", 4, MAX_SAMPLES),
-        ("exact_max", 1, 20),
-        ("exact_upto", 0, 16),
-        ("points", 0, 10_000),
-        ("seed", -(2**63), 2**63 - 1),
-    ):
-        value = opt[name]
-        if value is None and name == "machines":
-            continue
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name}: expected an integer, got {value!r}")
-        value = int(value)
-        if not low <= value <= high:
-            what = "a number of processors" if name == "machines" else "a value"
-            raise ValueError(f"{name}: {value} is not {what} in {low:,}..{high:,}")
-    sec = opt["seconds"]
-    if sec is not None and (
-        isinstance(sec, bool) or not isinstance(sec, numbers.Real) or not float(sec) > 0
-    ):
-        raise ValueError(f"seconds: {sec!r} is not a positive number of seconds")
-    source = opt["source"]
-    json_schedule = isinstance(source, Instance) or str(source).lower().endswith(".json")
-    if not json_schedule and horizon is not None:
-        if opt["t_from"] is None:
-            raise ValueError("horizon: needs t_from= (the window's start); alone it means nothing")
-        if opt["t_to"] is not None:
-            raise ValueError("horizon: give t_to= or horizon=, not both")
-
-
 def _check_capacity(rec, inst: Instance) -> None:
     """A recorded JSON schedule may not run more jobs at once than there are machines."""
     from .window import _peak
@@ -616,7 +665,7 @@ class _CallableModule(types.ModuleType):
     attributes, submodules and docstring.
     """
 
-    def __call__(self, source: str | Path | RecordedLog | Instance, **options) -> dict:
+    def __call__(self, source: str | Path | RecordedLog | Instance, **options) -> AuditReport:
         """:func:`audit` (same arguments)."""
         return audit(source, **options)
 

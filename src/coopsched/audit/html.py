@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .report import by_surplus, duration, platform_model, wait_hours
+from .report import as_dict, by_surplus, duration, platform_model, wait_hours
+from .result import AuditReport
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -868,8 +869,9 @@ def _notes(report: dict) -> str:
     return f'<div class="note" id="notes"><b>Notes on the input.</b><ul>{items}</ul></div>'
 
 
-def render_html(report: dict) -> str:
-    """The audit report dict as one self-contained HTML page (``coopsched audit --html``).
+def render_html(report: AuditReport | dict) -> str:
+    """The audit report (or its dict) as one self-contained HTML page (``coopsched audit
+    --html``).
 
     Headline and figures in core-hours; the organizations by surplus, most short-changed
     first, with a mark where the sign is decided; ``phi`` (Shapley value; Skowron & Rzadca
@@ -880,6 +882,7 @@ def render_html(report: dict) -> str:
     """
     import matplotlib
 
+    report = as_dict(report)
     orgs = list(report.get("organizations") or [])
     if not orgs:
         raise ValueError("audit report has no organizations")

@@ -1,5 +1,8 @@
 """The audit report: one JSON-ready dict, and its table and CSV renderings.
 
+:func:`coopsched.audit.audit` returns an :class:`~coopsched.audit.result.AuditReport`; its
+``to_dict()`` is this dict, and every rendering here takes either (:func:`as_dict`).
+
 Keys (``coopsched audit --format json``; the HTML page reads the same dict):
 ``window`` (``from``, ``to``, ``t0``, ``t1``, ``horizon``, ``timezone``, ``log``, ``org_by``,
 ``contribution_rule``, ``machines``, ``backlog``), ``method``, ``confidence``,
@@ -27,7 +30,9 @@ import io
 import json
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from .result import AuditReport
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
@@ -82,15 +87,20 @@ def org_row(
     return row
 
 
-def to_json(report: dict) -> str:
+def as_dict(report: AuditReport | dict) -> dict[str, Any]:
+    """The report as a dict: an :class:`AuditReport`'s ``to_dict()``, a dict as it is."""
+    return report.to_dict() if isinstance(report, AuditReport) else report
+
+
+def to_json(report: AuditReport | dict) -> str:
     """The report as JSON (integers exact, however large)."""
-    return json.dumps(report, indent=1)
+    return json.dumps(as_dict(report), indent=1)
 
 
-def platform_model(report: dict) -> str | None:
+def platform_model(report: AuditReport | dict) -> str | None:
     """The model the coalitions and counterfactuals were scheduled under, in words (every
     output states it: docs/audit.md); ``None`` for a report without one."""
-    w = report.get("window") or {}
+    w = as_dict(report).get("window") or {}
     if not w.get("jobs"):
         return None
     if w["jobs"] == "rigid":
@@ -98,10 +108,11 @@ def platform_model(report: dict) -> str | None:
     return "sequential jobs (a job on q processors split into q one-processor jobs)"
 
 
-def to_csv(report: dict) -> str:
+def to_csv(report: AuditReport | dict) -> str:
     """One CSV row per organization, the columns of :data:`ORG_COLUMNS` plus ``phi_exact``;
     the platform model and the report's ``notes`` (caveats about the input) come first as
     ``# model:`` and ``# note:`` lines."""
+    report = as_dict(report)
     out = io.StringIO()
     model = platform_model(report)
     if model:
@@ -174,10 +185,11 @@ def by_surplus(orgs: list[dict], key: str = "surplus") -> list[dict]:
     return sorted(orgs, key=lambda o: float(o.get(key) or 0.0))
 
 
-def render_table(report: dict, console) -> None:
+def render_table(report: AuditReport | dict, console) -> None:
     """The rich tables ``coopsched audit`` prints by default."""
     from rich.table import Table
 
+    report = as_dict(report)
     w = report["window"]
     console.print(
         f"[bold]Audit of {w['log']}[/bold]: window [{w['from'] or w['t0']}, {w['to'] or w['t1']}) "
@@ -283,10 +295,11 @@ def render_table(report: dict, console) -> None:
         )
 
 
-def render_owen(report: dict, console) -> None:
+def render_owen(report: AuditReport | dict, console) -> None:
     """The Owen tables: per organization, then per unit of the hierarchy."""
     from rich.table import Table
 
+    report = as_dict(report)
     ow = report["owen"]
     sampled = ow["method"] == "sampled"
     t = Table(

@@ -46,6 +46,20 @@ class WindowError(ValueError):
     """A window or a recorded log cannot be audited; the message says why and where."""
 
 
+def check_time(value: str | int, what: str) -> datetime | None:
+    """``value`` read without a log: ``None`` for plain seconds, else its ISO date/time (an
+    error naming ``what`` when it is neither, before any log is read)."""
+    s = str(value).strip()
+    if re.fullmatch(r"-?\d+", s):
+        return None
+    try:
+        return datetime.fromisoformat(s)
+    except ValueError:
+        raise WindowError(
+            f"{what}: {s!r} is neither seconds nor an ISO date (YYYY-MM-DD[THH:MM])"
+        ) from None
+
+
 def parse_time(value: str | int, log: RecordedLog, what: str) -> int:
     """A time on the log's clock: plain seconds, or an ISO date/time in the log's zone.
 
@@ -54,14 +68,9 @@ def parse_time(value: str | int, log: RecordedLog, what: str) -> int:
     epoch (SWF ``UnixStartTime``).
     """
     s = str(value).strip()
-    if re.fullmatch(r"-?\d+", s):
+    dt = check_time(value, what)
+    if dt is None:
         return int(s)
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        raise WindowError(
-            f"{what}: {s!r} is neither seconds nor an ISO date (YYYY-MM-DD[THH:MM])"
-        ) from None
     if log.epoch is None:
         raise WindowError(
             f"{what}: {log.path} does not say when its clock starts (no UnixStartTime); "

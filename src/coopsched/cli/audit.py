@@ -136,12 +136,13 @@ def audit(
     html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
 ) -> None:
     """Audit a recorded schedule: psi, phi (Shapley, REF) and the signed surplus per organization."""
+    from ..audit import AuditReport
     from ..audit import audit as run_audit
     from ..audit.report import render_table, to_csv, to_json
 
     if format not in ("table", "json", "csv"):
         raise CLIError("--format must be 'table', 'json' or 'csv'")
-    render_html: Callable[[dict], str] | None = None
+    render_html: Callable[[AuditReport], str] | None = None
     if html is not None:
         try:
             from ..audit import html as html_report
@@ -189,7 +190,7 @@ def audit(
             status.stop()
     if quiet:
         # say loudly which contribution rule was used, without polluting the data stream
-        print(f"contribution rule: {report['window']['contribution_rule']}", file=sys.stderr)
+        print(f"contribution rule: {report.window.contribution_rule}", file=sys.stderr)
     if format == "json":
         print(to_json(report))
     elif format == "csv":

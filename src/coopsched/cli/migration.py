@@ -14,6 +14,7 @@ from ._app import (
     _check_format,
     _show,
     app,
+    in_flags,
 )
 
 
@@ -40,7 +41,8 @@ def migration(
 
     _check_format(format)
     if hunt is not None:
-        _show(hunt_report(hunt, policy, tries, seed, cost), format)
+        hunted = in_flags(hunt_report, "prop", {"prop": "--hunt"})
+        _show(hunted(hunt, policy, tries, seed, cost), format)
         return
     if input is None:
         raise CLIError("give a JSON instance, or --hunt PROPERTY")

@@ -16,7 +16,11 @@ from ._app import (
     _refuse,
     _show,
     app,
+    in_flags,
 )
+
+#: The library names the generator spec ``spec`` (:mod:`coopsched.mosp.reports`).
+_GENERATE = {"spec": "--generate"}
 
 
 @app.command()
@@ -38,8 +42,8 @@ def mosp(
     from ..mosp.reports import load_mosp_instance, mosp_report
 
     _check_format(format)
-    inst = load_mosp_instance(input, generate, seed)
-    _show(mosp_report(inst, algorithm, alpha), format)
+    inst = in_flags(load_mosp_instance, "spec", _GENERATE)(input, generate, seed)
+    _show(in_flags(mosp_report, "algorithm")(inst, algorithm, alpha), format)
 
 
 @app.command()
@@ -98,7 +102,7 @@ def game(
     )
     _refuse(_given("starts") if action != "search" else [], f"--action {action}")
     _refuse(_given("config") if action in ("construct", "search") else [], f"--action {action}")
-    inst, mech, paper_config = game_instance(input, generate, seed)
+    inst, mech, paper_config = in_flags(game_instance, "spec", _GENERATE)(input, generate, seed)
     if mech is None:
         orders = parse_ints(org_order, "--org-order") if org_order else None
         mech = Mechanism(priority, order, org_order=orders)
@@ -109,7 +113,7 @@ def game(
         cfg = paper_config.tolist()
     elif config:
         cfg = parse_ints(config, "--config")
-    report = game_report(
+    report = in_flags(game_report, "action|rebalance|config")(
         inst,
         mech,
         action,

@@ -95,7 +95,7 @@ def hunt_report(prop: str, policy: str = "gm", tries: int = 300, seed: int = 0, 
     constructions and ``tries`` random instances (:func:`coopsched.migration.constructions.hunt`)."""
     _check_policy(policy)
     if prop not in PROPERTIES:
-        raise ValueError(f"--hunt takes one of {', '.join(PROPERTIES)}")
+        raise ValueError(f"prop: takes one of {', '.join(PROPERTIES)}")
     c = run_hunt(policy, prop, tries=tries, seed=seed, policy_seed=seed, cost=Fraction(str(cost)))
     cols = [Column("job"), Column("release"), Column("work"), Column("priority")]
     if c is None:

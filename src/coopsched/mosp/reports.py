@@ -60,7 +60,7 @@ def instance_from_spec(spec: str, seed: int = 0) -> Instance:
         kind, N, n, m = spec.split(":")
         return mosp_instance(kind, int(N), int(n), int(m), seed=seed)
     except ValueError as exc:
-        raise ValueError(f"--generate expects KIND:N:n:m, e.g. uni:5:100:128 ({exc})") from None
+        raise ValueError(f"spec: expects KIND:N:n:m, e.g. uni:5:100:128 ({exc})") from None
 
 
 def load_mosp_instance(path: str | Path | None, spec: str, seed: int = 0) -> Instance:
@@ -91,7 +91,7 @@ def _pct0(x: float) -> str:
 def mosp_report(inst: Instance, algorithm: str, alpha: float = 2.0) -> Report:
     """Run a MOSP algorithm (Pascual et al.) and check it; one row per organization."""
     if algorithm not in ALGORITHMS:
-        raise ValueError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
+        raise ValueError(f"algorithm: must be one of {', '.join(ALGORITHMS)}")
     sched = run(inst, algorithm, alpha)
     alpha_used = sched.info.get("alpha")
     rep = check(
@@ -150,11 +150,11 @@ def game_instance(path: str | Path | None, spec: str, seed: int = 0):
                 inst, mech = papers.theorem1()
                 return inst, mech, None
             if name == "theorem4":
-                check_game_size(*papers.theorem4_size(int(arg)), f"--generate {spec}")
+                check_game_size(*papers.theorem4_size(int(arg)), f"spec={spec}")
                 t4 = papers.theorem4(int(arg))
                 return t4.instance, None, t4.worst_config
             if name == "theorem5":
-                check_game_size(*papers.theorem5_size(int(arg)), f"--generate {spec}")
+                check_game_size(*papers.theorem5_size(int(arg)), f"spec={spec}")
                 t5 = papers.theorem5(int(arg))
                 return t5.instance, None, t5.fig6c_config
             raise ValueError(f"unknown paper instance {name!r}")
@@ -162,14 +162,14 @@ def game_instance(path: str | Path | None, spec: str, seed: int = 0):
             if "limit" in str(exc):
                 raise
             raise ValueError(
-                f"--generate: theorem1, theorem4:X (X >= 1) or theorem5:K (K >= 2) ({exc})"
+                f"spec: theorem1, theorem4:X (X >= 1) or theorem5:K (K >= 2) ({exc})"
             ) from None
     if path is None:
         parts = spec.split(":")
         if len(parts) == 4 and all(x.strip().isdigit() for x in parts[1:]):
-            check_game_size(int(parts[1]), int(parts[2]), f"--generate {spec}")
+            check_game_size(int(parts[1]), int(parts[2]), f"spec={spec}")
     inst = load_mosp_instance(path, spec, seed)
-    check_game_size(inst.k, inst.n, str(path) if path is not None else f"--generate {spec}")
+    check_game_size(inst.k, inst.n, str(path) if path is not None else f"spec={spec}")
     return inst, None, None
 
 
@@ -188,11 +188,11 @@ def game_report(
     ``verify`` the epsilon of ``config``, run best-response ``dynamics``, or ``search``
     the worst equilibrium reached from random starts."""
     if action not in ACTIONS:
-        raise ValueError(f"--action must be {', '.join(ACTIONS[:-1])} or {ACTIONS[-1]}")
+        raise ValueError(f"action: must be {', '.join(ACTIONS[:-1])} or {ACTIONS[-1]}")
     if rebalance not in ("list", "exact"):
-        raise ValueError("--rebalance must be 'list' or 'exact'")
+        raise ValueError("rebalance: must be 'list' or 'exact'")
     if config is not None and len(config) != inst.n:
-        raise ValueError(f"--config needs {inst.n} clusters, one per job")
+        raise ValueError(f"config: needs {inst.n} clusters, one per job")
     cfg = config
     out: dict = {"action": action, "priority": mech.kind, "order": mech.order}
     notes: list[str] = []

@@ -57,10 +57,15 @@ def test_notice_once_per_process_only_when_enabled(fresh, capsys):
 
 
 def test_kernel_ready_reads_memory_then_the_disk_index(fresh):
-    assert jit.kernel_ready(_fake("coopsched.x", signatures=["sig"]))
-    assert jit.kernel_ready(_fake("coopsched.x", index={("sig", "magic"): "data"}))
-    assert not jit.kernel_ready(_fake("coopsched.x", index={}))  # stale or empty index
-    assert not jit.kernel_ready(_fake("coopsched.x"))  # unreadable: compile expected
+    # the answers are kept per dispatcher by id(): the fakes stay alive (as the package's
+    # module-level dispatchers do), or a later fake could reuse a freed one's id
+    fakes = [
+        _fake("coopsched.x", signatures=["sig"]),
+        _fake("coopsched.x", index={("sig", "magic"): "data"}),
+        _fake("coopsched.x", index={}),  # stale or empty index
+        _fake("coopsched.x"),  # unreadable: compile expected
+    ]
+    assert [jit.kernel_ready(f) for f in fakes] == [True, True, False, False]
 
 
 def _run(argv: list[str], cache: Path) -> subprocess.CompletedProcess:

@@ -53,15 +53,17 @@ def measure(argv: list[str], runs: int) -> tuple[float, float, float]:
     return statistics.median(walls), min(walls), statistics.median(cpus)
 
 
-def write_swf(path: Path, n: int = 5000, seed: int = 0) -> None:
-    """An SWF log of ``n`` jobs on 64 processors (seeded; about 4 days of submits)."""
+def write_swf(path: Path, n: int = 5000, seed: int = 0, gap: int = 120) -> None:
+    """An SWF log of ``n`` jobs on 64 processors (seeded; submits less than ``gap`` seconds
+    apart: about 4 days of them by default), written without numpy or pandas (the start-up
+    test writes its log with it too)."""
     import random
 
     rnd = random.Random(seed)
     lines = ["; MaxProcs: 64", "; UnixStartTime: 0"]
     submit = 0
     for i in range(1, n + 1):
-        submit += rnd.randrange(120)
+        submit += rnd.randrange(gap)
         fields = [i, submit, rnd.randrange(600), rnd.randrange(1, 3600), rnd.randrange(1, 9)]
         fields += [-1, -1, -1, 3600, -1, 1, rnd.randrange(1, 30), rnd.randrange(1, 5)]
         fields += [-1, 1, 1, -1, -1]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -76,6 +77,20 @@ def small_instances(
         for _ in range(n)
     ]
     return make_instance(machines, jobs)
+
+
+def fifo_recorded(k: int, n: int, seed: int):
+    """A recorded log for the audit: ``n`` seeded jobs (releases below 30, sizes 1 to 8) of
+    ``k`` organizations owning 1 or 2 machines each, started as FIFO starts them by 60."""
+    from coopsched.online.policies import get_policy
+
+    rng = np.random.default_rng(seed)
+    jobs = [
+        (int(rng.integers(0, k)), int(rng.integers(0, 30)), int(rng.integers(1, 9)))
+        for _ in range(n)
+    ]
+    inst = make_instance([1 + u % 2 for u in range(k)], jobs)
+    return dataclasses.replace(inst, start=get_policy("fifo").run(inst, 60).start)
 
 
 @pytest.fixture

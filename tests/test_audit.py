@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import small_instances, trace_path
+from conftest import fifo_recorded, small_instances, trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import brute_ref, psi_job, shapley_eq1
@@ -139,16 +139,7 @@ def test_sampled_interval_covers_the_exact_value_in_the_stated_share():
 
 
 def _recorded(k: int = 6, n: int = 60, seed: int = 7):
-    from coopsched.online.policies import get_policy
-    from coopsched.workloads.instance import make_instance
-
-    rng = np.random.default_rng(seed)
-    jobs = [
-        (int(rng.integers(0, k)), int(rng.integers(0, 30)), int(rng.integers(1, 9)))
-        for _ in range(n)
-    ]
-    inst = make_instance([1 + u % 2 for u in range(k)], jobs)
-    return dataclasses.replace(inst, start=get_policy("fifo").run(inst, 60).start)
+    return fifo_recorded(k, n, seed)
 
 
 def test_sampled_report_states_the_game_the_budget_and_each_sign():

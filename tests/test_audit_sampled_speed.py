@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import small_instances, trace_path
+from conftest import fifo_recorded, small_instances, trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +24,6 @@ from coopsched.online.policies import get_policy
 from coopsched.online.ref import ref_schedule
 from coopsched.online.shapley import shapley_antithetic
 from coopsched.online.utilities import psi_sp
-from coopsched.workloads.instance import make_instance
 
 
 def old_values(sched, grid):
@@ -136,13 +135,7 @@ def test_batch_valuation_gives_the_same_estimate(seconds):
 
 
 def _recorded(k=7, n=70, seed=5):
-    rng = np.random.default_rng(seed)
-    jobs = [
-        (int(rng.integers(0, k)), int(rng.integers(0, 30)), int(rng.integers(1, 9)))
-        for _ in range(n)
-    ]
-    inst = make_instance([1 + u % 2 for u in range(k)], jobs)
-    return dataclasses.replace(inst, start=get_policy("fifo").run(inst, 60).start)
+    return fifo_recorded(k, n, seed)
 
 
 def test_sampled_game_equals_the_former_valuation_for_the_same_seed():

@@ -3,6 +3,10 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from startup import write_swf  # noqa: E402
 
 HEAVY = ("numpy", "pandas", "numba", "matplotlib", "distributed", "dask", "pydantic")
 
@@ -56,27 +60,11 @@ def test_a_command_is_built_alone_and_the_rest_on_demand():
     assert set(_command([]).commands) == every
 
 
-def write_swf_log(path, n: int = 5000, seed: int = 0) -> None:
-    """An SWF log of ``n`` jobs (the start-up benchmark's case), without numpy or pandas."""
-    import random
-
-    rnd = random.Random(seed)
-    lines = ["; MaxProcs: 64", "; UnixStartTime: 0"]
-    submit = 0
-    for i in range(1, n + 1):
-        submit += rnd.randrange(60)
-        fields = [i, submit, rnd.randrange(600), rnd.randrange(1, 3600), rnd.randrange(1, 9)]
-        fields += [-1, -1, -1, 3600, -1, 1, rnd.randrange(1, 30), rnd.randrange(1, 5)]
-        fields += [-1, 1, 1, -1, -1]
-        lines.append(" ".join(map(str, fields)))
-    path.write_text("\n".join(lines) + "\n")
-
-
 def test_simulate_swf_does_not_import_pandas(tmp_path):
     """Reading an SWF and simulating it keeps the columns as numpy arrays (issue 26, item 6):
     pandas is imported only when a DataFrame is asked for (``SWFTrace.jobs``)."""
     path = tmp_path / "small.swf"
-    write_swf_log(path, n=300)
+    write_swf(path, n=300, gap=60)  # the start-up benchmark's log, shorter
     heavy = loaded_after(["simulate", str(path), "--orgs", "3", "--horizon", "7200"])
     assert heavy == {"numpy"}  # no pandas, no numba (a small log: the Python engine), and
     # no pydantic (typer's conversion of the option values is done without it)

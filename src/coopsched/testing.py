@@ -40,6 +40,7 @@ import numpy as np
 
 from .online.checker import check_schedule
 from .online.engine import Policy, PolicyError, simulate
+from .online.schedule import Schedule
 from .workloads.instance import Instance, Organization
 
 __all__ = ["CHECKS", "PolicyCheckError", "check_policy", "random_instance", "random_rigid_instance"]
@@ -171,15 +172,28 @@ def _check_idempotent(cls, params, rng, inst) -> None:
         )
 
 
-def _check_non_clairvoyant(cls, params, rng, inst) -> None:
-    T = int(rng.integers(1, inst.release.max() + 2))  # some jobs may come later
-    s = _run(cls, params, "non_clairvoyant", inst, T)
+def _unseen_sizes_changed(
+    cls: type[Policy], rng: np.random.Generator, inst: Instance, s: Schedule, T: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The jobs whose sizes a non-clairvoyant policy cannot know before ``T`` in the
+    schedule ``s`` (unfinished at ``T``; for a self-driven policy, released at or after
+    ``T``) and new sizes, each of them longer by 1 to 4; ``None`` when there is none."""
     done = (s.start >= 0) & (s.start + inst.size <= T)
     change = inst.release >= T if cls.drives_simulation() else ~done
     if not change.any():
-        return
+        return None
     size2 = inst.size.copy()
     size2[change] += rng.integers(1, 5, size=int(change.sum()))
+    return change, size2
+
+
+def _check_non_clairvoyant(cls, params, rng, inst) -> None:
+    T = int(rng.integers(1, inst.release.max() + 2))  # some jobs may come later
+    s = _run(cls, params, "non_clairvoyant", inst, T)
+    resized = _unseen_sizes_changed(cls, rng, inst, s, T)
+    if resized is None:
+        return
+    change, size2 = resized
     other = Instance(inst.organizations, inst.org, inst.release, size2)
     s2 = _run(cls, params, "non_clairvoyant", other, T)
     before = (s.start >= 0) | (s2.start >= 0)
@@ -218,12 +232,10 @@ def _check_non_clairvoyant_rigid(cls, params, rng) -> None:
     T = int(rng.integers(1, inst.release.max() + 2))
     try:
         s = simulate(inst, cls(**params), T, backfill=rule)
-        done = (s.start >= 0) & (s.start + inst.size <= T)
-        change = inst.release >= T if cls.drives_simulation() else ~done
-        if not change.any():
+        resized = _unseen_sizes_changed(cls, rng, inst, s, T)
+        if resized is None:
             return
-        size2 = inst.size.copy()
-        size2[change] += rng.integers(1, 5, size=int(change.sum()))
+        change, size2 = resized
         other = Instance(
             inst.organizations,
             inst.org,

@@ -32,7 +32,7 @@ import pandas as pd
 from ..online.fairness import fairness
 from ..online.policies import get_policy
 from ..online.schedule import Schedule
-from ..workloads.prepare import random_windows, trace_to_instance
+from ..workloads.prepare import random_windows
 from . import study as opt
 from .columns import label as column_label
 from .columns import resolve_policies
@@ -43,6 +43,7 @@ from .windows import (
     load_trace,
     parse_ints,
     policy_params,
+    task_instance,
     trace_files,
 )
 
@@ -76,18 +77,7 @@ def censored(sched: Schedule, horizon: int) -> dict[str, float]:
 def evaluate_rigid_window(task: dict) -> dict:
     """One window, rigid jobs: REF under each rule, then every policy under the same rule
     (a sweep task)."""
-    trace = load_trace(task["path"])
-    L = task["length"]
-    inst = trace_to_instance(
-        trace,
-        k=task["k"],
-        start=task["start"],
-        length=L,
-        machines=task["machines"],
-        split=task["split"],
-        seed=task["seed"],
-        jobs="rigid",
-    )
+    inst = task_instance(task, jobs="rigid")
     T = int(inst.meta["horizon"])
     row: dict = {
         "n_jobs": inst.n,

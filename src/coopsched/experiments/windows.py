@@ -6,6 +6,7 @@
   ``$COOPSCHED_TRACES`` and the download cache; never downloaded;
 * :class:`WindowState`: how the windows are drawn and filled, and the job model (``jobs``
   sequential or rigid, ``backfill``);
+* :func:`task_instance`: the instance of one window (a sweep task's);
 * :func:`evaluate_window`: one window, REF once and every policy against it (the sweep
   task of Tables 1 and 2, Figure 10, the sensitivity and production studies);
 * :func:`rows_frame`, :func:`default_machines`, :func:`policy_params`,
@@ -34,6 +35,7 @@ from ..workloads.archive import (
     load_trace,
     trace_path,
 )
+from ..workloads.instance import Instance
 from ..workloads.prepare import OWNERS, peak_concurrency, trace_machines, trace_to_instance
 from ..workloads.swf import SWFTrace
 
@@ -117,6 +119,23 @@ def policy_params(name: str, seed: int, rand_samples: int) -> tuple[str, dict]:
     return name, params
 
 
+def task_instance(task: dict, **options: Any) -> Instance:
+    """The instance of a sweep task's window: the log at ``task["path"]`` cut at ``start``
+    for ``length`` seconds, its jobs dealt to ``k`` organizations owning ``machines``
+    (``split``, ``seed``); ``options``: more keyword arguments of
+    ``workloads.prepare.trace_to_instance``."""
+    return trace_to_instance(
+        load_trace(task["path"]),
+        k=task["k"],
+        start=task["start"],
+        length=task["length"],
+        machines=task["machines"],
+        split=task["split"],
+        seed=task["seed"],
+        **options,
+    )
+
+
 def evaluate_window(task: dict) -> dict:
     """One window: REF once, then ``dpsi/p_tot`` and utilization of every policy (a sweep
     task). ``task["variants"]`` (optional) maps a label to ``[policy, params]``: more runs of
@@ -131,18 +150,7 @@ def evaluate_window(task: dict) -> dict:
     when every job has a requested time, else first-fit), reported in the row as
     ``backfill``. The horizon and the start of the measured window come from the
     instance's ``meta``."""
-    trace = load_trace(task["path"])
-    L = task["length"]
-    inst = trace_to_instance(
-        trace,
-        k=task["k"],
-        start=task["start"],
-        length=L,
-        machines=task["machines"],
-        split=task["split"],
-        seed=task["seed"],
-        **task.get("window_options", {}),
-    )
+    inst = task_instance(task, **task.get("window_options", {}))
     T = int(inst.meta["horizon"])
     W = int(inst.meta.get("measure_from") or 0)
     row: dict = {"n_jobs": inst.n, "machines": inst.machines.tolist()}

@@ -42,7 +42,7 @@ from .backends import (
     rule_named,
 )
 from .compiled import _BIG, _mul_lt, _older, int64_bounds, mt_state, randbelow
-from .kernels import JIT_OPTIONS
+from .kernels import JIT_OPTIONS, _pop2, _push2
 
 NONE, FIRST_FIT, EASY = 0, 1, 2
 #: REF inside one coalition (coopsched.online.ref.rigid): RAND's key with the coalition's
@@ -50,44 +50,6 @@ NONE, FIRST_FIT, EASY = 0, 1, 2
 #: (keys modulo 2^64 beside float64 copies, :func:`_key_cmp`)
 REFC = 7
 _BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY}
-
-
-@numba.njit(**JIT_OPTIONS)
-def _push(ht, hs, n, t, s):
-    """Push ``(t, s)`` on a heap held in two arrays (end time, start sequence)."""
-    i = n
-    ht[i] = t
-    hs[i] = s
-    while i > 0:
-        q = (i - 1) >> 1
-        if ht[q] < ht[i] or (ht[q] == ht[i] and hs[q] <= hs[i]):
-            break
-        ht[q], ht[i] = ht[i], ht[q]
-        hs[q], hs[i] = hs[i], hs[q]
-        i = q
-    return n + 1
-
-
-@numba.njit(**JIT_OPTIONS)
-def _pop(ht, hs, n):
-    n -= 1
-    ht[0] = ht[n]
-    hs[0] = hs[n]
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= n:
-            break
-        c = left
-        r = left + 1
-        if r < n and (ht[r] < ht[left] or (ht[r] == ht[left] and hs[r] < hs[left])):
-            c = r
-        if ht[i] < ht[c] or (ht[i] == ht[c] and hs[i] <= hs[c]):
-            break
-        ht[c], ht[i] = ht[i], ht[c]
-        hs[c], hs[i] = hs[i], hs[c]
-        i = c
-    return n
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -405,7 +367,7 @@ def _engine_rigid(
     nn = max(n, 1)
     ht = np.zeros(nn, np.int64)  # completions: (end, start sequence)
     hs = np.zeros(nn, np.int64)
-    nheap = np.int64(0)  # not the literal 0: one specialization of _pop
+    nheap = np.int64(0)  # not the literal 0: one specialization of _pop2
     seq_pos = np.zeros(nn + 1, np.int64)
     ex_e = np.zeros(nn, np.int64)  # EASY: running jobs by (start + requested, sequence)
     ex_s = np.zeros(nn, np.int64)
@@ -432,7 +394,7 @@ def _engine_rigid(
             break
         while nheap > 0 and ht[0] == t:  # completions, in start order
             sq = hs[0]
-            nheap = _pop(ht, hs, nheap)
+            nheap = _pop2(ht, hs, nheap)
             pos = seq_pos[sq]
             u = owner[pos]
             q = width[pos]
@@ -572,7 +534,7 @@ def _engine_rigid(
             out_start[pos] = t
             seq += 1
             seq_pos[seq] = pos
-            nheap = _push(ht, hs, nheap, min(t + size[pos], _BIG), seq)
+            nheap = _push2(ht, hs, nheap, min(t + size[pos], _BIG), seq)
             if bf == EASY:
                 e = t + req[pos]
                 x = nexp

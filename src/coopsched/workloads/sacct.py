@@ -986,7 +986,36 @@ def read_sacct(
     empty = {c: np.empty(0, dtype=object if c in _TEXT else np.int64) for c in parts}
     data = {c: np.concatenate(v) if v else empty[c] for c, v in parts.items()}
     code = data.pop("code")
-    jobs = pd.DataFrame(data, columns=list(COLUMNS))
+    return _recorded_log(
+        path_s,
+        data,
+        excluded,
+        machines,
+        zone_name,
+        "sacct",
+        notes,
+        window=None if win is None else win.result(code),
+    )
+
+
+#: Text columns of a recorded log.
+_TEXT = ("job", "user", "group", "account", "partition", "queue")
+
+
+def _recorded_log(
+    path_s: str,
+    columns: dict[str, np.ndarray],
+    excluded: dict[str, int],
+    machines: int | None,
+    zone_name: str,
+    source: str,
+    notes: list[str],
+    window: LogWindow | None = None,
+) -> RecordedLog:
+    """The recorded log of a sacct export from its kept jobs' ``columns`` (those of
+    :data:`~coopsched.workloads.recorded.COLUMNS`: text in :data:`_TEXT`, the rest int64),
+    times in Unix seconds."""
+    jobs = pd.DataFrame(columns, columns=list(COLUMNS))
     for c in COLUMNS:
         jobs[c] = jobs[c].astype(object if c in _TEXT else "int64")
     return RecordedLog(
@@ -996,14 +1025,10 @@ def read_sacct(
         machines=machines,
         epoch=0,
         timezone=zone_name,
-        source="sacct",
+        source=source,
         notes=notes,
-        window=None if win is None else win.result(code),
+        window=window,
     )
-
-
-#: Text columns of a recorded log.
-_TEXT = ("job", "user", "group", "account", "partition", "queue")
 
 
 def _never(start: np.ndarray, end: np.ndarray, alloc: np.ndarray, state: np.ndarray) -> np.ndarray:
@@ -1099,18 +1124,4 @@ def assemble(
     rows = _rules(prob, cols, machines, excluded)
     note_malformed(prob.messages(), excluded, notes, option)
     rows["queue"] = np.full(len(rows["submit"]), "", dtype=object)
-    jobs = pd.DataFrame(rows, columns=list(COLUMNS))
-    for c in ("submit", "start", "end", "processors", "requested", "line"):
-        jobs[c] = jobs[c].astype("int64")
-    for c in ("job", "user", "group", "account", "partition", "queue"):
-        jobs[c] = jobs[c].astype(object)
-    return RecordedLog(
-        path=path_s,
-        jobs=jobs,
-        excluded=excluded,
-        machines=machines,
-        epoch=0,
-        timezone=zone_name,
-        source=source,
-        notes=notes,
-    )
+    return _recorded_log(path_s, rows, excluded, machines, zone_name, source, notes)

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from ..kernels import JIT_OPTIONS
+from ..kernels import JIT_OPTIONS, _pop2, _push2
 
 _MASK = (1 << 32) - 1
 
@@ -119,48 +119,6 @@ def _hpop(h, off, n):
         tmp = h[off + c]
         h[off + c] = h[off + i]
         h[off + i] = tmp
-        i = c
-    return n
-
-
-@numba.njit(**JIT_OPTIONS)
-def _push2(ht, hp, n, t, p):
-    """Push ``(t, p)`` on a heap held in two arrays (time, payload); no packed keys.
-
-    A plain (not inlined) function: numba reference-counts array aliases that inlining
-    creates, once per sift step, which cost more than the heap itself.
-    """
-    i = n
-    ht[i] = t
-    hp[i] = p
-    while i > 0:
-        q = (i - 1) >> 1
-        if ht[q] < ht[i] or (ht[q] == ht[i] and hp[q] <= hp[i]):
-            break
-        ht[q], ht[i] = ht[i], ht[q]
-        hp[q], hp[i] = hp[i], hp[q]
-        i = q
-    return n + 1
-
-
-@numba.njit(**JIT_OPTIONS)
-def _pop2(ht, hp, n):
-    n -= 1
-    ht[0] = ht[n]
-    hp[0] = hp[n]
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= n:
-            break
-        c = left
-        r = left + 1
-        if r < n and (ht[r] < ht[left] or (ht[r] == ht[left] and hp[r] < hp[left])):
-            c = r
-        if ht[i] < ht[c] or (ht[i] == ht[c] and hp[i] <= hp[c]):
-            break
-        ht[c], ht[i] = ht[i], ht[c]
-        hp[c], hp[i] = hp[i], hp[c]
         i = c
     return n
 

@@ -26,6 +26,9 @@ The jobs (``--list`` prints their commands):
 * ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (about an hour: sampled
   audits up to 100 organizations, each within the issue's time target, in one process, and
   one case compared with 2 dask workers);
+* ``audit-variance``: ``benchmarks/audit_variance.py`` (not a timing: the spread of the
+  organizations' marginal contributions on the RICC month at N = 50, and the orders a
+  decided sign needs; a few minutes);
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
 * ``ref-rigid``: ``benchmarks/ref_rigid.py`` (exact REF for rigid jobs with EASY, and RAND);
@@ -166,6 +169,13 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "sampled audits by user: RICC month at N = 20/50/100, HPC2N and KTH-SP2 months, "
             "within the targets' budgets; RICC N = 50 on 2 dask workers",
             needs="distributed",
+        ),
+        Job(
+            "audit-variance",
+            [[py, f"{b}/audit_variance.py", *t]],
+            "results-audit-variance.txt",
+            "why the sampled audit needs many orders: marginal spread by organization, "
+            "RICC month at N = 50 (not a timing)",
         ),
         Job(
             "table2",

@@ -609,3 +609,87 @@ def test_estimator_table_quotes_the_results_file():
     assert table["Hoeffding, plain orders (former)"][0] == span(cols["hoeff"])
     assert table["antithetic, Student t, adaptive (the audit's default)"][0] == span(cols["ad t"])
     assert table["antithetic, Hall, adaptive"][0] == span(cols["ad hl"])
+
+
+def test_readme_sampled_audits_quote_the_files():
+    """The README's sampled-audit table, dask comparison and variance figures are the
+    committed ``benchmarks/results-audit-sampled.txt`` and ``results-audit-variance.txt``."""
+    readme = (ROOT / "README.md").read_text()
+    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    text = " ".join(perf.split())
+    lines = _bench("results-audit-sampled.txt").splitlines()
+    one = re.compile(
+        r"(\w+) days \d+-\d+ k=(\d+) jobs=([\d,]+): one process, budget (\d+) s: wall\s+([\d.]+)"
+        r" s CPU\s+[\d.]+ s; orders\s+(\d+) \(stop: (\w+)\), coalitions\s+[\d,]+; signs "
+        r"decided (\d+), within 5 % (\d+), undecided (\d+)"
+    )
+    cases = [m.groups() for m in map(one.search, lines) if m]
+    assert len(cases) == 5
+    for log, k, jobs, budget, wall, orders, stop, dec, small, neither in cases:
+        row = [r for r in perf.splitlines() if r.startswith("|") and f"| {jobs} |" in r]
+        row = [r for r in row if f"N = {k} |" in r or f"all {k} users" in r]
+        assert len(row) == 1, (log, k)
+        cells = [c.strip() for c in row[0].strip("|").split("|")]
+        assert cells[2] == f"{budget} s"
+        assert cells[3] == (
+            orders if stop == "seconds" else f"{orders} (all, in {float(wall):.0f} s)"
+        )
+        assert cells[4:] == [dec, small, neither], (log, k, cells)
+    dask = next(x for x in lines if "dask comparison" in x)
+    w1, c1, w2, c2, x = (
+        _num(p, dask)
+        for p in (
+            r"one process wall\s+([\d.]+)",
+            r"one process wall\s+[\d.]+ s CPU\s+([\d.]+)",
+            r"workers wall\s+([\d.]+)",
+            r"workers wall\s+[\d.]+ s CPU\s+([\d.]+)",
+            r"speed-up x([\d.]+)",
+        )
+    )
+    assert "same estimate" in dask
+    assert f"{x:.2f} times faster in wall time ({w2:.1f} s against {w1:.1f} s; {c2:.1f} s" in text
+    assert f"of CPU in all against {c1:.1f} s)" in text
+    var = _bench("results-audit-variance.txt")
+    big = re.search(
+        r"(\d+) of (\d+) organizations have \|surplus\| >= 5 % of phi; orders needed to decide "
+        r"their signs: median ([\d,]+), largest ([\d,]+)",
+        " ".join(var.split()),
+    )
+    assert big is not None
+    n_big, k, median, largest = big.groups()
+    assert f"at N = {k}, {n_big} users have a surplus of at least 5 %" in text
+    assert f"median of about {_round(median)} orders but up to about {_round(largest)}" in text
+    share = re.search(r"removes: median ([\d.]+), largest ([\d.]+)", var)
+    assert share is not None
+    med, top = (float(x) for x in share.groups())
+    assert f"remove a median {med:.0%} of that variance" in text.replace(" %", "%")
+    audit = " ".join((ROOT / "docs" / "audit.md").read_text().split())
+    assert f"Of the {k}, {n_big} have a surplus of at least 5 %" in audit
+    assert f"median of {median} orders and up to {largest}" in audit
+    assert f"median {med:.0%} of the variance (at most {top:.0%})".replace("%", " %") in audit
+    assert f"took {x:.2f} times less wall time" in audit
+
+
+def _round(x: str) -> str:
+    """``"2,607"`` -> ``"2,600"``, ``"129"`` -> ``"130"``: two significant figures."""
+    v = int(x.replace(",", ""))
+    return f"{int(float(f'{v:.2g}')):,}"
+
+
+def test_read_large_figures_quote_the_file():
+    """The README's and docs/formats.md's one-month read of a 2 GB sacct log are the
+    committed ``benchmarks/results-read-large.txt``, and within the 2 GB we aim for."""
+    out = _bench("results-read-large.txt")
+    size = _num(r"([\d,]+) MB, [\d,]+ copies", out)
+    jobs = _num(r"\(([\d,]+) jobs over", out)
+    wall = _num(r'"wall s": ([\d.]+)', out)
+    peak = _num(r'"peak RSS MB": (\d+)', out)
+    rows = _num(r'"rows kept": (\d+)', out)
+    assert peak < 2048
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    formats = " ".join((ROOT / "docs" / "formats.md").read_text().split())
+    for text in (readme, formats):
+        assert f"{size:,.0f} MB" in text and f"{wall:.0f} s" in text
+        assert f"peak of {peak:.0f} MB of memory" in text
+        assert f"{jobs / 1e6:.1f} million jobs" in text
+    assert f"({rows:,.0f} rows)" in readme

@@ -72,10 +72,10 @@ def _append(fh, row: dict) -> None:
 def _worker_init(notice: tuple[bool, Any] = (False, None)) -> None:
     """Local workers: Ctrl-C is the parent's business; die with the parent (Linux); the
     compile notice printed once for the whole pool (:func:`coopsched.online.jit.for_workers`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # first: a Ctrl-C may come at any time
     from ..online import jit
 
     jit.in_worker(notice)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)

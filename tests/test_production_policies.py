@@ -484,7 +484,7 @@ def test_htcondor_infinite_half_life_is_static_priority_by_share(inst, horizon):
     class Static(Policy):
         def select(self, view):
             c = view.candidates()
-            return max(c, key=lambda u: (view.machines[u], -view.head_position(u)))
+            return max(c, key=lambda u: (view.machines[u], -view.rank_position(u)))
 
     a = HTCondor(half_life=math.inf).run(inst, horizon)
     assert a.start.tolist() == Static().run(inst, horizon).start.tolist()

@@ -124,7 +124,9 @@ def _mul_lt(a, b, c, d):
 @numba.njit(**JIT_OPTIONS)
 def _older(x, u, org_jobs, org_ptr, head):
     """Is ``x``'s oldest waiting job earlier in submission order than ``u``'s? (Jobs are
-    numbered in that order here.) The tie rule of every pick (docs/conventions.md)."""
+    numbered in that order here.) The tie rule of every pick (docs/conventions.md), called
+    with the queue heads as the picks at the current time began (``rhead``), so one ranking
+    holds for the whole event time."""
     return org_jobs[org_ptr[x] + head[x]] < org_jobs[org_ptr[u] + head[u]]
 
 
@@ -184,6 +186,8 @@ def _engine(
     work = np.zeros(k, np.int64)
     tl = np.zeros(k, np.int64)
     head = np.zeros(k, np.int64)
+    rhead = np.zeros(k, np.int64)  # the queue heads as the rule's picks at t began: ties
+    ranked_at = np.int64(-1)
     key = np.zeros(k, np.int64)
     key_t = np.int64(-1)
     # DIRECTCONTR: contribution accumulators per machine owner (state rows 0-3)
@@ -254,6 +258,9 @@ def _engine(
         # greedy picks at t (waiting pinned jobs first, without the rule)
         while nfree > 0 and total_waiting > 0:
             u = np.int64(-1)  # typed int64, not Literal[-1]: one _older for all
+            if pin_waiting == 0 and ranked_at != t:  # the rule's first pick at t: tie order
+                ranked_at = t
+                rhead[:] = head
             if pin_waiting > 0:  # the oldest waiting pinned job heads its organization's queue
                 u = owner[pin_pos[pp]]
                 pp += 1
@@ -292,12 +299,12 @@ def _engine(
                     # num / dx against bn / bd (a zero share is an infinite ratio); equal
                     # ratios go to the older queue head (docs/conventions.md, ties)
                     if dx == 0:
-                        better = bd == 0 and _older(x, u, org_jobs, org_ptr, head)
+                        better = bd == 0 and _older(x, u, org_jobs, org_ptr, rhead)
                     elif bd == 0 or _mul_lt(num, bd, bn, dx):
                         better = True
                     else:
                         better = not _mul_lt(bn, dx, num, bd) and _older(
-                            x, u, org_jobs, org_ptr, head
+                            x, u, org_jobs, org_ptr, rhead
                         )
                     if better:
                         u, bn, bd = x, num, dx
@@ -315,7 +322,7 @@ def _engine(
                     if waiting[x] > 0 and (
                         u < 0
                         or key[x] > key[u]
-                        or (key[x] == key[u] and _older(x, u, org_jobs, org_ptr, head))
+                        or (key[x] == key[u] and _older(x, u, org_jobs, org_ptr, rhead))
                     ):
                         u = x
             else:  # RAND: sampled phi - psi, fixed during one event
@@ -324,7 +331,7 @@ def _engine(
                 for x in range(k):
                     if waiting[x] > 0:
                         ncand += 1
-                        if first < 0 or _older(x, first, org_jobs, org_ptr, head):
+                        if first < 0 or _older(x, first, org_jobs, org_ptr, rhead):
                             first = x
                 if ncand == 1 or nfree >= total_waiting:
                     u = first  # the pick cannot change any start time
@@ -360,7 +367,7 @@ def _engine(
                         if waiting[x] > 0 and (
                             u < 0
                             or key[x] > key[u]
-                            or (key[x] == key[u] and _older(x, u, org_jobs, org_ptr, head))
+                            or (key[x] == key[u] and _older(x, u, org_jobs, org_ptr, rhead))
                         ):
                             u = x
             pos = org_jobs[org_ptr[u] + head[u]]

@@ -107,6 +107,7 @@ def _pick(
     t,
     shown,
     head,
+    rhead,
     qptr,
     qjobs,
     machines,
@@ -140,7 +141,8 @@ def _pick(
     rank,
 ):
     """The organization the rule picks among those ``shown`` (as the Python policies do,
-    ties to the older queue head). ``misc[0]``: the event time the keys were computed at;
+    ties to the older queue head as the rule's picks at ``t`` began: ``rhead``, one ranking
+    for the whole event time; FIFO reads the live heads ``head``). ``misc[0]``: the event time the keys were computed at;
     ``misc[1]``: ROUNDROBIN's last served position in ``order``."""
     u = np.int64(-1)  # typed int64, not Literal[-1]: one _older / _key_cmp for all
     if rule == FIFO:
@@ -176,11 +178,11 @@ def _pick(
                 u, bn, bd = x, num, dx
                 continue
             if dx == 0:
-                better = bd == 0 and _older(x, u, qjobs, qptr, head)
+                better = bd == 0 and _older(x, u, qjobs, qptr, rhead)
             elif bd == 0 or _mul_lt(num, bd, bn, dx):
                 better = True
             else:
-                better = not _mul_lt(bn, dx, num, bd) and _older(x, u, qjobs, qptr, head)
+                better = not _mul_lt(bn, dx, num, bd) and _older(x, u, qjobs, qptr, rhead)
             if better:
                 u, bn, bd = x, num, dx
     elif rule == DIRECTCONTR:
@@ -204,7 +206,7 @@ def _pick(
                     u = x
                     continue
                 c = _key_cmp(key, key_f, x, u)
-                if c > 0 or (c == 0 and _older(x, u, qjobs, qptr, head)):
+                if c > 0 or (c == 0 and _older(x, u, qjobs, qptr, rhead)):
                     u = x
     else:  # RAND (sampled phi - psi) or REF inside one coalition (REFC), fixed at t
         ncand = 0
@@ -212,7 +214,7 @@ def _pick(
         for x in range(k):
             if shown[x] > 0:
                 ncand += 1
-                if first < 0 or _older(x, first, qjobs, qptr, head):
+                if first < 0 or _older(x, first, qjobs, qptr, rhead):
                     first = x
         if ncand == 1:
             return first
@@ -267,7 +269,7 @@ def _pick(
                         y = nr
                         while y > 0:
                             c = _key_cmp(key, key_f, rank[y - 1], x)
-                            if c > 0 or (c == 0 and not _older(x, rank[y - 1], qjobs, qptr, head)):
+                            if c > 0 or (c == 0 and not _older(x, rank[y - 1], qjobs, qptr, rhead)):
                                 break
                             rank[y] = rank[y - 1]
                             y -= 1
@@ -281,7 +283,7 @@ def _pick(
             return -1
         for x in range(k):
             if shown[x] > 0 and (
-                u < 0 or key[x] > key[u] or (key[x] == key[u] and _older(x, u, qjobs, qptr, head))
+                u < 0 or key[x] > key[u] or (key[x] == key[u] and _older(x, u, qjobs, qptr, rhead))
             ):
                 u = x
     return u
@@ -340,6 +342,8 @@ def _engine_rigid(
     queued = np.zeros(k, np.int64)
     shown = np.zeros(k, np.int64)
     head = np.zeros(k, np.int64)
+    rhead = np.zeros(k, np.int64)  # the queue heads as the rule's picks at t began: ties
+    ranked_at = np.int64(-1)
     running = np.zeros(k, np.int64)
     psi = np.zeros(k, np.int64)
     work = np.zeros(k, np.int64)
@@ -454,6 +458,9 @@ def _engine_rigid(
             else:
                 if total == 0 or nfree == 0:
                     break
+                if ranked_at != t:  # the rule's first pick at t: fix the tie order
+                    ranked_at = t
+                    rhead[:] = head
                 anyone = False
                 for x in range(k):
                     ok = queued[x] > 0
@@ -476,6 +483,7 @@ def _engine_rigid(
                     t,
                     shown,
                     head,
+                    rhead,
                     qptr,
                     qjobs,
                     machines,

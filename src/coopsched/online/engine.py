@@ -67,6 +67,7 @@ class SimView:
         "_work",
         "_tl",
         "_head_pos",
+        "_rank_pos",
         "_rel",
         "_machine_owner",
         "_free",
@@ -92,6 +93,7 @@ class SimView:
         self._work = [0] * k
         self._tl = [0] * k
         self._head_pos: list[int] = [0] * k
+        self._rank_pos: list[int] = self._head_pos
         self._rel: list[int] = []
         self._machine_owner = machine_owner
         self._free: list[int] = []
@@ -132,6 +134,13 @@ class SimView:
         """Global submission rank of ``u``'s oldest waiting job (smaller = older)."""
         return self._head_pos[u]
 
+    def rank_position(self, u: int) -> int:
+        """Global submission rank of ``u``'s oldest waiting job *as the picks at the current
+        time began* (smaller = older): the tie order, fixed for the whole event time, so a
+        tied winner keeps receiving machines at ``t`` as in REF (docs/conventions.md, "Ties
+        and anonymity")."""
+        return self._rank_pos[u]
+
     def head_release(self, u: int) -> int | None:
         """Release time of ``u``'s oldest waiting job (``None`` when ``u`` has none)."""
         return self._rel[self._head_pos[u]] if self.waiting[u] else None
@@ -141,11 +150,12 @@ class SimView:
         return self._machine_owner[m]
 
     def candidates(self) -> list[int]:
-        """Organizations with a waiting job, oldest waiting job first (global submission
-        order of the queue heads). A policy that keeps the first of equally good
-        candidates thus breaks ties by that order, never by organization names or
-        indices (docs/conventions.md, "Ties and anonymity")."""
-        w, hp = self.waiting, self._head_pos
+        """Organizations with a waiting job, in the tie order of the current time: oldest
+        queue head first, the heads taken as the picks at ``t`` began
+        (:meth:`rank_position`). A policy that keeps the first of equally good candidates
+        thus breaks ties by that order, never by organization names or indices, and keeps
+        one ranking for the whole event time (docs/conventions.md, "Ties and anonymity")."""
+        w, hp = self.waiting, self._rank_pos
         c = [u for u in self.members if w[u]]
         if len(c) > 1:
             c.sort(key=hp.__getitem__)
@@ -413,6 +423,8 @@ def simulate(
     BIG = n + 1
     for u in range(k):
         head_pos[u] = BIG
+    rank_pos = view._rank_pos = head_pos[:]  # the tie order, taken once per event time
+    ranked_at = -1
     view._rel = rel
     policy.reset(view)
     rng = random.Random(getattr(policy, "seed", 0)) if policy.random_machines else None
@@ -465,6 +477,9 @@ def simulate(
                 u = min((head_pos[x], x) for x in mem if waiting[x] and pinned[head_pos[x]])[1]
                 pin_waiting -= 1
             else:
+                if ranked_at != t:  # the queue heads as the policy's picks at t begin
+                    ranked_at = t
+                    rank_pos[:] = head_pos
                 u = select(view)
             if u.__class__ is not int:
                 u = _as_index(policy, u, t)

@@ -128,6 +128,7 @@ def simulate_rigid(
     BIG = n + 1
     for u in range(k):
         head_pos[u] = BIG
+    rank_pos = view._rank_pos = head_pos[:]  # the tie order, taken once per event time
     view._rel = rel
     # machine identities only when the policy needs them (hooks, random machines)
     events = _wants_events(policy)
@@ -266,6 +267,7 @@ def simulate_rigid(
             if width[pos] > view._nfree:
                 break
             begin(pos, t)
+        rank_pos[:] = head_pos  # ties at t: the queue heads as the rule's picks begin
         # the rule
         if backfill == "none":
             while total and view._nfree:

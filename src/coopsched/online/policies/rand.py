@@ -8,7 +8,8 @@ default; Prop. 5.4 makes the choice irrelevant for unit jobs), and ``u``'s contr
 at ``t`` is estimated as the mean of ``v(C' + u, t) - v(C', t)`` over the ``N``
 orderings (an unbiased estimate of Eq. 2). The grand coalition then starts the job of
 the organization with the largest ``phi - psi`` (``phi``, ``psi`` evaluated at ``t``,
-fixed during one event; ties to the lowest index), as REF does.
+fixed during one event; ties to the older queue head as the picks at ``t`` began, so the
+ranking is kept for the whole event time), as REF does.
 
 ``N`` is given directly (the paper uses 15 and 75) or from Theorem 5.6:
 ``N = ceil(k^2 / eps^2 * ln(k / (1 - lambda)))``.

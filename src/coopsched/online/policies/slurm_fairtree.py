@@ -135,7 +135,7 @@ class SlurmFairTree(DecayedUsagePolicyMixin, Policy):
         less = self._less
         if self._tree:  # two levels: the best account with a waiting member first
             best_g, gu, gs = None, 0.0, 0.0
-            hp = view.head_position
+            hp = view.rank_position
             # accounts with a waiting member, the one with the oldest waiting job first, so
             # that ties (at both levels) go to the oldest waiting job, never to an index
             live = [g for g in self._groups if any(waiting[u] for u in g)]

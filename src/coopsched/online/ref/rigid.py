@@ -88,7 +88,7 @@ class _CoalitionRef(Policy):
         if view.t != self._t:  # one ranking per event time (the literal reading)
             self._t = view.t
             key = self._keys(view)
-            self._rank = sorted(key, key=lambda u: (-key[u], view.head_position(u)))
+            self._rank = sorted(key, key=lambda u: (-key[u], view.rank_position(u)))
         waiting = view.waiting
         for u in self._rank:  # the best ranked that may start now keeps receiving machines
             if waiting[u]:

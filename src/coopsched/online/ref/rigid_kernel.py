@@ -1,0 +1,664 @@
+"""The lockstep kernel of REF for rigid jobs (Skowron & Rzadca, Fig. 1 with Fig. 3's
+``psi_sp``, extended to rigid jobs under a backfilling rule; docs/conventions.md, rigid
+jobs), in numba, imported on first use by :func:`coopsched.online.ref.rigid.ref_rigid_schedule`.
+
+Every coalition ``C`` is simulated at once, event time by event time, exactly as the
+compiled rigid engine (:mod:`coopsched.online.compiled_rigid`, policy ``REFC``) simulates
+it alone:
+
+* at each event time ``t`` of ``C`` (a release by one of its members, too wide or not, or a
+  completion in its schedule): completions, then releases (a job wider than ``C``'s
+  machines never queued), then pinned jobs (the oldest waiting one while it fits), then
+  the rule (none, first-fit, EASY with its reservation from requested times);
+* REF's pick: the member with the largest ``phi_u(C) - psi_u``, ranked once at ``t`` (at the
+  first pick with two candidates or more) and kept for every pick at ``t``, ties to the
+  older queue head at the time of the ranking.
+
+Only the ranking differs in how it is computed. ``phi_u(C)`` depends on the values at
+``t`` of ``C``'s subcoalitions, which depend only on their schedules before ``t`` (a job
+started at ``t`` adds nothing at ``t``): in lockstep they are all at hand, as records
+``co[S, CO_VALUE .. CO_LAST]`` brought to ``t`` in closed form. At an event time where
+ranking by Eq. (1) (``2^(|C|-1)`` terms per member) would cost more over the coalitions
+that may rank, the Hart and Mas-Colell potential of every coalition is computed once in
+float64 (:func:`~coopsched.online.ref.kernel._float_potential`, ``k 2^k`` operations),
+``phi_u(C) = P(C) - P(C - u)``, and the order is taken from it only when its proven error
+bounds decide it (:func:`~coopsched.online.ref.kernel._certified_ranks`); every other
+ranking is computed by Eq. (1) on the exact values in two int64 words
+(:func:`_eq1_key`). The ranking, hence every schedule, is the exact one.
+
+A coalition whose queued jobs fit its free machines all together starts them all
+whatever the order, so it is not ranked. Completions are kept in buckets, one per (job,
+start time) shared by every coalition that started the job then, as in the sequential
+kernel (:mod:`coopsched.online.ref.kernel`); EASY's running jobs of each coalition are a
+list sorted by expected end (``start + requested``), in the same pool of entries.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numba
+import numpy as np
+
+from ..compiled import _BIG
+from ..kernels import JIT_OPTIONS, _pop2, _push2
+from .kernel import (
+    CO_LAST,
+    CO_RUNNING,
+    CO_VALUE,
+    CO_WORK,
+    _certified_ranks,
+    _float_potential,
+    _psi_sp_at,
+    _work_at,
+)
+
+_MASK = (1 << 32) - 1
+
+# The rule's codes, as in coopsched.online.compiled_rigid.
+NONE, FIRST_FIT, EASY = 0, 1, 2
+
+# co[C, .]: one record per coalition; fields 0-3 (value, work, running processors, time of
+# the last update) are those of the sequential kernel, which _float_potential reads
+CO_FREE = 4  # free machines
+CO_WAITING = 5  # queued jobs
+CO_WAITW = 6  # their processors
+CO_WMASK = 7  # members with queued jobs
+CO_PINNED = 8  # queued pinned jobs
+CO_VISIT = 9  # the event number of the last visit (-1: never)
+CO_EFIRST = 10  # EASY: the first and last entries of the running jobs by expected end
+CO_ELAST = 11
+CO_FIELDS = 12
+# mem[C, u, .]: one record per (coalition, member)
+MEM_PSI = 0  # psi_u as of MEM_LAST
+MEM_WORK = 1  # u's processed work (processor-seconds) by MEM_LAST
+MEM_LAST = 2
+MEM_RUNNING = 3  # u's processors in use in C
+MEM_HEAD = 4  # index in org_jobs of u's next job that fits C (the queue head when queued)
+MEM_QUEUED = 5  # u's queued jobs in C
+MEM_FIELDS = 6
+# stats[.]
+ST_EVENTS = 0  # event times processed
+ST_VISITS = 1  # coalition visits
+ST_READY = 2  # visits with free machines and queued jobs
+ST_RANKINGS = 3  # rankings computed
+ST_POTENTIAL = 4  # event times that computed the float potential
+ST_UNPROVEN = 5  # rankings the float potential did not prove (taken from Eq. (1))
+ST_STARTS = 6  # jobs started over all coalitions
+ST_PEAK = 7  # the most entries (coalition, running job) live at once
+ST_POOL_FULL = 8  # 1: the entry pool ran out, the run stopped (the driver reruns it)
+ST_FINAL = 9  # 1: the values at the grand coalition's last completion were taken
+ST_T_END = 10  # that time
+ST_CPS = 11  # checkpoints evaluated (the first ones; the others lie after every event)
+ST_SLOTS = 12
+
+
+class Run(NamedTuple):
+    """The run's scalars."""
+
+    k: int  # organizations
+    bf: int  # the rule: NONE, FIRST_FIT, EASY
+    T: Any  # the horizon (np.int64; _BIG without one)
+    has_T: bool
+    L: Any  # lcm(1..k), np.int64 (Eq. (1)'s scale)
+    eta: float  # the float potential's error bound (driver.float_potential_error)
+    cost_fpot: int  # the float potential's cost, in additions
+    fblocks: bool  # the potential's lattice in blocks of 16
+    last_fit: int  # one past the last job (FIFO order) that fits the platform
+
+
+class Jobs(NamedTuple):
+    """The jobs in FIFO order, and each organization's jobs (all widths)."""
+
+    rel: np.ndarray
+    owner: np.ndarray
+    size: np.ndarray
+    width: np.ndarray
+    req: np.ndarray  # requested times (EASY)
+    pinned: np.ndarray  # bool
+    org_ptr: np.ndarray  # org_jobs[org_ptr[u]:org_ptr[u + 1]]: u's jobs, FIFO positions
+    org_jobs: np.ndarray
+
+
+class Coalitions(NamedTuple):
+    """The coalitions: sizes, machines, simulated stand-ins, who sees whose releases."""
+
+    pc: np.ndarray  # popcounts
+    mC: np.ndarray  # machines
+    canon: np.ndarray  # stand-ins (driver.canonical_coalitions)
+    canon_list: np.ndarray  # the simulated coalitions, increasing
+    rel_ptr: np.ndarray  # rel_idx[rel_ptr[u]:rel_ptr[u + 1]]: simulated, hold u, have machines
+    rel_idx: np.ndarray
+    omega: np.ndarray  # Eq. (1)'s integer weights (shapley.shapley_weights(k))
+    pcf: np.ndarray  # |D| as floats (1 for the empty coalition)
+
+
+class State(NamedTuple):
+    """The records, the pools and the buffers of the values and the potential."""
+
+    co: np.ndarray  # co[C, CO_*]
+    mem: np.ndarray  # mem[C, u, MEM_*]
+    e_coal: np.ndarray  # entries: the coalition
+    e_link: np.ndarray  # the next entry of the bucket (or of the free list)
+    e_end: np.ndarray  # EASY: start + requested
+    e_q: np.ndarray  # EASY: processors
+    e_prev: np.ndarray  # EASY: the coalition's list by expected end
+    e_next: np.ndarray
+    pf: np.ndarray  # P(D) in float64
+    vv: np.ndarray  # exact values at the current event (Eq. (1))
+    vstamp: np.ndarray  # the event at which vv[S] was computed
+
+
+class Outputs(NamedTuple):
+    """What the run returns."""
+
+    out_start: np.ndarray  # the grand coalition's starts (FIFO order)
+    stats: np.ndarray  # stats[ST_*]
+    cps: np.ndarray  # checkpoint times the kernel evaluates
+    cp_vals: np.ndarray  # cp_vals[i, S]: v(S) at cps[i]
+    final_v: np.ndarray  # without a horizon: v(S) at the grand coalition's last completion
+
+
+@numba.njit(**JIT_OPTIONS)
+def _advance_co(co, C, t):
+    """Coalition ``C``'s value and work brought to ``t`` (Eq. 3 in closed form)."""
+    d = t - co[C, CO_LAST]
+    if d > 0:
+        r = co[C, CO_RUNNING]
+        w = co[C, CO_WORK]
+        if r != 0 or w != 0:
+            co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], w, r, d)
+            co[C, CO_WORK] = _work_at(w, r, d)
+        co[C, CO_LAST] = t
+
+
+@numba.njit(**JIT_OPTIONS)
+def _advance_mem(mem, C, u, t):
+    """Member ``u``'s ``psi`` and work in ``C`` brought to ``t``."""
+    d = t - mem[C, u, MEM_LAST]
+    if d > 0:
+        r = mem[C, u, MEM_RUNNING]
+        w = mem[C, u, MEM_WORK]
+        if r != 0 or w != 0:
+            mem[C, u, MEM_PSI] = _psi_sp_at(mem[C, u, MEM_PSI], w, r, d)
+            mem[C, u, MEM_WORK] = _work_at(w, r, d)
+        mem[C, u, MEM_LAST] = t
+
+
+@numba.njit(**JIT_OPTIONS)
+def _value_at(co, X, t):
+    """``v(X)`` at ``t`` (not before its last update) from its record, in closed form."""
+    d = max(t - co[X, CO_LAST], 0)
+    return _psi_sp_at(co[X, CO_VALUE], co[X, CO_WORK], co[X, CO_RUNNING], d)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _snapshot(co, canon, t, dst):
+    """Every coalition's value at ``t`` into ``dst`` (a coalition not simulated takes its
+    stand-in's)."""
+    for S in range(dst.shape[0]):
+        dst[S] = _value_at(co, canon[S], t)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _easy_insert(co, C, e, e_end, e_prev, e_next):
+    """Entry ``e`` into ``C``'s running jobs sorted by expected end (after equal ends:
+    their order does not matter, :func:`_reservation` takes equal ends together)."""
+    end = e_end[e]
+    y = co[C, CO_ELAST]
+    while y >= 0 and e_end[y] > end:
+        y = e_prev[y]
+    if y < 0:
+        nx = co[C, CO_EFIRST]
+        co[C, CO_EFIRST] = e
+    else:
+        nx = e_next[y]
+        e_next[y] = e
+    e_prev[e] = y
+    e_next[e] = nx
+    if nx < 0:
+        co[C, CO_ELAST] = e
+    else:
+        e_prev[nx] = e
+
+
+@numba.njit(**JIT_OPTIONS)
+def _easy_unlink(co, C, e, e_prev, e_next):
+    """Entry ``e`` out of ``C``'s running jobs by expected end."""
+    p = e_prev[e]
+    nx = e_next[e]
+    if p < 0:
+        co[C, CO_EFIRST] = nx
+    else:
+        e_next[p] = nx
+    if nx < 0:
+        co[C, CO_ELAST] = p
+    else:
+        e_prev[nx] = p
+
+
+@numba.njit(**JIT_OPTIONS)
+def _reservation(first, e_end, e_q, e_next, free, q, t):
+    """EASY's shadow time and extra machines for a job of ``q`` processors, walking the
+    coalition's running jobs by expected end from ``first`` (a job past its requested time
+    is expected at ``t + 1``), as ``coopsched.online.compiled_rigid._reservation``."""
+    avail = free
+    x = first
+    while x >= 0:
+        e = max(e_end[x], t + 1)
+        while x >= 0 and max(e_end[x], t + 1) == e:
+            avail += e_q[x]
+            x = e_next[x]
+        if avail >= q:
+            return e, avail - q
+    return _BIG, np.int64(0)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _subset_values(C, t, ev, co, canon, vv, vstamp):
+    """``vv[S]``: the exact value at ``t`` of every subset ``S`` of ``C`` (its stand-in's),
+    each computed once per event."""
+    S = C
+    while True:
+        if vstamp[S] != ev:
+            vstamp[S] = ev
+            vv[S] = _value_at(co, canon[S], t)
+        if S == 0:
+            break
+        S = (S - 1) & C
+
+
+@numba.njit(**JIT_OPTIONS)
+def _eq1_key(C, c, u, vv, omega, pc, L, psi):
+    """``L (phi_u(C) - psi_u)`` by Eq. (1) (``L phi_u = sum_{S <= C-u} omega[c, |S|]
+    (v(S+u) - v(S))``, integer weights summing to ``L``), exactly, as two int64 words
+    ``(h, l)``, ``0 <= l < 2^32``, compared lexicographically. Values lie in ``[0,
+    2^62)``, so a marginal contribution fits a word; split into words it is summed
+    without overflow (a high word stays below ``L 2^30``, a low one below ``L 2^32``)."""
+    ub = 1 << u
+    rest = C ^ ub
+    s = rest
+    xh = np.int64(0)
+    xl = np.int64(0)
+    while True:
+        wgt = omega[c, pc[s]]
+        dv = vv[s | ub] - vv[s]
+        xh += wgt * (dv >> 32)
+        xl += wgt * (dv & _MASK)
+        if s == 0:
+            break
+        s = (s - 1) & rest
+    xh -= L * (psi >> 32)
+    xl -= L * (psi & _MASK)
+    xh += xl >> 32
+    return xh, xl & _MASK
+
+
+@numba.njit(**JIT_OPTIONS)
+def _rank_members(run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, stats):
+    """REF's ranking of ``C``'s members with queued jobs at ``t`` into ``rank``; returns
+    their number. By ``phi_u(C) - psi_u`` (Eq. (1), or the Hart and Mas-Colell potential
+    ``phi_u(C) = P(C) - P(C - u)`` when ``use_pot`` and its float error bounds prove the
+    order), largest first, ties to the older queue head."""
+    k = run.k
+    co = state.co
+    mem = state.mem
+    org_jobs = jobs.org_jobs
+    wl, hd, ordr, psi_f, lo, hi, cls, ordx, rk, kh, kl = scr
+    c = coal.pc[C]
+    nw = 0
+    rest = co[C, CO_WMASK]
+    while rest != 0:  # the members with queued jobs, lowest index first
+        w = rest & -rest
+        rest ^= w
+        u = 0
+        while (w >> u) != 1:
+            u += 1
+        _advance_mem(mem, C, u, t)
+        wl[nw] = u
+        hd[nw] = org_jobs[mem[C, u, MEM_HEAD]]
+        nw += 1
+    stats[ST_RANKINGS] += 1
+    proven = False
+    if use_pot:
+        if flags[0] != ev:  # the potential of every coalition, once per event time
+            flags[0] = ev
+            stats[ST_POTENTIAL] += 1
+            _float_potential(
+                k, t, 0, co, coal.canon, coal.canon_list, coal.pcf, state.pf, run.fblocks
+            )
+        for x in range(nw):
+            psi_f[x] = float(mem[C, wl[x], MEM_PSI])
+        proven = _certified_ranks(
+            state.pf, C, c, wl, nw, psi_f, run.eta, 0, lo, hi, cls, ordx, rk, 0
+        )
+        if proven:
+            for x in range(nw):
+                kh[x] = rk[x]
+                kl[x] = 0
+        else:
+            stats[ST_UNPROVEN] += 1
+    if not proven:
+        _subset_values(C, t, ev, co, coal.canon, state.vv, state.vstamp)
+        for x in range(nw):
+            kh[x], kl[x] = _eq1_key(
+                C, c, wl[x], state.vv, coal.omega, coal.pc, run.L, mem[C, wl[x], MEM_PSI]
+            )
+    for x in range(nw):  # insertion sort: larger key first, then the older queue head
+        y = x
+        while y > 0:
+            z = ordr[y - 1]
+            if kh[z] > kh[x] or (
+                kh[z] == kh[x] and (kl[z] > kl[x] or (kl[z] == kl[x] and hd[z] < hd[x]))
+            ):
+                break
+            ordr[y] = z
+            y -= 1
+        ordr[y] = x
+    for y in range(nw):
+        rank[y] = wl[ordr[y]]
+    return nw
+
+
+@numba.njit(**JIT_OPTIONS)
+def _rigid_kernel(run, jobs, coal, state, out):
+    k = run.k
+    bf = run.bf
+    T = run.T
+    rel = jobs.rel
+    owner = jobs.owner
+    size = jobs.size
+    width = jobs.width
+    req = jobs.req
+    pinned = jobs.pinned
+    org_ptr = jobs.org_ptr
+    org_jobs = jobs.org_jobs
+    pc = coal.pc
+    mC = coal.mC
+    canon = coal.canon
+    rel_ptr = coal.rel_ptr
+    rel_idx = coal.rel_idx
+    co = state.co
+    mem = state.mem
+    e_coal = state.e_coal
+    e_link = state.e_link
+    e_end = state.e_end
+    e_q = state.e_q
+    e_prev = state.e_prev
+    e_next = state.e_next
+    out_start = out.out_start
+    stats = out.stats
+    cps = out.cps
+    cp_vals = out.cp_vals
+    NC = 1 << k
+    G = NC - 1
+    n = rel.shape[0]
+    # entries (coalition, running job): a free list through e_link
+    ecap = e_coal.shape[0]
+    for e in range(ecap):
+        e_link[e] = e + 1
+    e_link[ecap - 1] = -1
+    efree = 0
+    live = 0
+    # completion buckets: one per (job, start event), listing the coalitions' entries
+    b_pos = np.zeros(ecap, np.int64)
+    b_head = np.full(ecap, -1, np.int64)
+    b_link = np.arange(1, ecap + 1).astype(np.int64)
+    b_link[ecap - 1] = -1
+    bfree = 0
+    bh_t = np.zeros(ecap, np.int64)
+    bh_b = np.zeros(ecap, np.int64)
+    bn = np.int64(0)  # typed, not a literal: one specialization of _push2 / _pop2
+    nn = max(n, 1)
+    bstamp = np.full(nn, -1, np.int64)
+    bid = np.zeros(nn, np.int64)
+    vis = np.zeros(NC, np.int64)
+    bitpos = np.zeros(37, np.int64)  # bitpos[2^u mod 37] = u (distinct residues for u < 36)
+    for u in range(k):
+        bitpos[(1 << u) % 37] = u
+    flags = np.full(1, -1, np.int64)  # the event at which the potential was computed
+    rank = np.zeros(k, np.int64)
+    scr = (
+        np.zeros(k, np.int64),  # members ranked
+        np.zeros(k, np.int64),  # their queue heads
+        np.zeros(k, np.int64),  # their order
+        np.zeros(k),  # the float route's buffers (_certified_ranks)
+        np.zeros(k),
+        np.zeros(k),
+        np.zeros(k, np.int64),
+        np.zeros(k, np.int64),
+        np.zeros(k, np.int8),
+        np.zeros(k, np.int64),  # keys, high and low words
+        np.zeros(k, np.int64),
+    )
+    i = 0
+    ev = 0
+    cp = 0
+    ncp = cps.shape[0]
+    while True:
+        has = False
+        t = np.int64(0)
+        if i < n:
+            t = rel[i]
+            has = True
+        if bn > 0 and (not has or bh_t[0] < t):
+            t = bh_t[0]
+            has = True
+        # checkpoints up to this event: every value in closed form (jobs starting at t
+        # add nothing at t)
+        while has and cp < ncp and cps[cp] <= t:
+            _snapshot(co, canon, cps[cp], cp_vals[cp])
+            cp += 1
+            stats[ST_CPS] = cp
+        if not has or t >= _BIG or t >= T:
+            break
+        ev += 1
+        stats[ST_EVENTS] += 1
+        nvis = 0
+        # completions at t: each frees its processors in every coalition that ran it
+        while bn > 0 and bh_t[0] == t:
+            b = bh_b[0]
+            bn = _pop2(bh_t, bh_b, bn)
+            pos = b_pos[b]
+            u = owner[pos]
+            q = width[pos]
+            e = b_head[b]
+            while e >= 0:
+                C = e_coal[e]
+                nx = e_link[e]
+                _advance_co(co, C, t)
+                _advance_mem(mem, C, u, t)
+                mem[C, u, MEM_RUNNING] -= q
+                co[C, CO_RUNNING] -= q
+                co[C, CO_FREE] += q
+                if bf == EASY:
+                    _easy_unlink(co, C, e, e_prev, e_next)
+                e_link[e] = efree
+                efree = e
+                live -= 1
+                if co[C, CO_VISIT] != ev:
+                    co[C, CO_VISIT] = ev
+                    vis[nvis] = C
+                    nvis += 1
+                e = nx
+            b_link[b] = bfree
+            bfree = b
+        # releases at t: queued in every coalition holding the owner whose machines the job
+        # fits; every such coalition with free machines and queued jobs decides anew
+        while i < n and rel[i] == t:
+            u = owner[i]
+            q = width[i]
+            ub = 1 << u
+            for y in range(rel_ptr[u], rel_ptr[u + 1]):
+                C = rel_idx[y]
+                if q <= mC[C]:
+                    mem[C, u, MEM_QUEUED] += 1
+                    co[C, CO_WAITING] += 1
+                    co[C, CO_WAITW] += q
+                    co[C, CO_WMASK] |= ub
+                    if pinned[i]:
+                        co[C, CO_PINNED] += 1
+                if co[C, CO_VISIT] != ev and co[C, CO_FREE] > 0 and co[C, CO_WAITING] > 0:
+                    co[C, CO_VISIT] = ev
+                    vis[nvis] = C
+                    nvis += 1
+            i += 1
+        stats[ST_VISITS] += nvis
+        # the rankings' cost by Eq. (1) over the coalitions that may rank (two members
+        # queued, more processors queued than free), against the potential's
+        cost_eq1 = 0
+        for a in range(nvis):
+            C = vis[a]
+            wm = co[C, CO_WMASK]
+            if co[C, CO_FREE] > 0 and wm & (wm - 1) != 0 and co[C, CO_WAITW] > co[C, CO_FREE]:
+                c = pc[C]
+                cost_eq1 += (3 << c) + pc[wm] * (1 << c)
+        use_pot = cost_eq1 > run.cost_fpot
+        for a in range(nvis):
+            C = vis[a]
+            if co[C, CO_FREE] == 0 or co[C, CO_WAITING] == 0:
+                continue
+            stats[ST_READY] += 1
+            mc = mC[C]
+            # all queued jobs fit at once: they all start, whatever the order
+            allfit = co[C, CO_WAITW] <= co[C, CO_FREE]
+            ranked = False
+            nr = 0
+            phase = 0  # 0 pinned, 1 the rule, 2 EASY's backfill, 3 done
+            res_u = -1
+            shadow = np.int64(0)
+            extra = np.int64(0)
+            while phase < 3:
+                pos = -1
+                nfree = co[C, CO_FREE]
+                if phase == 0:
+                    if co[C, CO_PINNED] == 0:
+                        phase = 1
+                        continue
+                    rest = co[C, CO_WMASK]
+                    while rest != 0:  # the oldest queued pinned job (pinned jobs head)
+                        w = rest & -rest
+                        rest ^= w
+                        h = org_jobs[mem[C, bitpos[w % 37], MEM_HEAD]]
+                        if pinned[h] and (pos < 0 or h < pos):
+                            pos = h
+                    if width[pos] > nfree:
+                        phase = 1
+                        continue
+                else:
+                    if co[C, CO_WAITING] == 0 or nfree == 0:
+                        break
+                    # the candidates this step shows, and the one with the older head
+                    shown = 0
+                    ncand = 0
+                    first = -1
+                    fh = np.int64(0)
+                    rest = co[C, CO_WMASK]
+                    while rest != 0:
+                        w = rest & -rest
+                        rest ^= w
+                        x = bitpos[w % 37]
+                        h = org_jobs[mem[C, x, MEM_HEAD]]
+                        if phase == 2:  # EASY's backfill beside the reservation
+                            ok = (
+                                x != res_u
+                                and width[h] <= nfree
+                                and (t + req[h] <= shadow or width[h] <= extra)
+                            )
+                        elif bf == FIRST_FIT:
+                            ok = width[h] <= nfree
+                        else:
+                            ok = True
+                        if ok:
+                            shown |= w
+                            ncand += 1
+                            if first < 0 or h < fh:
+                                first = x
+                                fh = h
+                    if ncand == 0:
+                        break
+                    u = first
+                    if ncand > 1 and not allfit:
+                        if not ranked:  # one ranking per event time (the literal reading)
+                            ranked = True
+                            nr = _rank_members(
+                                run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, stats
+                            )
+                        for y in range(nr):  # the best ranked shown keeps receiving machines
+                            if (shown >> rank[y]) & 1:
+                                u = rank[y]
+                                break
+                    pos = org_jobs[mem[C, u, MEM_HEAD]]
+                    if width[pos] > nfree:
+                        if bf == EASY and phase == 1:
+                            res_u = u
+                            shadow, extra = _reservation(
+                                co[C, CO_EFIRST], e_end, e_q, e_next, nfree, width[pos], t
+                            )
+                            phase = 2
+                        else:
+                            break  # none: the pick does not fit, nothing more starts
+                        continue
+                    if phase == 2 and t + req[pos] > shadow:
+                        extra -= width[pos]
+                # start the job at pos in C
+                u = owner[pos]
+                q = width[pos]
+                hx = mem[C, u, MEM_HEAD] + 1
+                while hx < org_ptr[u + 1] and width[org_jobs[hx]] > mc:
+                    hx += 1  # jobs too wide for C are not in its queue
+                mem[C, u, MEM_HEAD] = hx
+                mem[C, u, MEM_QUEUED] -= 1
+                if mem[C, u, MEM_QUEUED] == 0:
+                    co[C, CO_WMASK] ^= 1 << u
+                co[C, CO_WAITING] -= 1
+                co[C, CO_WAITW] -= q
+                if pinned[pos]:
+                    co[C, CO_PINNED] -= 1
+                _advance_mem(mem, C, u, t)
+                mem[C, u, MEM_RUNNING] += q
+                _advance_co(co, C, t)
+                co[C, CO_RUNNING] += q
+                co[C, CO_FREE] -= q
+                stats[ST_STARTS] += 1
+                if C == G:
+                    out_start[pos] = t
+                if bstamp[pos] != ev:  # a new bucket: pos started at t
+                    if bfree < 0:
+                        stats[ST_POOL_FULL] = 1
+                        return
+                    b = bfree
+                    bfree = b_link[b]
+                    b_pos[b] = pos
+                    b_head[b] = -1
+                    bstamp[pos] = ev
+                    bid[pos] = b
+                    bn = _push2(bh_t, bh_b, bn, min(t + size[pos], _BIG), b)
+                else:
+                    b = bid[pos]
+                if efree < 0:
+                    stats[ST_POOL_FULL] = 1
+                    return
+                e = efree
+                efree = e_link[e]
+                e_coal[e] = C
+                e_link[e] = b_head[b]
+                b_head[b] = e
+                live += 1
+                if live > stats[ST_PEAK]:
+                    stats[ST_PEAK] = live
+                if bf == EASY:
+                    e_end[e] = t + req[pos]
+                    e_q[e] = q
+                    _easy_insert(co, C, e, e_end, e_prev, e_next)
+        # without a horizon the values are taken at the grand coalition's last completion
+        if (
+            not run.has_T
+            and stats[ST_FINAL] == 0
+            and i >= run.last_fit
+            and co[G, CO_RUNNING] == 0
+            and co[G, CO_WAITING] == 0
+        ):
+            stats[ST_FINAL] = 1
+            stats[ST_T_END] = t
+            _snapshot(co, canon, t, out.final_v)

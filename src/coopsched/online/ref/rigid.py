@@ -55,6 +55,12 @@ MAX_K_RIGID = 16
 #: Organizations beyond which rigid REF is not run coalition by coalition (2^k engine runs,
 #: about 3^k): beyond, only the lockstep kernel runs it.
 MAX_K_COALITIONS = 12
+#: How the lockstep kernel ranks: 0 the cheaper of Eq. (1) and the potential at each event
+#: time, 1 Eq. (1) only, 2 the potential (for tests and measurements)
+_LOCKSTEP_MODE = 0
+#: The lockstep kernel's first pool size (``None``: its default; tests set it small so
+#: that the pools grow)
+_LOCKSTEP_POOL: int | None = None
 
 
 class _CoalitionRef(Policy):
@@ -358,9 +364,10 @@ def _lockstep(
     old). Checkpoints up to ``t_end`` are taken in the kernel before the first event at or
     after them; later ones (after every event) from the final records in Python integers.
 
-    *Pools.* Entries (a coalition running a job) and completion buckets come from pools of
-    fixed size, at most one entry per processor or job of each coalition; a run that
-    outgrows its pools stops and runs again with four times as many."""
+    *Pools.* Entries (a coalition running a job) and completion buckets come from pools
+    that start at ``16 * 2^k`` (or the most a coalition can run at once, one job per
+    machine or fitting job, summed, if fewer) and double whenever the kernel finds them
+    short (it resumes where it stopped: :mod:`.rigid_kernel`)."""
     from ..compiled_rigid import _BACKFILL, _ref_keys_wrap_safely
     from ..rigid import too_wide_info
     from . import rigid_kernel as rk
@@ -441,7 +448,6 @@ def _lockstep(
         hold = ((ids >> u) & 1).astype(bool)
         nfit[hold] += np.searchsorted(np.sort(w_u), mC[hold], side="right")
     bound = int(np.minimum(mC[canon_list], nfit[canon_list]).sum()) + 1
-    cap = min(bound, 1 << 20)
     L, omega = shapley_weights(k)
     fblocks = k >= 4 and int((pc[canon_list] // 2 + 8).sum()) > 4 * NC
     cost_fpot = min(int((pc[canon_list] // 2 + 8).sum()), 4 * NC) if k >= 4 else 0
@@ -455,6 +461,7 @@ def _lockstep(
         cost_fpot=cost_fpot,
         fblocks=fblocks,
         last_fit=int(np.flatnonzero(fits)[-1]) + 1 if fits.any() else 0,
+        mode=_LOCKSTEP_MODE,
     )
     jobs = rk.Jobs(
         rel=np.ascontiguousarray(rel, dtype=np.int64),
@@ -478,53 +485,60 @@ def _lockstep(
     )
     t_start = int(rel.min()) if n else 0
     cps_k = np.array([c for c in cps_all if c <= t_end], dtype=np.int64)
-    easy = rule == "easy"
-    reruns = 0
-    while True:
-        co = np.zeros((NC, rk.CO_FIELDS), dtype=np.int64)
-        co[:, CO_LAST] = t_start  # every clock starts at the first release
-        co[:, rk.CO_FREE] = mC
-        co[:, rk.CO_VISIT] = -1
-        co[:, rk.CO_EFIRST] = -1
-        co[:, rk.CO_ELAST] = -1
-        mem = np.zeros((NC, k, rk.MEM_FIELDS), dtype=np.int64)
-        mem[:, :, rk.MEM_LAST] = t_start
-        mem[:, :, rk.MEM_HEAD] = first_fit
-        ecap = max(cap, 1)
-        state = rk.State(
+    co = np.zeros((NC, rk.CO_FIELDS), dtype=np.int64)
+    co[:, CO_LAST] = t_start  # every clock starts at the first release
+    co[:, rk.CO_FREE] = mC
+    co[:, rk.CO_VISIT] = -1
+    co[:, rk.CO_EFIRST] = -1
+    co[:, rk.CO_ELAST] = -1
+    mem = np.zeros((NC, k, rk.MEM_FIELDS), dtype=np.int64)
+    mem[:, :, rk.MEM_LAST] = t_start
+    mem[:, :, rk.MEM_HEAD] = first_fit
+    sc = np.zeros(rk.SC_FIELDS, dtype=np.int64)
+    sc[rk.SC_EFREE] = sc[rk.SC_BFREE] = -1
+    state = _grow_pools(
+        rk.State(
             co=co,
             mem=mem,
-            e_coal=np.zeros(ecap, dtype=np.int64),
-            e_link=np.zeros(ecap, dtype=np.int64),
-            e_end=np.zeros(ecap if easy else 1, dtype=np.int64),
-            e_q=np.zeros(ecap if easy else 1, dtype=np.int64),
-            e_prev=np.zeros(ecap if easy else 1, dtype=np.int64),
-            e_next=np.zeros(ecap if easy else 1, dtype=np.int64),
+            ent=np.zeros((0, 2), dtype=np.int64),
+            easy=np.zeros((0 if rule == "easy" else 1, 4), dtype=np.int64),
+            bkt=np.zeros((0, 3), dtype=np.int64),
+            bh_t=np.zeros(0, dtype=np.int64),
+            bh_b=np.zeros(0, dtype=np.int64),
+            bstamp=np.full(max(n, 1), -1, dtype=np.int64),
+            bid=np.zeros(max(n, 1), dtype=np.int64),
+            vis=np.zeros(NC, dtype=np.int64),
             pf=np.zeros(NC),
             vv=np.zeros(NC, dtype=np.int64),
             vstamp=np.full(NC, -1, dtype=np.int64),
-        )
-        out = rk.Outputs(
-            out_start=np.full(n, -1, dtype=np.int64),
-            stats=np.zeros(rk.ST_SLOTS, dtype=np.int64),
-            cps=cps_k,
-            cp_vals=np.zeros((len(cps_k), NC), dtype=np.int64),
-            final_v=np.zeros(NC, dtype=np.int64),
-        )
+            sc=sc,
+        ),
+        _LOCKSTEP_POOL or min(bound, max(1024, 16 * NC)),
+        rule == "easy",
+    )
+    out = rk.Outputs(
+        out_start=np.full(n, -1, dtype=np.int64),
+        stats=np.zeros(rk.ST_SLOTS, dtype=np.int64),
+        cps=cps_k,
+        cp_vals=np.zeros((len(cps_k), NC), dtype=np.int64),
+        final_v=np.zeros(NC, dtype=np.int64),
+    )
+    while True:
         rk._rigid_kernel(run, jobs, coal, state, out)
-        if not out.stats[rk.ST_POOL_FULL]:
+        if not state.sc[rk.SC_RESUME]:
             break
-        cap = min(4 * cap, bound)
-        reruns += 1
+        grow = max(2 * state.ent.shape[0], int(state.sc[rk.SC_NEED]))
+        state = _grow_pools(state, grow, rule == "easy")
+        out.stats[rk.ST_GROWN] += 1
     stats = out.stats
 
+    rec = co[canon][:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]].astype(object)
+
     def record_values(t: int) -> list[int]:
-        """Every coalition's value at ``t`` (after the last event) from its record."""
-        vals = []
-        for S in range(NC):
-            V, W, R, tl = (int(x) for x in co[canon[S], [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]])
-            vals.append(_psi_sp_at.py_func(V, W, R, max(t - tl, 0)))
-        return vals
+        """Every coalition's value at ``t`` (after the last event) from its record, in
+        Python integers (Eq. 3 in closed form, as the kernel's)."""
+        d = np.maximum(t - rec[:, 3], 0)
+        return _psi_sp_at.py_func(rec[:, 0], rec[:, 1], rec[:, 2], d).tolist()
 
     if horizon is not None:
         values = record_values(int(horizon))
@@ -557,8 +571,11 @@ def _lockstep(
             "rankings": int(stats[rk.ST_RANKINGS]),
             "potential_events": int(stats[rk.ST_POTENTIAL]),
             "float_unproven": int(stats[rk.ST_UNPROVEN]),
+            "pool_entries": int(state.ent.shape[0]),
+            "eq1_terms": int(stats[rk.ST_EQ1_TERMS]),
+            "reservations": int(stats[rk.ST_RESERVATIONS]),
             "entries_peak": int(stats[rk.ST_PEAK]),
-            "pool_reruns": reruns,
+            "pool_growths": int(stats[rk.ST_GROWN]),
         },
     )
     if checkpoints is not None:
@@ -567,3 +584,31 @@ def _lockstep(
         sched.info["checkpoints"] = cps_all
         sched.info["checkpoint_values"] = rows
     return sched, values
+
+
+def _grow_pools(state, cap: int, easy: bool):
+    """``state`` with pools of ``cap`` entries and buckets (at least as many as now), the
+    new ones put on the free lists."""
+    from . import rigid_kernel as rk
+
+    old = state.ent.shape[0]
+    cap = max(cap, old, 1)
+    sc = state.sc
+
+    def extend(a: np.ndarray, link: int | None, free_slot: int | None) -> np.ndarray:
+        shape = (cap,) + a.shape[1:]
+        b = np.zeros(shape, dtype=a.dtype)
+        b[:old] = a
+        if link is not None and free_slot is not None and cap > old:
+            b[old:, link] = np.arange(old + 1, cap + 1)
+            b[cap - 1, link] = sc[free_slot]  # the new slots, then the old free list
+            sc[free_slot] = old
+        return b
+
+    return state._replace(
+        ent=extend(state.ent, rk.E_LINK, rk.SC_EFREE),
+        easy=extend(state.easy, None, None) if easy else state.easy,
+        bkt=extend(state.bkt, rk.B_LINK, rk.SC_BFREE),
+        bh_t=extend(state.bh_t, None, None),
+        bh_b=extend(state.bh_b, None, None),
+    )

@@ -27,10 +27,16 @@ ranking is computed by Eq. (1) on the exact values in two int64 words
 (:func:`_eq1_key`). The ranking, hence every schedule, is the exact one.
 
 A coalition whose queued jobs fit its free machines all together starts them all
-whatever the order, so it is not ranked. Completions are kept in buckets, one per (job,
-start time) shared by every coalition that started the job then, as in the sequential
-kernel (:mod:`coopsched.online.ref.kernel`); EASY's running jobs of each coalition are a
-list sorted by expected end (``start + requested``), in the same pool of entries.
+whatever the order, so it is not ranked; EASY's reservation is computed only when another
+member's queue head fits the free machines (else nothing could backfill). Completions are
+kept in buckets, one per (job, start time) shared by every coalition that started the job
+then, as in the sequential kernel (:mod:`coopsched.online.ref.kernel`); EASY's running
+jobs of each coalition are a doubly linked list sorted by expected end (``start +
+requested``), one record per entry. Entries and buckets come from pools: before the
+starts of an event time the kernel checks that the pools hold one more entry for each
+job that could start (a start takes a free machine and a queued job in its coalition);
+when they do not, it returns, the driver enlarges them, and the kernel resumes at the
+same point (its scalars are kept in ``State.sc``).
 """
 
 from __future__ import annotations
@@ -77,6 +83,31 @@ MEM_RUNNING = 3  # u's processors in use in C
 MEM_HEAD = 4  # index in org_jobs of u's next job that fits C (the queue head when queued)
 MEM_QUEUED = 5  # u's queued jobs in C
 MEM_FIELDS = 6
+# ent[e, .]: an entry, a coalition running a job (listed by its completion bucket)
+E_COAL = 0
+E_LINK = 1  # the next entry of the bucket (or of the free list)
+# easy[e, .]: EASY's record of entry e, in its coalition's list by expected end
+X_END = 0  # start + requested
+X_Q = 1  # processors
+X_PREV = 2
+X_NEXT = 3
+# bkt[b, .]: a completion bucket, one per (job, start event)
+B_POS = 0  # the job (FIFO position)
+B_HEAD = 1  # its first entry
+B_LINK = 2  # the next free bucket
+# sc[.]: the kernel's scalars, kept to resume after the pools are enlarged
+SC_I = 0  # the next release
+SC_EV = 1  # the event number
+SC_CP = 2  # the next checkpoint
+SC_EFREE = 3  # the first free entry
+SC_BFREE = 4  # the first free bucket
+SC_BN = 5  # completion heap size
+SC_LIVE = 6  # live entries
+SC_T = 7  # the event time being processed
+SC_NVIS = 8  # coalitions visited at it
+SC_RESUME = 9  # 1: resume at the starts of the event time SC_T
+SC_NEED = 10  # the entries the pools must hold to resume
+SC_FIELDS = 11
 # stats[.]
 ST_EVENTS = 0  # event times processed
 ST_VISITS = 1  # coalition visits
@@ -86,11 +117,13 @@ ST_POTENTIAL = 4  # event times that computed the float potential
 ST_UNPROVEN = 5  # rankings the float potential did not prove (taken from Eq. (1))
 ST_STARTS = 6  # jobs started over all coalitions
 ST_PEAK = 7  # the most entries (coalition, running job) live at once
-ST_POOL_FULL = 8  # 1: the entry pool ran out, the run stopped (the driver reruns it)
+ST_GROWN = 8  # times the pools were enlarged
 ST_FINAL = 9  # 1: the values at the grand coalition's last completion were taken
 ST_T_END = 10  # that time
 ST_CPS = 11  # checkpoints evaluated (the first ones; the others lie after every event)
-ST_SLOTS = 12
+ST_EQ1_TERMS = 12  # terms of Eq. (1) summed
+ST_RESERVATIONS = 13  # EASY's reservations
+ST_SLOTS = 14
 
 
 class Run(NamedTuple):
@@ -105,6 +138,7 @@ class Run(NamedTuple):
     cost_fpot: int  # the float potential's cost, in additions
     fblocks: bool  # the potential's lattice in blocks of 16
     last_fit: int  # one past the last job (FIFO order) that fits the platform
+    mode: int  # 0: the cheaper of Eq. (1) and the potential; 1 Eq. (1) only; 2 potential
 
 
 class Jobs(NamedTuple):
@@ -134,19 +168,22 @@ class Coalitions(NamedTuple):
 
 
 class State(NamedTuple):
-    """The records, the pools and the buffers of the values and the potential."""
+    """The records, the pools, the buffers of the values and the potential, the scalars."""
 
     co: np.ndarray  # co[C, CO_*]
     mem: np.ndarray  # mem[C, u, MEM_*]
-    e_coal: np.ndarray  # entries: the coalition
-    e_link: np.ndarray  # the next entry of the bucket (or of the free list)
-    e_end: np.ndarray  # EASY: start + requested
-    e_q: np.ndarray  # EASY: processors
-    e_prev: np.ndarray  # EASY: the coalition's list by expected end
-    e_next: np.ndarray
+    ent: np.ndarray  # ent[e, E_*]
+    easy: np.ndarray  # easy[e, X_*] (one row unless the rule is EASY)
+    bkt: np.ndarray  # bkt[b, B_*]
+    bh_t: np.ndarray  # the completion heap: (end, bucket)
+    bh_b: np.ndarray
+    bstamp: np.ndarray  # bstamp[pos]: the event at which the job last started somewhere
+    bid: np.ndarray  # and its bucket then
+    vis: np.ndarray  # the coalitions visited at the current event time
     pf: np.ndarray  # P(D) in float64
     vv: np.ndarray  # exact values at the current event (Eq. (1))
     vstamp: np.ndarray  # the event at which vv[S] was computed
+    sc: np.ndarray  # sc[SC_*]
 
 
 class Outputs(NamedTuple):
@@ -201,54 +238,62 @@ def _snapshot(co, canon, t, dst):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _easy_insert(co, C, e, e_end, e_prev, e_next):
-    """Entry ``e`` into ``C``'s running jobs sorted by expected end (after equal ends:
-    their order does not matter, :func:`_reservation` takes equal ends together)."""
-    end = e_end[e]
-    y = co[C, CO_ELAST]
-    while y >= 0 and e_end[y] > end:
-        y = e_prev[y]
-    if y < 0:
+def _easy_insert(co, C, e, easy):
+    """Entry ``e`` into ``C``'s running jobs sorted by expected end (among equal ends
+    anywhere: their order does not matter, :func:`_reservation` takes equal ends
+    together). The place is sought from both ends of the list at once, one step each in
+    turn: new jobs, with requested times often shorter than those of the jobs running,
+    mostly land near the front, jobs with long ones near the back."""
+    end = easy[e, X_END]
+    back = co[C, CO_ELAST]  # the place is after back, or before front
+    front = co[C, CO_EFIRST]
+    while back >= 0 and easy[back, X_END] > end:
+        if easy[front, X_END] >= end:
+            back = easy[front, X_PREV]
+            break
+        front = easy[front, X_NEXT]
+        back = easy[back, X_PREV]
+    if back < 0:
         nx = co[C, CO_EFIRST]
         co[C, CO_EFIRST] = e
     else:
-        nx = e_next[y]
-        e_next[y] = e
-    e_prev[e] = y
-    e_next[e] = nx
+        nx = easy[back, X_NEXT]
+        easy[back, X_NEXT] = e
+    easy[e, X_PREV] = back
+    easy[e, X_NEXT] = nx
     if nx < 0:
         co[C, CO_ELAST] = e
     else:
-        e_prev[nx] = e
+        easy[nx, X_PREV] = e
 
 
 @numba.njit(**JIT_OPTIONS)
-def _easy_unlink(co, C, e, e_prev, e_next):
+def _easy_unlink(co, C, e, easy):
     """Entry ``e`` out of ``C``'s running jobs by expected end."""
-    p = e_prev[e]
-    nx = e_next[e]
+    p = easy[e, X_PREV]
+    nx = easy[e, X_NEXT]
     if p < 0:
         co[C, CO_EFIRST] = nx
     else:
-        e_next[p] = nx
+        easy[p, X_NEXT] = nx
     if nx < 0:
         co[C, CO_ELAST] = p
     else:
-        e_prev[nx] = p
+        easy[nx, X_PREV] = p
 
 
 @numba.njit(**JIT_OPTIONS)
-def _reservation(first, e_end, e_q, e_next, free, q, t):
+def _reservation(first, easy, free, q, t):
     """EASY's shadow time and extra machines for a job of ``q`` processors, walking the
     coalition's running jobs by expected end from ``first`` (a job past its requested time
     is expected at ``t + 1``), as ``coopsched.online.compiled_rigid._reservation``."""
     avail = free
     x = first
     while x >= 0:
-        e = max(e_end[x], t + 1)
-        while x >= 0 and max(e_end[x], t + 1) == e:
-            avail += e_q[x]
-            x = e_next[x]
+        e = max(easy[x, X_END], t + 1)
+        while x >= 0 and max(easy[x, X_END], t + 1) == e:
+            avail += easy[x, X_Q]
+            x = easy[x, X_NEXT]
         if avail >= q:
             return e, avail - q
     return _BIG, np.int64(0)
@@ -340,6 +385,7 @@ def _rank_members(run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, s
             stats[ST_UNPROVEN] += 1
     if not proven:
         _subset_values(C, t, ev, co, coal.canon, state.vv, state.vstamp)
+        stats[ST_EQ1_TERMS] += nw << (c - 1)
         for x in range(nw):
             kh[x], kl[x] = _eq1_key(
                 C, c, wl[x], state.vv, coal.omega, coal.pc, run.L, mem[C, wl[x], MEM_PSI]
@@ -362,6 +408,8 @@ def _rank_members(run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, s
 
 @numba.njit(**JIT_OPTIONS)
 def _rigid_kernel(run, jobs, coal, state, out):
+    """Every coalition's REF schedule in lockstep (module docstring), from the scalars in
+    ``state.sc`` (a fresh run, or one resumed after the pools were enlarged)."""
     k = run.k
     bf = run.bf
     T = run.T
@@ -380,12 +428,15 @@ def _rigid_kernel(run, jobs, coal, state, out):
     rel_idx = coal.rel_idx
     co = state.co
     mem = state.mem
-    e_coal = state.e_coal
-    e_link = state.e_link
-    e_end = state.e_end
-    e_q = state.e_q
-    e_prev = state.e_prev
-    e_next = state.e_next
+    ent = state.ent
+    easy = state.easy
+    bkt = state.bkt
+    bh_t = state.bh_t
+    bh_b = state.bh_b
+    bstamp = state.bstamp
+    bid = state.bid
+    vis = state.vis
+    sc = state.sc
     out_start = out.out_start
     stats = out.stats
     cps = out.cps
@@ -393,26 +444,15 @@ def _rigid_kernel(run, jobs, coal, state, out):
     NC = 1 << k
     G = NC - 1
     n = rel.shape[0]
-    # entries (coalition, running job): a free list through e_link
-    ecap = e_coal.shape[0]
-    for e in range(ecap):
-        e_link[e] = e + 1
-    e_link[ecap - 1] = -1
-    efree = 0
-    live = 0
-    # completion buckets: one per (job, start event), listing the coalitions' entries
-    b_pos = np.zeros(ecap, np.int64)
-    b_head = np.full(ecap, -1, np.int64)
-    b_link = np.arange(1, ecap + 1).astype(np.int64)
-    b_link[ecap - 1] = -1
-    bfree = 0
-    bh_t = np.zeros(ecap, np.int64)
-    bh_b = np.zeros(ecap, np.int64)
-    bn = np.int64(0)  # typed, not a literal: one specialization of _push2 / _pop2
-    nn = max(n, 1)
-    bstamp = np.full(nn, -1, np.int64)
-    bid = np.zeros(nn, np.int64)
-    vis = np.zeros(NC, np.int64)
+    ecap = ent.shape[0]
+    i = sc[SC_I]
+    ev = sc[SC_EV]
+    cp = sc[SC_CP]
+    efree = sc[SC_EFREE]
+    bfree = sc[SC_BFREE]
+    bn = sc[SC_BN]
+    live = sc[SC_LIVE]
+    resume = sc[SC_RESUME] == 1
     bitpos = np.zeros(37, np.int64)  # bitpos[2^u mod 37] = u (distinct residues for u < 36)
     for u in range(k):
         bitpos[(1 << u) % 37] = u
@@ -431,89 +471,109 @@ def _rigid_kernel(run, jobs, coal, state, out):
         np.zeros(k, np.int64),  # keys, high and low words
         np.zeros(k, np.int64),
     )
-    i = 0
-    ev = 0
-    cp = 0
     ncp = cps.shape[0]
     while True:
-        has = False
-        t = np.int64(0)
-        if i < n:
-            t = rel[i]
-            has = True
-        if bn > 0 and (not has or bh_t[0] < t):
-            t = bh_t[0]
-            has = True
-        # checkpoints up to this event: every value in closed form (jobs starting at t
-        # add nothing at t)
-        while has and cp < ncp and cps[cp] <= t:
-            _snapshot(co, canon, cps[cp], cp_vals[cp])
-            cp += 1
-            stats[ST_CPS] = cp
-        if not has or t >= _BIG or t >= T:
-            break
-        ev += 1
-        stats[ST_EVENTS] += 1
-        nvis = 0
-        # completions at t: each frees its processors in every coalition that ran it
-        while bn > 0 and bh_t[0] == t:
-            b = bh_b[0]
-            bn = _pop2(bh_t, bh_b, bn)
-            pos = b_pos[b]
-            u = owner[pos]
-            q = width[pos]
-            e = b_head[b]
-            while e >= 0:
-                C = e_coal[e]
-                nx = e_link[e]
-                _advance_co(co, C, t)
-                _advance_mem(mem, C, u, t)
-                mem[C, u, MEM_RUNNING] -= q
-                co[C, CO_RUNNING] -= q
-                co[C, CO_FREE] += q
-                if bf == EASY:
-                    _easy_unlink(co, C, e, e_prev, e_next)
-                e_link[e] = efree
-                efree = e
-                live -= 1
-                if co[C, CO_VISIT] != ev:
-                    co[C, CO_VISIT] = ev
-                    vis[nvis] = C
-                    nvis += 1
-                e = nx
-            b_link[b] = bfree
-            bfree = b
-        # releases at t: queued in every coalition holding the owner whose machines the job
-        # fits; every such coalition with free machines and queued jobs decides anew
-        while i < n and rel[i] == t:
-            u = owner[i]
-            q = width[i]
-            ub = 1 << u
-            for y in range(rel_ptr[u], rel_ptr[u + 1]):
-                C = rel_idx[y]
-                if q <= mC[C]:
-                    mem[C, u, MEM_QUEUED] += 1
-                    co[C, CO_WAITING] += 1
-                    co[C, CO_WAITW] += q
-                    co[C, CO_WMASK] |= ub
-                    if pinned[i]:
-                        co[C, CO_PINNED] += 1
-                if co[C, CO_VISIT] != ev and co[C, CO_FREE] > 0 and co[C, CO_WAITING] > 0:
-                    co[C, CO_VISIT] = ev
-                    vis[nvis] = C
-                    nvis += 1
-            i += 1
-        stats[ST_VISITS] += nvis
-        # the rankings' cost by Eq. (1) over the coalitions that may rank (two members
-        # queued, more processors queued than free), against the potential's
+        if resume:  # the starts of the event time where the pools ran short
+            resume = False
+            t = sc[SC_T]
+            nvis = sc[SC_NVIS]
+        else:
+            has = False
+            t = np.int64(0)
+            if i < n:
+                t = rel[i]
+                has = True
+            if bn > 0 and (not has or bh_t[0] < t):
+                t = bh_t[0]
+                has = True
+            # checkpoints up to this event: every value in closed form (jobs starting at t
+            # add nothing at t)
+            while has and cp < ncp and cps[cp] <= t:
+                _snapshot(co, canon, cps[cp], cp_vals[cp])
+                cp += 1
+                stats[ST_CPS] = cp
+            if not has or t >= _BIG or t >= T:
+                break
+            ev += 1
+            stats[ST_EVENTS] += 1
+            nvis = 0
+            # completions at t: each frees its processors in every coalition that ran it
+            while bn > 0 and bh_t[0] == t:
+                b = bh_b[0]
+                bn = _pop2(bh_t, bh_b, bn)
+                pos = bkt[b, B_POS]
+                u = owner[pos]
+                q = width[pos]
+                e = bkt[b, B_HEAD]
+                while e >= 0:
+                    C = ent[e, E_COAL]
+                    nx = ent[e, E_LINK]
+                    _advance_co(co, C, t)
+                    _advance_mem(mem, C, u, t)
+                    mem[C, u, MEM_RUNNING] -= q
+                    co[C, CO_RUNNING] -= q
+                    co[C, CO_FREE] += q
+                    if bf == EASY:
+                        _easy_unlink(co, C, e, easy)
+                    ent[e, E_LINK] = efree
+                    efree = e
+                    live -= 1
+                    if co[C, CO_VISIT] != ev:
+                        co[C, CO_VISIT] = ev
+                        vis[nvis] = C
+                        nvis += 1
+                    e = nx
+                bkt[b, B_LINK] = bfree
+                bfree = b
+            # releases at t: queued in every coalition holding the owner whose machines
+            # the job fits; every such coalition with free machines and queued jobs decides
+            # anew (a release too wide for it included: its ranking changes with t)
+            while i < n and rel[i] == t:
+                u = owner[i]
+                q = width[i]
+                ub = 1 << u
+                for y in range(rel_ptr[u], rel_ptr[u + 1]):
+                    C = rel_idx[y]
+                    if q <= mC[C]:
+                        mem[C, u, MEM_QUEUED] += 1
+                        co[C, CO_WAITING] += 1
+                        co[C, CO_WAITW] += q
+                        co[C, CO_WMASK] |= ub
+                        if pinned[i]:
+                            co[C, CO_PINNED] += 1
+                    if co[C, CO_VISIT] != ev and co[C, CO_FREE] > 0 and co[C, CO_WAITING] > 0:
+                        co[C, CO_VISIT] = ev
+                        vis[nvis] = C
+                        nvis += 1
+                i += 1
+            stats[ST_VISITS] += nvis
+        # the starts this event time may make (each takes a free machine and a queued job
+        # of its coalition), and the rankings' cost by Eq. (1) over the coalitions that may
+        # rank (two members queued, more processors queued than free) against the potential's
+        need = 0
         cost_eq1 = 0
         for a in range(nvis):
             C = vis[a]
+            free = co[C, CO_FREE]
+            need += min(free, co[C, CO_WAITING])
             wm = co[C, CO_WMASK]
-            if co[C, CO_FREE] > 0 and wm & (wm - 1) != 0 and co[C, CO_WAITW] > co[C, CO_FREE]:
+            if free > 0 and wm & (wm - 1) != 0 and co[C, CO_WAITW] > free:
                 c = pc[C]
                 cost_eq1 += (3 << c) + pc[wm] * (1 << c)
-        use_pot = cost_eq1 > run.cost_fpot
+        if need > ecap - live:  # the pools are too small: the driver enlarges them
+            sc[SC_I] = i
+            sc[SC_EV] = ev
+            sc[SC_CP] = cp
+            sc[SC_EFREE] = efree
+            sc[SC_BFREE] = bfree
+            sc[SC_BN] = bn
+            sc[SC_LIVE] = live
+            sc[SC_T] = t
+            sc[SC_NVIS] = nvis
+            sc[SC_RESUME] = 1
+            sc[SC_NEED] = live + need
+            return
+        use_pot = run.mode == 2 or (run.mode == 0 and cost_eq1 > run.cost_fpot)
         for a in range(nvis):
             C = vis[a]
             if co[C, CO_FREE] == 0 or co[C, CO_WAITING] == 0:
@@ -590,14 +650,22 @@ def _rigid_kernel(run, jobs, coal, state, out):
                                 break
                     pos = org_jobs[mem[C, u, MEM_HEAD]]
                     if width[pos] > nfree:
-                        if bf == EASY and phase == 1:
-                            res_u = u
-                            shadow, extra = _reservation(
-                                co[C, CO_EFIRST], e_end, e_q, e_next, nfree, width[pos], t
-                            )
-                            phase = 2
-                        else:
+                        if bf != EASY or phase == 2:
                             break  # none: the pick does not fit, nothing more starts
+                        # EASY: a reservation for it, which matters only if another
+                        # member's queue head fits now (else nothing can backfill)
+                        rest = co[C, CO_WMASK] ^ (1 << u)
+                        while rest != 0:
+                            w = rest & -rest
+                            if width[org_jobs[mem[C, bitpos[w % 37], MEM_HEAD]]] <= nfree:
+                                break
+                            rest ^= w
+                        if rest == 0:
+                            break
+                        res_u = u
+                        stats[ST_RESERVATIONS] += 1
+                        shadow, extra = _reservation(co[C, CO_EFIRST], easy, nfree, width[pos], t)
+                        phase = 2
                         continue
                     if phase == 2 and t + req[pos] > shadow:
                         extra -= width[pos]
@@ -623,34 +691,28 @@ def _rigid_kernel(run, jobs, coal, state, out):
                 stats[ST_STARTS] += 1
                 if C == G:
                     out_start[pos] = t
-                if bstamp[pos] != ev:  # a new bucket: pos started at t
-                    if bfree < 0:
-                        stats[ST_POOL_FULL] = 1
-                        return
+                if bstamp[pos] != ev:  # a new bucket: pos starts at t
                     b = bfree
-                    bfree = b_link[b]
-                    b_pos[b] = pos
-                    b_head[b] = -1
+                    bfree = bkt[b, B_LINK]
+                    bkt[b, B_POS] = pos
+                    bkt[b, B_HEAD] = -1
                     bstamp[pos] = ev
                     bid[pos] = b
                     bn = _push2(bh_t, bh_b, bn, min(t + size[pos], _BIG), b)
                 else:
                     b = bid[pos]
-                if efree < 0:
-                    stats[ST_POOL_FULL] = 1
-                    return
-                e = efree
-                efree = e_link[e]
-                e_coal[e] = C
-                e_link[e] = b_head[b]
-                b_head[b] = e
+                e = efree  # the pools hold enough (checked above)
+                efree = ent[e, E_LINK]
+                ent[e, E_COAL] = C
+                ent[e, E_LINK] = bkt[b, B_HEAD]
+                bkt[b, B_HEAD] = e
                 live += 1
                 if live > stats[ST_PEAK]:
                     stats[ST_PEAK] = live
                 if bf == EASY:
-                    e_end[e] = t + req[pos]
-                    e_q[e] = q
-                    _easy_insert(co, C, e, e_end, e_prev, e_next)
+                    easy[e, X_END] = t + req[pos]
+                    easy[e, X_Q] = q
+                    _easy_insert(co, C, e, easy)
         # without a horizon the values are taken at the grand coalition's last completion
         if (
             not run.has_T
@@ -662,3 +724,4 @@ def _rigid_kernel(run, jobs, coal, state, out):
             stats[ST_FINAL] = 1
             stats[ST_T_END] = t
             _snapshot(co, canon, t, out.final_v)
+    sc[SC_RESUME] = 0

@@ -365,7 +365,7 @@ def _lockstep(
     after them; later ones (after every event) from the final records in Python integers.
 
     *Pools.* Entries (a coalition running a job) and completion buckets come from pools
-    that start at ``16 * 2^k`` (or the most a coalition can run at once, one job per
+    that start at ``16 * 2^k`` (or the most the coalitions can run at once, one job per
     machine or fitting job, summed, if fewer) and double whenever the kernel finds them
     short (it resumes where it stopped: :mod:`.rigid_kernel`)."""
     from ..compiled_rigid import _BACKFILL, _ref_keys_wrap_safely
@@ -495,13 +495,12 @@ def _lockstep(
     mem[:, :, rk.MEM_LAST] = t_start
     mem[:, :, rk.MEM_HEAD] = first_fit
     sc = np.zeros(rk.SC_FIELDS, dtype=np.int64)
-    sc[rk.SC_EFREE] = sc[rk.SC_BFREE] = -1
+    sc[rk.SC_BFREE] = -1
     state = _grow_pools(
         rk.State(
             co=co,
             mem=mem,
-            ent=np.zeros((0, 2), dtype=np.int64),
-            easy=np.zeros((0 if rule == "easy" else 1, 4), dtype=np.int64),
+            ent=np.zeros((0, rk.E_FIELDS_EASY if rule == "easy" else rk.E_FIELDS), dtype=np.int64),
             bkt=np.zeros((0, 3), dtype=np.int64),
             bh_t=np.zeros(0, dtype=np.int64),
             bh_b=np.zeros(0, dtype=np.int64),
@@ -514,7 +513,6 @@ def _lockstep(
             sc=sc,
         ),
         _LOCKSTEP_POOL or min(bound, max(1024, 16 * NC)),
-        rule == "easy",
     )
     out = rk.Outputs(
         out_start=np.full(n, -1, dtype=np.int64),
@@ -527,8 +525,8 @@ def _lockstep(
         rk._rigid_kernel(run, jobs, coal, state, out)
         if not state.sc[rk.SC_RESUME]:
             break
-        grow = max(2 * state.ent.shape[0], int(state.sc[rk.SC_NEED]))
-        state = _grow_pools(state, grow, rule == "easy")
+        grow = max(2 * state.ent.shape[0], 2 * int(state.sc[rk.SC_NEED]))
+        state = _grow_pools(state, grow)
         out.stats[rk.ST_GROWN] += 1
     stats = out.stats
 
@@ -586,29 +584,25 @@ def _lockstep(
     return sched, values
 
 
-def _grow_pools(state, cap: int, easy: bool):
-    """``state`` with pools of ``cap`` entries and buckets (at least as many as now), the
-    new ones put on the free lists."""
+def _grow_pools(state, cap: int):
+    """``state`` with pools of ``cap`` entries and buckets (at least as many as now): the new
+    entries free (coalition -1), the new buckets put on the free list."""
     from . import rigid_kernel as rk
 
     old = state.ent.shape[0]
     cap = max(cap, old, 1)
     sc = state.sc
 
-    def extend(a: np.ndarray, link: int | None, free_slot: int | None) -> np.ndarray:
-        shape = (cap,) + a.shape[1:]
-        b = np.zeros(shape, dtype=a.dtype)
+    def extend(a: np.ndarray) -> np.ndarray:
+        b = np.zeros((cap,) + a.shape[1:], dtype=a.dtype)
         b[:old] = a
-        if link is not None and free_slot is not None and cap > old:
-            b[old:, link] = np.arange(old + 1, cap + 1)
-            b[cap - 1, link] = sc[free_slot]  # the new slots, then the old free list
-            sc[free_slot] = old
         return b
 
-    return state._replace(
-        ent=extend(state.ent, rk.E_LINK, rk.SC_EFREE),
-        easy=extend(state.easy, None, None) if easy else state.easy,
-        bkt=extend(state.bkt, rk.B_LINK, rk.SC_BFREE),
-        bh_t=extend(state.bh_t, None, None),
-        bh_b=extend(state.bh_b, None, None),
-    )
+    ent = extend(state.ent)
+    ent[old:, rk.E_COAL] = -1
+    bkt = extend(state.bkt)
+    if cap > old:
+        bkt[old:, rk.B_LINK] = np.arange(old + 1, cap + 1)
+        bkt[cap - 1, rk.B_LINK] = sc[rk.SC_BFREE]  # the new buckets, then the old free ones
+        sc[rk.SC_BFREE] = old
+    return state._replace(ent=ent, bkt=bkt, bh_t=extend(state.bh_t), bh_b=extend(state.bh_b))

@@ -32,11 +32,13 @@ member's queue head fits the free machines (else nothing could backfill). Comple
 kept in buckets, one per (job, start time) shared by every coalition that started the job
 then, as in the sequential kernel (:mod:`coopsched.online.ref.kernel`); EASY's running
 jobs of each coalition are a doubly linked list sorted by expected end (``start +
-requested``), one record per entry. Entries and buckets come from pools: before the
-starts of an event time the kernel checks that the pools hold one more entry for each
-job that could start (a start takes a free machine and a queued job in its coalition);
-when they do not, it returns, the driver enlarges them, and the kernel resumes at the
-same point (its scalars are kept in ``State.sc``).
+requested``), in the entries' records. Entries and buckets come from pools: before the
+starts of an event time the kernel checks that the pools would stay at most 3/4 full with
+one more entry for each job that could start (a start takes a free machine and a queued
+job in its coalition); when they would not, it returns, the driver enlarges them, and the
+kernel resumes at the same point (its scalars are kept in ``State.sc``). Entries are taken
+in address order (a cursor that skips live slots, as in the sequential kernel), so those
+made together lie together.
 """
 
 from __future__ import annotations
@@ -83,14 +85,16 @@ MEM_RUNNING = 3  # u's processors in use in C
 MEM_HEAD = 4  # index in org_jobs of u's next job that fits C (the queue head when queued)
 MEM_QUEUED = 5  # u's queued jobs in C
 MEM_FIELDS = 6
-# ent[e, .]: an entry, a coalition running a job (listed by its completion bucket)
-E_COAL = 0
-E_LINK = 1  # the next entry of the bucket (or of the free list)
-# easy[e, .]: EASY's record of entry e, in its coalition's list by expected end
-X_END = 0  # start + requested
-X_Q = 1  # processors
-X_PREV = 2
-X_NEXT = 3
+# ent[e, .]: an entry, a coalition running a job (listed by its completion bucket), with
+# EASY's fields when the rule is EASY (its coalition's list by expected end)
+E_COAL = 0  # the coalition (-1: a free slot)
+E_LINK = 1  # the next entry of the bucket
+E_END = 2  # EASY: start + requested
+E_Q = 3  # EASY: processors
+E_PREV = 4  # EASY: the neighbours in the list
+E_NEXT = 5
+E_FIELDS = 2  # without EASY
+E_FIELDS_EASY = 8  # with EASY (a 64-byte record)
 # bkt[b, .]: a completion bucket, one per (job, start event)
 B_POS = 0  # the job (FIFO position)
 B_HEAD = 1  # its first entry
@@ -99,7 +103,7 @@ B_LINK = 2  # the next free bucket
 SC_I = 0  # the next release
 SC_EV = 1  # the event number
 SC_CP = 2  # the next checkpoint
-SC_EFREE = 3  # the first free entry
+SC_ECUR = 3  # the entries' cursor (the next slot to try)
 SC_BFREE = 4  # the first free bucket
 SC_BN = 5  # completion heap size
 SC_LIVE = 6  # live entries
@@ -173,7 +177,6 @@ class State(NamedTuple):
     co: np.ndarray  # co[C, CO_*]
     mem: np.ndarray  # mem[C, u, MEM_*]
     ent: np.ndarray  # ent[e, E_*]
-    easy: np.ndarray  # easy[e, X_*] (one row unless the rule is EASY)
     bkt: np.ndarray  # bkt[b, B_*]
     bh_t: np.ndarray  # the completion heap: (end, bucket)
     bh_b: np.ndarray
@@ -238,62 +241,62 @@ def _snapshot(co, canon, t, dst):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _easy_insert(co, C, e, easy):
+def _easy_insert(co, C, e, ent):
     """Entry ``e`` into ``C``'s running jobs sorted by expected end (among equal ends
     anywhere: their order does not matter, :func:`_reservation` takes equal ends
     together). The place is sought from both ends of the list at once, one step each in
     turn: new jobs, with requested times often shorter than those of the jobs running,
     mostly land near the front, jobs with long ones near the back."""
-    end = easy[e, X_END]
+    end = ent[e, E_END]
     back = co[C, CO_ELAST]  # the place is after back, or before front
     front = co[C, CO_EFIRST]
-    while back >= 0 and easy[back, X_END] > end:
-        if easy[front, X_END] >= end:
-            back = easy[front, X_PREV]
+    while back >= 0 and ent[back, E_END] > end:
+        if ent[front, E_END] >= end:
+            back = ent[front, E_PREV]
             break
-        front = easy[front, X_NEXT]
-        back = easy[back, X_PREV]
+        front = ent[front, E_NEXT]
+        back = ent[back, E_PREV]
     if back < 0:
         nx = co[C, CO_EFIRST]
         co[C, CO_EFIRST] = e
     else:
-        nx = easy[back, X_NEXT]
-        easy[back, X_NEXT] = e
-    easy[e, X_PREV] = back
-    easy[e, X_NEXT] = nx
+        nx = ent[back, E_NEXT]
+        ent[back, E_NEXT] = e
+    ent[e, E_PREV] = back
+    ent[e, E_NEXT] = nx
     if nx < 0:
         co[C, CO_ELAST] = e
     else:
-        easy[nx, X_PREV] = e
+        ent[nx, E_PREV] = e
 
 
 @numba.njit(**JIT_OPTIONS)
-def _easy_unlink(co, C, e, easy):
+def _easy_unlink(co, C, e, ent):
     """Entry ``e`` out of ``C``'s running jobs by expected end."""
-    p = easy[e, X_PREV]
-    nx = easy[e, X_NEXT]
+    p = ent[e, E_PREV]
+    nx = ent[e, E_NEXT]
     if p < 0:
         co[C, CO_EFIRST] = nx
     else:
-        easy[p, X_NEXT] = nx
+        ent[p, E_NEXT] = nx
     if nx < 0:
         co[C, CO_ELAST] = p
     else:
-        easy[nx, X_PREV] = p
+        ent[nx, E_PREV] = p
 
 
 @numba.njit(**JIT_OPTIONS)
-def _reservation(first, easy, free, q, t):
+def _reservation(first, ent, free, q, t):
     """EASY's shadow time and extra machines for a job of ``q`` processors, walking the
     coalition's running jobs by expected end from ``first`` (a job past its requested time
     is expected at ``t + 1``), as ``coopsched.online.compiled_rigid._reservation``."""
     avail = free
     x = first
     while x >= 0:
-        e = max(easy[x, X_END], t + 1)
-        while x >= 0 and max(easy[x, X_END], t + 1) == e:
-            avail += easy[x, X_Q]
-            x = easy[x, X_NEXT]
+        e = max(ent[x, E_END], t + 1)
+        while x >= 0 and max(ent[x, E_END], t + 1) == e:
+            avail += ent[x, E_Q]
+            x = ent[x, E_NEXT]
         if avail >= q:
             return e, avail - q
     return _BIG, np.int64(0)
@@ -429,7 +432,6 @@ def _rigid_kernel(run, jobs, coal, state, out):
     co = state.co
     mem = state.mem
     ent = state.ent
-    easy = state.easy
     bkt = state.bkt
     bh_t = state.bh_t
     bh_b = state.bh_b
@@ -448,7 +450,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
     i = sc[SC_I]
     ev = sc[SC_EV]
     cp = sc[SC_CP]
-    efree = sc[SC_EFREE]
+    ecur = sc[SC_ECUR]
     bfree = sc[SC_BFREE]
     bn = sc[SC_BN]
     live = sc[SC_LIVE]
@@ -514,9 +516,8 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     co[C, CO_RUNNING] -= q
                     co[C, CO_FREE] += q
                     if bf == EASY:
-                        _easy_unlink(co, C, e, easy)
-                    ent[e, E_LINK] = efree
-                    efree = e
+                        _easy_unlink(co, C, e, ent)
+                    ent[e, E_COAL] = -1
                     live -= 1
                     if co[C, CO_VISIT] != ev:
                         co[C, CO_VISIT] = ev
@@ -560,11 +561,11 @@ def _rigid_kernel(run, jobs, coal, state, out):
             if free > 0 and wm & (wm - 1) != 0 and co[C, CO_WAITW] > free:
                 c = pc[C]
                 cost_eq1 += (3 << c) + pc[wm] * (1 << c)
-        if need > ecap - live:  # the pools are too small: the driver enlarges them
+        if 4 * (live + need) > 3 * ecap:  # the pools are short: the driver enlarges them
             sc[SC_I] = i
             sc[SC_EV] = ev
             sc[SC_CP] = cp
-            sc[SC_EFREE] = efree
+            sc[SC_ECUR] = ecur
             sc[SC_BFREE] = bfree
             sc[SC_BN] = bn
             sc[SC_LIVE] = live
@@ -664,7 +665,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                             break
                         res_u = u
                         stats[ST_RESERVATIONS] += 1
-                        shadow, extra = _reservation(co[C, CO_EFIRST], easy, nfree, width[pos], t)
+                        shadow, extra = _reservation(co[C, CO_EFIRST], ent, nfree, width[pos], t)
                         phase = 2
                         continue
                     if phase == 2 and t + req[pos] > shadow:
@@ -701,8 +702,13 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     bn = _push2(bh_t, bh_b, bn, min(t + size[pos], _BIG), b)
                 else:
                     b = bid[pos]
-                e = efree  # the pools hold enough (checked above)
-                efree = ent[e, E_LINK]
+                # the next free slot in address order: entries made together (one
+                # bucket's, one coalition's) lie close together; the pool is at most 3/4
+                # full (checked above), so few slots are skipped
+                while ent[ecur, E_COAL] >= 0:
+                    ecur = ecur + 1 if ecur + 1 < ecap else 0
+                e = ecur
+                ecur = ecur + 1 if ecur + 1 < ecap else 0
                 ent[e, E_COAL] = C
                 ent[e, E_LINK] = bkt[b, B_HEAD]
                 bkt[b, B_HEAD] = e
@@ -710,9 +716,9 @@ def _rigid_kernel(run, jobs, coal, state, out):
                 if live > stats[ST_PEAK]:
                     stats[ST_PEAK] = live
                 if bf == EASY:
-                    easy[e, X_END] = t + req[pos]
-                    easy[e, X_Q] = q
-                    _easy_insert(co, C, e, easy)
+                    ent[e, E_END] = t + req[pos]
+                    ent[e, E_Q] = q
+                    _easy_insert(co, C, e, ent)
         # without a horizon the values are taken at the grand coalition's last completion
         if (
             not run.has_T

@@ -428,8 +428,7 @@ def _lockstep(
     canon_list = ids[is_canon & (ids > 0)]
     counts = np.diff(org_ptr)
     rel_lists = [
-        ids[is_canon & ((ids >> u) & 1 == 1) & (mC > 0)] if counts[u] else ids[:0]
-        for u in range(k)
+        ids[is_canon & ((ids >> u) & 1 == 1) & (mC > 0)] if counts[u] else ids[:0] for u in range(k)
     ]
     rel_ptr = np.zeros(k + 1, dtype=np.int64)
     rel_ptr[1:] = np.cumsum([len(x) for x in rel_lists])

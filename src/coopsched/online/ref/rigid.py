@@ -448,8 +448,12 @@ def _lockstep(
         nfit[hold] += np.searchsorted(np.sort(w_u), mC[hold], side="right")
     bound = int(np.minimum(mC[canon_list], nfit[canon_list]).sum()) + 1
     L, omega = shapley_weights(k)
-    fblocks = k >= 4 and int((pc[canon_list] // 2 + 8).sum()) > 4 * NC
-    cost_fpot = min(int((pc[canon_list] // 2 + 8).sum()), 4 * NC) if k >= 4 else 0
+    # the float potential's cost in additions, as the sequential driver counts it: half an
+    # addition per member, a value and a mispredicted loop exit per simulated coalition, or
+    # (k >= 4) 4 per coalition of the lattice walked in blocks of 16, if cheaper
+    cost_fpot = int((pc[canon_list] // 2 + 8).sum())
+    fblocks = k >= 4 and cost_fpot > 4 * NC
+    cost_fpot = min(cost_fpot, 4 * NC) if k >= 4 else cost_fpot
     run = rk.Run(
         k=k,
         bf=_BACKFILL[rule],

@@ -31,8 +31,9 @@ whatever the order, so it is not ranked; EASY's reservation is computed only whe
 member's queue head fits the free machines (else nothing could backfill). Completions are
 kept in buckets, one per (job, start time) shared by every coalition that started the job
 then, as in the sequential kernel (:mod:`coopsched.online.ref.kernel`); EASY's running
-jobs of each coalition are a doubly linked list sorted by expected end (``start +
-requested``), in the entries' records. Entries and buckets come from pools: before the
+jobs of each coalition are a doubly linked list of its entries (with their expected end
+``start + requested`` and processors), unsorted: a reservation sorts them (reservations
+are far fewer than starts and completions). Entries and buckets come from pools: before the
 starts of an event time the kernel checks that the pools would stay at most 3/4 full with
 one more entry for each job that could start (a start takes a free machine and a queued
 job in its coalition); when they would not, it returns, the driver enlarges them, and the
@@ -74,7 +75,7 @@ CO_WAITW = 6  # their processors
 CO_WMASK = 7  # members with queued jobs
 CO_PINNED = 8  # queued pinned jobs
 CO_VISIT = 9  # the event number of the last visit (-1: never)
-CO_EFIRST = 10  # EASY: the first and last entries of the running jobs by expected end
+CO_EFIRST = 10  # EASY: the first and last entries of the running jobs (unsorted)
 CO_ELAST = 11
 CO_FIELDS = 12
 # mem[C, u, .]: one record per (coalition, member)
@@ -86,7 +87,7 @@ MEM_HEAD = 4  # index in org_jobs of u's next job that fits C (the queue head wh
 MEM_QUEUED = 5  # u's queued jobs in C
 MEM_FIELDS = 6
 # ent[e, .]: an entry, a coalition running a job (listed by its completion bucket), with
-# EASY's fields when the rule is EASY (its coalition's list by expected end)
+# EASY's fields when the rule is EASY (its coalition's list of running jobs)
 E_COAL = 0  # the coalition (-1: a free slot)
 E_LINK = 1  # the next entry of the bucket
 E_END = 2  # EASY: start + requested
@@ -241,38 +242,22 @@ def _snapshot(co, canon, t, dst):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _easy_insert(co, C, e, ent):
-    """Entry ``e`` into ``C``'s running jobs sorted by expected end (among equal ends
-    anywhere: their order does not matter, :func:`_reservation` takes equal ends
-    together). The place is sought from both ends of the list at once, one step each in
-    turn: new jobs, with requested times often shorter than those of the jobs running,
-    mostly land near the front, jobs with long ones near the back."""
-    end = ent[e, E_END]
-    back = co[C, CO_ELAST]  # the place is after back, or before front
-    front = co[C, CO_EFIRST]
-    while back >= 0 and ent[back, E_END] > end:
-        if ent[front, E_END] >= end:
-            back = ent[front, E_PREV]
-            break
-        front = ent[front, E_NEXT]
-        back = ent[back, E_PREV]
-    if back < 0:
-        nx = co[C, CO_EFIRST]
+def _easy_append(co, C, e, ent):
+    """Entry ``e`` at the end of ``C``'s running jobs (kept unsorted: a reservation sorts
+    them, and reservations are far fewer than starts)."""
+    last = co[C, CO_ELAST]
+    ent[e, E_PREV] = last
+    ent[e, E_NEXT] = -1
+    if last < 0:
         co[C, CO_EFIRST] = e
     else:
-        nx = ent[back, E_NEXT]
-        ent[back, E_NEXT] = e
-    ent[e, E_PREV] = back
-    ent[e, E_NEXT] = nx
-    if nx < 0:
-        co[C, CO_ELAST] = e
-    else:
-        ent[nx, E_PREV] = e
+        ent[last, E_NEXT] = e
+    co[C, CO_ELAST] = e
 
 
 @numba.njit(**JIT_OPTIONS)
 def _easy_unlink(co, C, e, ent):
-    """Entry ``e`` out of ``C``'s running jobs by expected end."""
+    """Entry ``e`` out of ``C``'s running jobs."""
     p = ent[e, E_PREV]
     nx = ent[e, E_NEXT]
     if p < 0:
@@ -286,17 +271,27 @@ def _easy_unlink(co, C, e, ent):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _reservation(first, ent, free, q, t):
-    """EASY's shadow time and extra machines for a job of ``q`` processors, walking the
-    coalition's running jobs by expected end from ``first`` (a job past its requested time
-    is expected at ``t + 1``), as ``coopsched.online.compiled_rigid._reservation``."""
-    avail = free
+def _reservation(first, ent, free, q, t, ends, qs):
+    """EASY's shadow time and extra machines for a job of ``q`` processors, as
+    ``coopsched.online.compiled_rigid._reservation`` computes them: the coalition's running
+    jobs (its list from ``first``, gathered into ``ends`` and ``qs``) taken by expected
+    end (a job past its requested time is expected at ``t + 1``), equal ends together, up
+    to the first at which ``q`` machines are free."""
+    r = 0
     x = first
     while x >= 0:
-        e = max(ent[x, E_END], t + 1)
-        while x >= 0 and max(ent[x, E_END], t + 1) == e:
-            avail += ent[x, E_Q]
-            x = ent[x, E_NEXT]
+        ends[r] = max(ent[x, E_END], t + 1)
+        qs[r] = ent[x, E_Q]
+        r += 1
+        x = ent[x, E_NEXT]
+    order = np.argsort(ends[:r])
+    avail = free
+    y = 0
+    while y < r:
+        e = ends[order[y]]
+        while y < r and ends[order[y]] == e:
+            avail += qs[order[y]]
+            y += 1
         if avail >= q:
             return e, avail - q
     return _BIG, np.int64(0)
@@ -474,6 +469,8 @@ def _rigid_kernel(run, jobs, coal, state, out):
         np.zeros(k, np.int64),
     )
     ncp = cps.shape[0]
+    r_end = np.zeros(max(n, 1), np.int64)  # a reservation's running jobs (at most n)
+    r_q = np.zeros(max(n, 1), np.int64)
     while True:
         if resume:  # the starts of the event time where the pools ran short
             resume = False
@@ -665,7 +662,9 @@ def _rigid_kernel(run, jobs, coal, state, out):
                             break
                         res_u = u
                         stats[ST_RESERVATIONS] += 1
-                        shadow, extra = _reservation(co[C, CO_EFIRST], ent, nfree, width[pos], t)
+                        shadow, extra = _reservation(
+                            co[C, CO_EFIRST], ent, nfree, width[pos], t, r_end, r_q
+                        )
                         phase = 2
                         continue
                     if phase == 2 and t + req[pos] > shadow:
@@ -718,7 +717,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                 if bf == EASY:
                     ent[e, E_END] = t + req[pos]
                     ent[e, E_Q] = q
-                    _easy_insert(co, C, e, ent)
+                    _easy_append(co, C, e, ent)
         # without a horizon the values are taken at the grand coalition's last completion
         if (
             not run.has_T

@@ -405,6 +405,162 @@ def _rank_members(run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, s
 
 
 @numba.njit(**JIT_OPTIONS)
+def _visit(co, C, ev, vis, nvis):
+    """``C`` on the list of coalitions visited at event ``ev`` (once); the list's length."""
+    if co[C, CO_VISIT] != ev:
+        co[C, CO_VISIT] = ev
+        vis[nvis] = C
+        nvis += 1
+    return nvis
+
+
+@numba.njit(**JIT_OPTIONS)
+def _complete(e, pos, t, ev, bf, jobs, co, mem, ent, vis, nvis):
+    """Job ``pos`` completes at ``t`` in every coalition of the bucket's entries from
+    ``e``: its processors are freed there (the values brought to ``t`` first), the entries
+    freed, the coalitions visited. Returns the visited list's length and the number of
+    entries freed."""
+    u = jobs.owner[pos]
+    q = jobs.width[pos]
+    freed = 0
+    while e >= 0:
+        C = ent[e, E_COAL]
+        nx = ent[e, E_LINK]
+        _advance_co(co, C, t)
+        _advance_mem(mem, C, u, t)
+        mem[C, u, MEM_RUNNING] -= q
+        co[C, CO_RUNNING] -= q
+        co[C, CO_FREE] += q
+        if bf == EASY:
+            _easy_unlink(co, C, e, ent)
+        ent[e, E_COAL] = -1
+        freed += 1
+        nvis = _visit(co, C, ev, vis, nvis)
+        e = nx
+    return nvis, freed
+
+
+@numba.njit(**JIT_OPTIONS)
+def _release(i, ev, jobs, coal, co, mem, vis, nvis):
+    """Job ``i``'s release: queued in every simulated coalition holding its owner whose
+    machines it fits; every such coalition with free machines and queued jobs is visited
+    (it decides anew at this time, a release too wide for it included: its ranking
+    changes with the time). Returns the visited list's length."""
+    u = jobs.owner[i]
+    q = jobs.width[i]
+    pin = jobs.pinned[i]
+    ub = 1 << u
+    mC = coal.mC
+    rel_idx = coal.rel_idx
+    for y in range(coal.rel_ptr[u], coal.rel_ptr[u + 1]):
+        C = rel_idx[y]
+        if q <= mC[C]:
+            mem[C, u, MEM_QUEUED] += 1
+            co[C, CO_WAITING] += 1
+            co[C, CO_WAITW] += q
+            co[C, CO_WMASK] |= ub
+            if pin:
+                co[C, CO_PINNED] += 1
+        if co[C, CO_FREE] > 0 and co[C, CO_WAITING] > 0:
+            nvis = _visit(co, C, ev, vis, nvis)
+    return nvis
+
+
+@numba.njit(**JIT_OPTIONS)
+def _candidates(C, phase, t, bf, jobs, co, mem, bitpos, res_u, shadow, extra):
+    """The members whose queue heads this step shows (a bitmask: every member with a
+    queued job; under first-fit those whose head fits the free machines; in EASY's
+    backfill, beside the reservation of ``res_u``'s head, those whose head fits and ends
+    by the shadow time or uses at most the extra machines), how many, and the one whose
+    head is the oldest."""
+    org_jobs = jobs.org_jobs
+    width = jobs.width
+    nfree = co[C, CO_FREE]
+    shown = 0
+    ncand = 0
+    first = -1
+    fh = np.int64(0)
+    rest = co[C, CO_WMASK]
+    while rest != 0:
+        w = rest & -rest
+        rest ^= w
+        x = bitpos[w % 37]
+        h = org_jobs[mem[C, x, MEM_HEAD]]
+        if phase == 2:
+            ok = (
+                x != res_u
+                and width[h] <= nfree
+                and (t + jobs.req[h] <= shadow or width[h] <= extra)
+            )
+        elif bf == FIRST_FIT:
+            ok = width[h] <= nfree
+        else:
+            ok = True
+        if ok:
+            shown |= w
+            ncand += 1
+            if first < 0 or h < fh:
+                first = x
+                fh = h
+    return shown, ncand, first
+
+
+@numba.njit(**JIT_OPTIONS)
+def _oldest_pinned(C, jobs, co, mem, bitpos):
+    """The oldest queued pinned job of ``C`` (pinned jobs head their queues)."""
+    pos = -1
+    rest = co[C, CO_WMASK]
+    while rest != 0:
+        w = rest & -rest
+        rest ^= w
+        h = jobs.org_jobs[mem[C, bitpos[w % 37], MEM_HEAD]]
+        if jobs.pinned[h] and (pos < 0 or h < pos):
+            pos = h
+    return pos
+
+
+@numba.njit(**JIT_OPTIONS)
+def _someone_else_fits(C, u, jobs, co, mem, bitpos):
+    """Whether a member of ``C`` other than ``u`` has a queue head that fits the free
+    machines (else EASY's backfill can start nothing, and the reservation is not needed)."""
+    nfree = co[C, CO_FREE]
+    rest = co[C, CO_WMASK] & ~(1 << u)
+    while rest != 0:
+        w = rest & -rest
+        rest ^= w
+        if jobs.width[jobs.org_jobs[mem[C, bitpos[w % 37], MEM_HEAD]]] <= nfree:
+            return True
+    return False
+
+
+@numba.njit(**JIT_OPTIONS)
+def _start(C, pos, t, mc, jobs, co, mem):
+    """Job ``pos`` starts at ``t`` in ``C`` (``mc`` machines): out of its owner's queue (the
+    next head is the owner's next job that fits ``C``), its processors in use."""
+    width = jobs.width
+    org_jobs = jobs.org_jobs
+    u = jobs.owner[pos]
+    q = width[pos]
+    hx = mem[C, u, MEM_HEAD] + 1
+    end = jobs.org_ptr[u + 1]
+    while hx < end and width[org_jobs[hx]] > mc:
+        hx += 1  # jobs too wide for C are not in its queue
+    mem[C, u, MEM_HEAD] = hx
+    mem[C, u, MEM_QUEUED] -= 1
+    if mem[C, u, MEM_QUEUED] == 0:
+        co[C, CO_WMASK] ^= 1 << u
+    co[C, CO_WAITING] -= 1
+    co[C, CO_WAITW] -= q
+    if jobs.pinned[pos]:
+        co[C, CO_PINNED] -= 1
+    _advance_mem(mem, C, u, t)
+    mem[C, u, MEM_RUNNING] += q
+    _advance_co(co, C, t)
+    co[C, CO_RUNNING] += q
+    co[C, CO_FREE] -= q
+
+
+@numba.njit(**JIT_OPTIONS)
 def _rigid_kernel(run, jobs, coal, state, out):
     """Every coalition's REF schedule in lockstep (module docstring), from the scalars in
     ``state.sc`` (a fresh run, or one resumed after the pools were enlarged)."""
@@ -412,18 +568,13 @@ def _rigid_kernel(run, jobs, coal, state, out):
     bf = run.bf
     T = run.T
     rel = jobs.rel
-    owner = jobs.owner
     size = jobs.size
     width = jobs.width
     req = jobs.req
-    pinned = jobs.pinned
-    org_ptr = jobs.org_ptr
     org_jobs = jobs.org_jobs
     pc = coal.pc
     mC = coal.mC
     canon = coal.canon
-    rel_ptr = coal.rel_ptr
-    rel_idx = coal.rel_idx
     co = state.co
     mem = state.mem
     ent = state.ent
@@ -500,49 +651,15 @@ def _rigid_kernel(run, jobs, coal, state, out):
             while bn > 0 and bh_t[0] == t:
                 b = bh_b[0]
                 bn = _pop2(bh_t, bh_b, bn)
-                pos = bkt[b, B_POS]
-                u = owner[pos]
-                q = width[pos]
-                e = bkt[b, B_HEAD]
-                while e >= 0:
-                    C = ent[e, E_COAL]
-                    nx = ent[e, E_LINK]
-                    _advance_co(co, C, t)
-                    _advance_mem(mem, C, u, t)
-                    mem[C, u, MEM_RUNNING] -= q
-                    co[C, CO_RUNNING] -= q
-                    co[C, CO_FREE] += q
-                    if bf == EASY:
-                        _easy_unlink(co, C, e, ent)
-                    ent[e, E_COAL] = -1
-                    live -= 1
-                    if co[C, CO_VISIT] != ev:
-                        co[C, CO_VISIT] = ev
-                        vis[nvis] = C
-                        nvis += 1
-                    e = nx
+                nvis, freed = _complete(
+                    bkt[b, B_HEAD], bkt[b, B_POS], t, ev, bf, jobs, co, mem, ent, vis, nvis
+                )
+                live -= freed
                 bkt[b, B_LINK] = bfree
                 bfree = b
-            # releases at t: queued in every coalition holding the owner whose machines
-            # the job fits; every such coalition with free machines and queued jobs decides
-            # anew (a release too wide for it included: its ranking changes with t)
+            # then releases
             while i < n and rel[i] == t:
-                u = owner[i]
-                q = width[i]
-                ub = 1 << u
-                for y in range(rel_ptr[u], rel_ptr[u + 1]):
-                    C = rel_idx[y]
-                    if q <= mC[C]:
-                        mem[C, u, MEM_QUEUED] += 1
-                        co[C, CO_WAITING] += 1
-                        co[C, CO_WAITW] += q
-                        co[C, CO_WMASK] |= ub
-                        if pinned[i]:
-                            co[C, CO_PINNED] += 1
-                    if co[C, CO_VISIT] != ev and co[C, CO_FREE] > 0 and co[C, CO_WAITING] > 0:
-                        co[C, CO_VISIT] = ev
-                        vis[nvis] = C
-                        nvis += 1
+                nvis = _release(i, ev, jobs, coal, co, mem, vis, nvis)
                 i += 1
             stats[ST_VISITS] += nvis
         # the starts this event time may make (each takes a free machine and a queued job
@@ -593,46 +710,16 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     if co[C, CO_PINNED] == 0:
                         phase = 1
                         continue
-                    rest = co[C, CO_WMASK]
-                    while rest != 0:  # the oldest queued pinned job (pinned jobs head)
-                        w = rest & -rest
-                        rest ^= w
-                        h = org_jobs[mem[C, bitpos[w % 37], MEM_HEAD]]
-                        if pinned[h] and (pos < 0 or h < pos):
-                            pos = h
+                    pos = _oldest_pinned(C, jobs, co, mem, bitpos)
                     if width[pos] > nfree:
                         phase = 1
                         continue
                 else:
                     if co[C, CO_WAITING] == 0 or nfree == 0:
                         break
-                    # the candidates this step shows, and the one with the older head
-                    shown = 0
-                    ncand = 0
-                    first = -1
-                    fh = np.int64(0)
-                    rest = co[C, CO_WMASK]
-                    while rest != 0:
-                        w = rest & -rest
-                        rest ^= w
-                        x = bitpos[w % 37]
-                        h = org_jobs[mem[C, x, MEM_HEAD]]
-                        if phase == 2:  # EASY's backfill beside the reservation
-                            ok = (
-                                x != res_u
-                                and width[h] <= nfree
-                                and (t + req[h] <= shadow or width[h] <= extra)
-                            )
-                        elif bf == FIRST_FIT:
-                            ok = width[h] <= nfree
-                        else:
-                            ok = True
-                        if ok:
-                            shown |= w
-                            ncand += 1
-                            if first < 0 or h < fh:
-                                first = x
-                                fh = h
+                    shown, ncand, first = _candidates(
+                        C, phase, t, bf, jobs, co, mem, bitpos, res_u, shadow, extra
+                    )
                     if ncand == 0:
                         break
                     u = first
@@ -652,13 +739,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                             break  # none: the pick does not fit, nothing more starts
                         # EASY: a reservation for it, which matters only if another
                         # member's queue head fits now (else nothing can backfill)
-                        rest = co[C, CO_WMASK] ^ (1 << u)
-                        while rest != 0:
-                            w = rest & -rest
-                            if width[org_jobs[mem[C, bitpos[w % 37], MEM_HEAD]]] <= nfree:
-                                break
-                            rest ^= w
-                        if rest == 0:
+                        if not _someone_else_fits(C, u, jobs, co, mem, bitpos):
                             break
                         res_u = u
                         stats[ST_RESERVATIONS] += 1
@@ -669,25 +750,8 @@ def _rigid_kernel(run, jobs, coal, state, out):
                         continue
                     if phase == 2 and t + req[pos] > shadow:
                         extra -= width[pos]
-                # start the job at pos in C
-                u = owner[pos]
-                q = width[pos]
-                hx = mem[C, u, MEM_HEAD] + 1
-                while hx < org_ptr[u + 1] and width[org_jobs[hx]] > mc:
-                    hx += 1  # jobs too wide for C are not in its queue
-                mem[C, u, MEM_HEAD] = hx
-                mem[C, u, MEM_QUEUED] -= 1
-                if mem[C, u, MEM_QUEUED] == 0:
-                    co[C, CO_WMASK] ^= 1 << u
-                co[C, CO_WAITING] -= 1
-                co[C, CO_WAITW] -= q
-                if pinned[pos]:
-                    co[C, CO_PINNED] -= 1
-                _advance_mem(mem, C, u, t)
-                mem[C, u, MEM_RUNNING] += q
-                _advance_co(co, C, t)
-                co[C, CO_RUNNING] += q
-                co[C, CO_FREE] -= q
+                # start the job at pos in C, with an entry in its completion bucket
+                _start(C, pos, t, mc, jobs, co, mem)
                 stats[ST_STARTS] += 1
                 if C == G:
                     out_start[pos] = t
@@ -716,7 +780,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     stats[ST_PEAK] = live
                 if bf == EASY:
                     ent[e, E_END] = t + req[pos]
-                    ent[e, E_Q] = q
+                    ent[e, E_Q] = width[pos]
                     _easy_append(co, C, e, ent)
         # without a horizon the values are taken at the grand coalition's last completion
         if (

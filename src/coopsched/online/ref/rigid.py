@@ -364,9 +364,10 @@ def _lockstep(
     old). Checkpoints up to ``t_end`` are taken in the kernel before the first event at or
     after them; later ones (after every event) from the final records in Python integers.
 
-    *Pools.* Entries (a coalition running a job) and completion buckets come from pools
-    that start at ``16 * 2^k`` (or the most the coalitions can run at once, one job per
-    machine or fitting job, summed, if fewer) and double whenever the kernel finds them
+    *Pools.* Entries (a coalition running a job) and completion buckets (a job started at
+    one time, by one or more coalitions) come from pools that start at ``16 * 2^k``
+    entries (or the most the coalitions can run at once, one job per machine or fitting
+    job, summed, if fewer) and ``4 n`` buckets, and double whenever the kernel finds them
     short (it resumes where it stopped: :mod:`.rigid_kernel`)."""
     from ..compiled_rigid import _BACKFILL, _ref_keys_wrap_safely
     from ..rigid import too_wide_info
@@ -516,6 +517,7 @@ def _lockstep(
             sc=sc,
         ),
         _LOCKSTEP_POOL or min(bound, max(1024, 16 * NC)),
+        _LOCKSTEP_POOL or max(1024, 4 * n),
     )
     out = rk.Outputs(
         out_start=np.full(n, -1, dtype=np.int64),
@@ -529,7 +531,7 @@ def _lockstep(
         if not state.sc[rk.SC_RESUME]:
             break
         grow = max(2 * state.ent.shape[0], 2 * int(state.sc[rk.SC_NEED]))
-        state = _grow_pools(state, grow)
+        state = _grow_pools(state, grow, max(2 * state.bkt.shape[0], int(state.sc[rk.SC_BNEED])))
         out.stats[rk.ST_GROWN] += 1
     stats = out.stats
 
@@ -573,6 +575,7 @@ def _lockstep(
             "potential_events": int(stats[rk.ST_POTENTIAL]),
             "float_unproven": int(stats[rk.ST_UNPROVEN]),
             "pool_entries": int(state.ent.shape[0]),
+            "pool_buckets": int(state.bkt.shape[0]),
             "eq1_terms": int(stats[rk.ST_EQ1_TERMS]),
             "reservations": int(stats[rk.ST_RESERVATIONS]),
             "entries_peak": int(stats[rk.ST_PEAK]),
@@ -587,25 +590,27 @@ def _lockstep(
     return sched, values
 
 
-def _grow_pools(state, cap: int):
-    """``state`` with pools of ``cap`` entries and buckets (at least as many as now): the new
-    entries free (coalition -1), the new buckets put on the free list."""
+def _grow_pools(state, ecap: int, bcap: int):
+    """``state`` with (at least) ``ecap`` entries and ``bcap`` buckets: the new entries
+    free (coalition -1), the new buckets put on the free list."""
     from . import rigid_kernel as rk
 
-    old = state.ent.shape[0]
-    cap = max(cap, old, 1)
     sc = state.sc
 
-    def extend(a: np.ndarray) -> np.ndarray:
-        b = np.zeros((cap,) + a.shape[1:], dtype=a.dtype)
-        b[:old] = a
+    def extend(a: np.ndarray, cap: int) -> np.ndarray:
+        b = np.zeros((max(cap, a.shape[0], 1),) + a.shape[1:], dtype=a.dtype)
+        b[: a.shape[0]] = a
         return b
 
-    ent = extend(state.ent)
+    old = state.ent.shape[0]
+    ent = extend(state.ent, ecap)
     ent[old:, rk.E_COAL] = -1
-    bkt = extend(state.bkt)
-    if cap > old:
-        bkt[old:, rk.B_LINK] = np.arange(old + 1, cap + 1)
-        bkt[cap - 1, rk.B_LINK] = sc[rk.SC_BFREE]  # the new buckets, then the old free ones
+    old = state.bkt.shape[0]
+    bkt = extend(state.bkt, bcap)
+    if len(bkt) > old:
+        bkt[old:, rk.B_LINK] = np.arange(old + 1, len(bkt) + 1)
+        bkt[-1, rk.B_LINK] = sc[rk.SC_BFREE]  # the new buckets, then the old free ones
         sc[rk.SC_BFREE] = old
-    return state._replace(ent=ent, bkt=bkt, bh_t=extend(state.bh_t), bh_b=extend(state.bh_b))
+    return state._replace(
+        ent=ent, bkt=bkt, bh_t=extend(state.bh_t, len(bkt)), bh_b=extend(state.bh_b, len(bkt))
+    )

@@ -34,9 +34,10 @@ then, as in the sequential kernel (:mod:`coopsched.online.ref.kernel`); EASY's r
 jobs of each coalition are a doubly linked list of its entries (with their expected end
 ``start + requested`` and processors), unsorted: a reservation sorts them (reservations
 are far fewer than starts and completions). Entries and buckets come from pools: before the
-starts of an event time the kernel checks that the pools would stay at most 3/4 full with
-one more entry for each job that could start (a start takes a free machine and a queued
-job in its coalition); when they would not, it returns, the driver enlarges them, and the
+starts of an event time the kernel checks that the entries' pool would stay at most 3/4
+full with one more entry for each job that could start (a start takes a free machine and
+a queued job in its coalition), and that the buckets' would hold one more per job
+released; when they would not, it returns, the driver enlarges them, and the
 kernel resumes at the same point (its scalars are kept in ``State.sc``). Entries are taken
 in address order (a cursor that skips live slots, as in the sequential kernel), so those
 made together lie together.
@@ -111,8 +112,10 @@ SC_LIVE = 6  # live entries
 SC_T = 7  # the event time being processed
 SC_NVIS = 8  # coalitions visited at it
 SC_RESUME = 9  # 1: resume at the starts of the event time SC_T
-SC_NEED = 10  # the entries the pools must hold to resume
-SC_FIELDS = 11
+SC_NEED = 10  # the entries the pool must hold to resume
+SC_BLIVE = 11  # live buckets
+SC_BNEED = 12  # the buckets the pool must hold to resume
+SC_FIELDS = 13
 # stats[.]
 ST_EVENTS = 0  # event times processed
 ST_VISITS = 1  # coalition visits
@@ -600,6 +603,8 @@ def _rigid_kernel(run, jobs, coal, state, out):
     bfree = sc[SC_BFREE]
     bn = sc[SC_BN]
     live = sc[SC_LIVE]
+    blive = sc[SC_BLIVE]
+    bcap = bkt.shape[0]
     resume = sc[SC_RESUME] == 1
     bitpos = np.zeros(37, np.int64)  # bitpos[2^u mod 37] = u (distinct residues for u < 36)
     for u in range(k):
@@ -657,6 +662,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                 live -= freed
                 bkt[b, B_LINK] = bfree
                 bfree = b
+                blive -= 1
             # then releases
             while i < n and rel[i] == t:
                 nvis = _release(i, ev, jobs, coal, co, mem, vis, nvis)
@@ -675,7 +681,10 @@ def _rigid_kernel(run, jobs, coal, state, out):
             if free > 0 and wm & (wm - 1) != 0 and co[C, CO_WAITW] > free:
                 c = pc[C]
                 cost_eq1 += (3 << c) + pc[wm] * (1 << c)
-        if 4 * (live + need) > 3 * ecap:  # the pools are short: the driver enlarges them
+        # a new bucket per job that starts (at most the i jobs released)
+        bneed = min(need, i)
+        if 4 * (live + need) > 3 * ecap or blive + bneed > bcap:
+            # the pools are short: the driver enlarges them
             sc[SC_I] = i
             sc[SC_EV] = ev
             sc[SC_CP] = cp
@@ -687,6 +696,8 @@ def _rigid_kernel(run, jobs, coal, state, out):
             sc[SC_NVIS] = nvis
             sc[SC_RESUME] = 1
             sc[SC_NEED] = live + need
+            sc[SC_BLIVE] = blive
+            sc[SC_BNEED] = blive + bneed
             return
         use_pot = run.mode == 2 or (run.mode == 0 and cost_eq1 > run.cost_fpot)
         for a in range(nvis):
@@ -760,6 +771,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     bfree = bkt[b, B_LINK]
                     bkt[b, B_POS] = pos
                     bkt[b, B_HEAD] = -1
+                    blive += 1
                     bstamp[pos] = ev
                     bid[pos] = b
                     bn = _push2(bh_t, bh_b, bn, min(t + size[pos], _BIG), b)

@@ -32,8 +32,10 @@ member's queue head fits the free machines (else nothing could backfill). Comple
 kept in buckets, one per (job, start time) shared by every coalition that started the job
 then, as in the sequential kernel (:mod:`coopsched.online.ref.kernel`); EASY's running
 jobs of each coalition are a doubly linked list of its entries (with their expected end
-``start + requested`` and processors), unsorted: a reservation sorts them (reservations
-are far fewer than starts and completions). Entries and buckets come from pools: before the
+``start + requested`` and processors) in order of expected end, but a start appends its
+entry (marking the list out of order if it ends earlier than the last) and the next
+reservation sorts the list (reservations are far fewer than starts and completions, and
+a blocked coalition reserves again and again with its list in order). Entries and buckets come from pools: before the
 starts of an event time the kernel checks that the entries' pool would stay at most 3/4
 full with one more entry for each job that could start (a start takes a free machine and
 a queued job in its coalition), and that the buckets' would hold one more per job
@@ -76,9 +78,10 @@ CO_WAITW = 6  # their processors
 CO_WMASK = 7  # members with queued jobs
 CO_PINNED = 8  # queued pinned jobs
 CO_VISIT = 9  # the event number of the last visit (-1: never)
-CO_EFIRST = 10  # EASY: the first and last entries of the running jobs (unsorted)
+CO_EFIRST = 10  # EASY: the first and last entries of the running jobs
 CO_ELAST = 11
-CO_FIELDS = 12
+CO_EDIRTY = 12  # EASY: 1 when they may be out of order of expected end
+CO_FIELDS = 13
 # mem[C, u, .]: one record per (coalition, member)
 MEM_PSI = 0  # psi_u as of MEM_LAST
 MEM_WORK = 1  # u's processed work (processor-seconds) by MEM_LAST
@@ -246,8 +249,9 @@ def _snapshot(co, canon, t, dst):
 
 @numba.njit(**JIT_OPTIONS)
 def _easy_append(co, C, e, ent):
-    """Entry ``e`` at the end of ``C``'s running jobs (kept unsorted: a reservation sorts
-    them, and reservations are far fewer than starts)."""
+    """Entry ``e`` at the end of ``C``'s running jobs, which are then marked out of order
+    unless its expected end is the latest (the next reservation sorts them: reservations
+    are far fewer than starts)."""
     last = co[C, CO_ELAST]
     ent[e, E_PREV] = last
     ent[e, E_NEXT] = -1
@@ -255,7 +259,37 @@ def _easy_append(co, C, e, ent):
         co[C, CO_EFIRST] = e
     else:
         ent[last, E_NEXT] = e
+        if ent[last, E_END] > ent[e, E_END]:
+            co[C, CO_EDIRTY] = 1
     co[C, CO_ELAST] = e
+
+
+@numba.njit(**JIT_OPTIONS)
+def _easy_sort(co, C, ent, ids, ends):
+    """``C``'s running jobs relinked in order of expected end (a removal keeps it)."""
+    r = 0
+    x = co[C, CO_EFIRST]
+    while x >= 0:
+        ids[r] = x
+        ends[r] = ent[x, E_END]
+        r += 1
+        x = ent[x, E_NEXT]
+    order = np.argsort(ends[:r], kind="mergesort")
+    prev = -1
+    for y in range(r):
+        x = ids[order[y]]
+        ent[x, E_PREV] = prev
+        if prev < 0:
+            co[C, CO_EFIRST] = x
+        else:
+            ent[prev, E_NEXT] = x
+        prev = x
+    if prev >= 0:
+        ent[prev, E_NEXT] = -1
+    else:
+        co[C, CO_EFIRST] = -1
+    co[C, CO_ELAST] = prev
+    co[C, CO_EDIRTY] = 0
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -274,27 +308,21 @@ def _easy_unlink(co, C, e, ent):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _reservation(first, ent, free, q, t, ends, qs):
-    """EASY's shadow time and extra machines for a job of ``q`` processors, as
-    ``coopsched.online.compiled_rigid._reservation`` computes them: the coalition's running
-    jobs (its list from ``first``, gathered into ``ends`` and ``qs``) taken by expected
-    end (a job past its requested time is expected at ``t + 1``), equal ends together, up
-    to the first at which ``q`` machines are free."""
-    r = 0
-    x = first
-    while x >= 0:
-        ends[r] = max(ent[x, E_END], t + 1)
-        qs[r] = ent[x, E_Q]
-        r += 1
-        x = ent[x, E_NEXT]
-    order = np.argsort(ends[:r])
+def _reservation(co, C, ent, free, q, t, ids, ends):
+    """EASY's shadow time and extra machines for a job of ``q`` processors in ``C``, as
+    ``coopsched.online.compiled_rigid._reservation`` computes them: walking the running
+    jobs by expected end (sorted first if out of order; a job past its requested time is
+    expected at ``t + 1``; equal ends together) up to the first at which ``q`` machines
+    are free."""
+    if co[C, CO_EDIRTY]:
+        _easy_sort(co, C, ent, ids, ends)
     avail = free
-    y = 0
-    while y < r:
-        e = ends[order[y]]
-        while y < r and ends[order[y]] == e:
-            avail += qs[order[y]]
-            y += 1
+    x = co[C, CO_EFIRST]
+    while x >= 0:
+        e = max(ent[x, E_END], t + 1)
+        while x >= 0 and max(ent[x, E_END], t + 1) == e:
+            avail += ent[x, E_Q]
+            x = ent[x, E_NEXT]
         if avail >= q:
             return e, avail - q
     return _BIG, np.int64(0)
@@ -625,8 +653,8 @@ def _rigid_kernel(run, jobs, coal, state, out):
         np.zeros(k, np.int64),
     )
     ncp = cps.shape[0]
-    r_end = np.zeros(max(n, 1), np.int64)  # a reservation's running jobs (at most n)
-    r_q = np.zeros(max(n, 1), np.int64)
+    r_ids = np.zeros(max(n, 1), np.int64)  # a coalition's running jobs (at most n), to sort
+    r_end = np.zeros(max(n, 1), np.int64)
     while True:
         if resume:  # the starts of the event time where the pools ran short
             resume = False
@@ -754,9 +782,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                             break
                         res_u = u
                         stats[ST_RESERVATIONS] += 1
-                        shadow, extra = _reservation(
-                            co[C, CO_EFIRST], ent, nfree, width[pos], t, r_end, r_q
-                        )
+                        shadow, extra = _reservation(co, C, ent, nfree, width[pos], t, r_ids, r_end)
                         phase = 2
                         continue
                     if phase == 2 and t + req[pos] > shadow:

@@ -530,8 +530,14 @@ def _lockstep(
         rk._rigid_kernel(run, jobs, coal, state, out)
         if not state.sc[rk.SC_RESUME]:
             break
-        grow = max(2 * state.ent.shape[0], 2 * int(state.sc[rk.SC_NEED]))
-        state = _grow_pools(state, grow, max(2 * state.bkt.shape[0], int(state.sc[rk.SC_BNEED])))
+        # double the pool that is short: entries at most half full, buckets enough
+        ecap, bcap = state.ent.shape[0], state.bkt.shape[0]
+        need, bneed = int(state.sc[rk.SC_NEED]), int(state.sc[rk.SC_BNEED])
+        state = _grow_pools(
+            state,
+            max(2 * ecap, 2 * need) if 4 * need > 3 * ecap else ecap,
+            max(2 * bcap, bneed) if bneed > bcap else bcap,
+        )
         out.stats[rk.ST_GROWN] += 1
     stats = out.stats
 

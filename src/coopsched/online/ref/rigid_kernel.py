@@ -35,11 +35,11 @@ jobs of each coalition are a doubly linked list of its entries (with their expec
 ``start + requested`` and processors) in order of expected end, but a start appends its
 entry (marking the list out of order if it ends earlier than the last) and the next
 reservation sorts the list (reservations are far fewer than starts and completions, and
-a blocked coalition reserves again and again with its list in order). Entries and buckets come from pools: before the
-starts of an event time the kernel checks that the entries' pool would stay at most 3/4
-full with one more entry for each job that could start (a start takes a free machine and
-a queued job in its coalition), and that the buckets' would hold one more per job
-released; when they would not, it returns, the driver enlarges them, and the
+a blocked coalition reserves again and again with its list in order). Entries and buckets
+come from pools: before a coalition's starts at an event time the kernel checks that the
+entries' pool would stay at most 3/4 full with one more entry for each job it could start
+(a start takes a free machine and a queued job), and that the buckets' would hold as
+many more; when they would not, it returns, the driver enlarges them, and the
 kernel resumes at the same point (its scalars are kept in ``State.sc``). Entries are taken
 in address order (a cursor that skips live slots, as in the sequential kernel), so those
 made together lie together.
@@ -118,7 +118,9 @@ SC_RESUME = 9  # 1: resume at the starts of the event time SC_T
 SC_NEED = 10  # the entries the pool must hold to resume
 SC_BLIVE = 11  # live buckets
 SC_BNEED = 12  # the buckets the pool must hold to resume
-SC_FIELDS = 13
+SC_AT = 13  # the visited coalition to resume at
+SC_USE_POT = 14  # whether the event time ranks from the potential
+SC_FIELDS = 15
 # stats[.]
 ST_EVENTS = 0  # event times processed
 ST_VISITS = 1  # coalition visits
@@ -656,10 +658,12 @@ def _rigid_kernel(run, jobs, coal, state, out):
     r_ids = np.zeros(max(n, 1), np.int64)  # a coalition's running jobs (at most n), to sort
     r_end = np.zeros(max(n, 1), np.int64)
     while True:
-        if resume:  # the starts of the event time where the pools ran short
+        if resume:  # the coalition of the event time where the pools ran short
             resume = False
             t = sc[SC_T]
             nvis = sc[SC_NVIS]
+            a0 = sc[SC_AT]
+            use_pot = sc[SC_USE_POT] == 1
         else:
             has = False
             t = np.int64(0)
@@ -696,42 +700,43 @@ def _rigid_kernel(run, jobs, coal, state, out):
                 nvis = _release(i, ev, jobs, coal, co, mem, vis, nvis)
                 i += 1
             stats[ST_VISITS] += nvis
-        # the starts this event time may make (each takes a free machine and a queued job
-        # of its coalition), and the rankings' cost by Eq. (1) over the coalitions that may
-        # rank (two members queued, more processors queued than free) against the potential's
-        need = 0
-        cost_eq1 = 0
-        for a in range(nvis):
-            C = vis[a]
-            free = co[C, CO_FREE]
-            need += min(free, co[C, CO_WAITING])
-            wm = co[C, CO_WMASK]
-            if free > 0 and wm & (wm - 1) != 0 and co[C, CO_WAITW] > free:
-                c = pc[C]
-                cost_eq1 += (3 << c) + pc[wm] * (1 << c)
-        # a new bucket per job that starts (at most the i jobs released)
-        bneed = min(need, i)
-        if 4 * (live + need) > 3 * ecap or blive + bneed > bcap:
-            # the pools are short: the driver enlarges them
-            sc[SC_I] = i
-            sc[SC_EV] = ev
-            sc[SC_CP] = cp
-            sc[SC_ECUR] = ecur
-            sc[SC_BFREE] = bfree
-            sc[SC_BN] = bn
-            sc[SC_LIVE] = live
-            sc[SC_T] = t
-            sc[SC_NVIS] = nvis
-            sc[SC_RESUME] = 1
-            sc[SC_NEED] = live + need
-            sc[SC_BLIVE] = blive
-            sc[SC_BNEED] = blive + bneed
-            return
-        use_pot = run.mode == 2 or (run.mode == 0 and cost_eq1 > run.cost_fpot)
-        for a in range(nvis):
+            # the rankings' cost by Eq. (1) over the coalitions that may rank (two
+            # members queued, more processors queued than free), against the potential's
+            cost_eq1 = 0
+            for a in range(nvis):
+                C = vis[a]
+                free = co[C, CO_FREE]
+                wm = co[C, CO_WMASK]
+                if free > 0 and wm & (wm - 1) != 0 and co[C, CO_WAITW] > free:
+                    c = pc[C]
+                    cost_eq1 += (3 << c) + pc[wm] * (1 << c)
+            use_pot = run.mode == 2 or (run.mode == 0 and cost_eq1 > run.cost_fpot)
+            a0 = 0
+        for a in range(a0, nvis):
             C = vis[a]
             if co[C, CO_FREE] == 0 or co[C, CO_WAITING] == 0:
                 continue
+            # the starts C may make (each takes a free machine and a queued job), each
+            # with an entry and perhaps a bucket: with too few, the driver enlarges the
+            # pools (entries at most 3/4 full) and the kernel resumes here
+            starts = min(co[C, CO_FREE], co[C, CO_WAITING])
+            if 4 * (live + starts) > 3 * ecap or blive + starts > bcap:
+                sc[SC_I] = i
+                sc[SC_EV] = ev
+                sc[SC_CP] = cp
+                sc[SC_ECUR] = ecur
+                sc[SC_BFREE] = bfree
+                sc[SC_BN] = bn
+                sc[SC_LIVE] = live
+                sc[SC_T] = t
+                sc[SC_NVIS] = nvis
+                sc[SC_RESUME] = 1
+                sc[SC_NEED] = live + starts
+                sc[SC_BLIVE] = blive
+                sc[SC_BNEED] = blive + starts
+                sc[SC_AT] = a
+                sc[SC_USE_POT] = use_pot
+                return
             stats[ST_READY] += 1
             mc = mC[C]
             # all queued jobs fit at once: they all start, whatever the order

@@ -367,8 +367,9 @@ def _lockstep(
     *Pools.* Entries (a coalition running a job) and completion buckets (a job started at
     one time, by one or more coalitions) come from pools that start at ``16 * 2^k``
     entries (or the most the coalitions can run at once, one job per machine or fitting
-    job, summed, if fewer) and ``4 n`` buckets, and double whenever the kernel finds them
-    short (it resumes where it stopped: :mod:`.rigid_kernel`)."""
+    job, summed, if fewer) and ``4 n`` buckets, and grow (entries by half, buckets twice)
+    whenever the kernel finds them short (it resumes where it stopped:
+    :mod:`.rigid_kernel`)."""
     from ..compiled_rigid import _BACKFILL, _ref_keys_wrap_safely
     from ..rigid import too_wide_info
     from . import rigid_kernel as rk
@@ -530,12 +531,13 @@ def _lockstep(
         rk._rigid_kernel(run, jobs, coal, state, out)
         if not state.sc[rk.SC_RESUME]:
             break
-        # double the pool that is short: entries at most half full, buckets enough
+        # enlarge the pool that is short: entries by half (then at most 2/3 full),
+        # buckets twice
         ecap, bcap = state.ent.shape[0], state.bkt.shape[0]
         need, bneed = int(state.sc[rk.SC_NEED]), int(state.sc[rk.SC_BNEED])
         state = _grow_pools(
             state,
-            max(2 * ecap, 2 * need) if 4 * need > 3 * ecap else ecap,
+            max(3 * ecap // 2, 3 * need // 2 + 1) if 4 * need > 3 * ecap else ecap,
             max(2 * bcap, bneed) if bneed > bcap else bcap,
         )
         out.stats[rk.ST_GROWN] += 1

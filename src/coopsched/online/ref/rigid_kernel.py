@@ -99,7 +99,7 @@ E_Q = 3  # EASY: processors
 E_PREV = 4  # EASY: the neighbours in the list
 E_NEXT = 5
 E_FIELDS = 2  # without EASY
-E_FIELDS_EASY = 8  # with EASY (a 64-byte record)
+E_FIELDS_EASY = 6  # with EASY
 # bkt[b, .]: a completion bucket, one per (job, start event)
 B_POS = 0  # the job (FIFO position)
 B_HEAD = 1  # its first entry

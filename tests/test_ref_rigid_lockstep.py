@@ -74,7 +74,7 @@ def _lockstep(mode: int = 0, pool: int | None = None):
         ref_rigid._LOCKSTEP_MODE, ref_rigid._LOCKSTEP_POOL = old
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     inst=lockstep_instances(),
     rule=st.sampled_from(RULES),
@@ -92,7 +92,7 @@ def test_lockstep_equals_coalition_by_coalition(inst, rule, horizon, cps):
     assert check_schedule(b) == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     inst=lockstep_instances(),
     rule=st.sampled_from(RULES),

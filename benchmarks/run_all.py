@@ -31,7 +31,8 @@ The jobs (``--list`` prints their commands):
   decided sign needs; a few minutes);
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
-* ``ref-rigid``: ``benchmarks/ref_rigid.py`` (exact REF for rigid jobs with EASY, and RAND);
+* ``ref-rigid``: ``benchmarks/ref_rigid.py`` (exact REF for rigid jobs with EASY at k = 8,
+  12 and 16, in lockstep, and RAND);
 * ``rigid``: ``benchmarks/rigid.py`` (the compiled rigid engine on whole logs);
 * ``startup``: ``benchmarks/startup.py --runs 20``;
 * ``compile``: ``benchmarks/compile.py`` (each numba kernel's first compilation, and the
@@ -199,7 +200,7 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "ref-rigid",
             [[py, f"{b}/ref_rigid.py", *t]],
             "results-ref-rigid.txt",
-            "exact rigid REF with EASY at k = 8, 12 and RAND at k = 50 on four parallel logs",
+            "exact rigid REF with EASY at k = 8, 12, 16 and RAND at k = 50 on four parallel logs",
         ),
         Job(
             "rigid",

@@ -657,9 +657,12 @@ def test_rigid_ref_coalitions_run_compiled_exactly(inst, rule):
     from coopsched.online.ref.rigid import ref_rigid_schedule
 
     a, va = ref_rigid_schedule(inst, 16, rule, coalition_runs=True, engine="python")
-    b, vb = ref_rigid_schedule(inst, 16, rule, coalition_runs=True)
+    b, vb = ref_rigid_schedule(inst, 16, rule, coalition_runs=True, engine="compiled")
     assert b.info["coalition_engines"]["python"] == 0
     assert a.start.tolist() == b.start.tolist() and va == vb
+    c, vc = ref_rigid_schedule(inst, 16, rule, coalition_runs=True)  # in lockstep
+    assert c.info["engine"] == "lockstep"
+    assert c.start.tolist() == a.start.tolist() and vc == va
 
 
 def test_a_rigid_audit_beyond_the_exact_limit_says_it_was_sampled():
@@ -674,7 +677,13 @@ def test_a_rigid_audit_beyond_the_exact_limit_says_it_was_sampled():
     rec = simulate(inst, get_policy("fifo"), 12, backfill="easy")
     inst.start = rec.start
     report = coopsched.audit(
-        inst, horizon=12, samples=4, with_counterfactuals=False, points=0, exact_upto=2
+        inst,
+        horizon=12,
+        samples=4,
+        with_counterfactuals=False,
+        points=0,
+        exact_upto=2,
+        exact_max=k,
     )
     assert report.sampling is not None
     assert any(f"stops at {MAX_K_RIGID} organizations" in n for n in report.notes)
@@ -718,11 +727,15 @@ def test_rigid_ref_coalitions_stay_compiled_when_keys_pass_int64(seed, rule):
     old = int64_bounds("rand", inst.release, inst.size, M, M, 1000, T, 2 * 60, rigid=True)
     assert old is not None  # the former bound (keys below 2^62) refused the grand coalition
     a, va = ref_rigid_schedule(inst, T, rule, coalition_runs=True, engine="python")
-    b, vb = ref_rigid_schedule(inst, T, rule, coalition_runs=True)
+    b, vb = ref_rigid_schedule(inst, T, rule, coalition_runs=True, engine="compiled")
     assert b.info["coalition_engines"] == {"compiled": 31, "python": 0}
     assert 60 * max(va) > 2**64  # the keys' terms pass int64
     assert a.start.tolist() == b.start.tolist() and va == vb
     assert check_schedule(b) == []
+    # in lockstep: Eq. (1)'s keys in two exact words, the float potential's bounds
+    c, vc = ref_rigid_schedule(inst, T, rule, coalition_runs=True)
+    assert c.info["engine"] == "lockstep"
+    assert c.start.tolist() == a.start.tolist() and vc == va
 
 
 def test_ref_key_proof_refuses_values_beyond_2_62_and_accepts_a_large_platform():

@@ -437,7 +437,7 @@ def _audit(
         if method == "auto" and MAX_K_RIGID < k <= exact_max:
             notes.append(
                 f"{k} organizations: exact REF for rigid jobs stops at {MAX_K_RIGID} "
-                f"organizations (2^k coalition runs), so this audit is sampled although "
+                f"organizations (its 2^k coalitions in lockstep), so this audit is sampled although "
                 f"exact_max is {exact_max}"
             )
         exact_max = min(exact_max, MAX_K_RIGID)

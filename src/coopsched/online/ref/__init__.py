@@ -9,8 +9,11 @@
   as plain Python;
 * :mod:`.generic`: REF by Fig. 1 as written, with the generic ``Distance`` rule, for an
   arbitrary utility (exact ``Fraction`` arithmetic, plain Python; for small instances);
-* :mod:`.rigid`: REF for rigid parallel jobs under a backfilling rule, coalition by
-  coalition (:func:`~coopsched.online.ref.rigid.ref_rigid_schedule`; imported on use).
+* :mod:`.rigid`: REF for rigid parallel jobs under a backfilling rule
+  (:func:`~coopsched.online.ref.rigid.ref_rigid_schedule`; imported on use): every
+  coalition in lockstep in the compiled kernel of :mod:`.rigid_kernel` (ranked from the
+  float potential or Eq. (1), as the sequential kernel ranks), or coalition by coalition
+  from the definition (the reference of the tests, and the fallback).
 
 The online policy ``ref`` (:class:`coopsched.online.policies.Ref`) runs :func:`ref_schedule`.
 """

@@ -13,15 +13,29 @@ queue head at the time of the ranking. The rule decides what happens
 when that job does not fit.
 
 A coalition's decisions at ``t`` depend on its subcoalitions' values at ``t``, which depend
-only on their schedules before ``t``. So the coalitions are simulated one after the other,
-smaller ones first, each under the engine with a policy that reads its subcoalitions'
-finished schedules (exact value curves, :class:`~coopsched.online.utilities.ValueCurve`) and
-its own utilities from the engine: the definition, coalition by coalition, exact in
-integers (keys scaled by ``lcm(1..k)`` in the Python engine, by ``lcm(1..|C|)`` in the
-compiled one: the same ranking, :func:`_compiled_coalition`). Each coalition's
-running-processor events are built once, for its curve and for every superset's keys. Its
-cost is ``2^k`` engine runs with ``2^(|C|-1)`` terms per key: for small ``k``; with
-sequential jobs (all ``q = 1``) it gives the schedules of the fast kernel
+only on their schedules before ``t``. Two paths compute them, with identical schedules and
+values (tested):
+
+* **in lockstep** (the default): every coalition at once, event time by event time, in one
+  compiled kernel (:mod:`.rigid_kernel`) that simulates each coalition exactly as the
+  compiled rigid engine does (:mod:`coopsched.online.compiled_rigid`, policy ``REFC``) and
+  ranks members from the Hart and Mas-Colell potential of every coalition, computed once
+  per event time in float64 and trusted only where its proven error bounds decide the
+  order, else from Eq. (1) on the exact values (as the sequential kernel does,
+  :mod:`coopsched.online.ref.driver`). An event time costs at most ``O(k 2^k)``, so the
+  whole run grows like ``2^k`` times the events, not ``3^k``; up to :data:`MAX_K_RIGID`
+  organizations, when every value provably stays below 2^62 (:func:`_lockstep`);
+* **coalition by coalition** (``engine="compiled"`` or ``"python"``, and the fallback when
+  the lockstep bound fails, up to :data:`MAX_K_COALITIONS`): smaller coalitions first,
+  each under the engine with a policy that reads its subcoalitions' finished schedules
+  (exact value curves, :class:`~coopsched.online.utilities.ValueCurve`) and its own
+  utilities from the engine: the definition, coalition by coalition, exact in integers
+  (keys scaled by ``lcm(1..k)`` in the Python engine, by ``lcm(1..|C|)`` in the compiled
+  one: the same ranking, :func:`_compiled_coalition`). Each coalition's running-processor
+  events are built once, for its curve and for every superset's keys. Its cost is ``2^k``
+  engine runs with ``2^(|C|-1)`` terms per key, about ``3^k``.
+
+With sequential jobs (all ``q = 1``) both give the schedules of the fast kernel
 (:mod:`coopsched.online.ref`), which the tests check.
 """
 
@@ -36,8 +50,17 @@ from ..shapley import popcounts, shapley_weights
 from ..utilities import ValueCurve, step_events
 from .driver import canonical_coalitions, twin_classes
 
-#: Organizations beyond which rigid REF (2^k engine runs) is refused.
-MAX_K_RIGID = 12
+#: Organizations beyond which rigid REF is refused (the lockstep kernel's reach).
+MAX_K_RIGID = 16
+#: Organizations beyond which rigid REF is not run coalition by coalition (2^k engine runs,
+#: about 3^k): beyond, only the lockstep kernel runs it.
+MAX_K_COALITIONS = 12
+#: How the lockstep kernel ranks: 0 the cheaper of Eq. (1) and the potential at each event
+#: time, 1 Eq. (1) only, 2 the potential (for tests and measurements)
+_LOCKSTEP_MODE = 0
+#: The lockstep kernel's first pool size (``None``: its default; tests set it small so
+#: that the pools grow)
+_LOCKSTEP_POOL: int | None = None
 
 
 class _CoalitionRef(Policy):
@@ -112,13 +135,19 @@ def ref_rigid_schedule(
     of them (``info["checkpoints"]``, sorted, distinct), as
     :func:`coopsched.online.ref.ref_schedule` gives them. When every job has one
     processor the fast kernel's sequential REF is the same schedule and is used, unless
-    ``coalition_runs`` (for tests: both must agree). Each coalition runs in the compiled
-    rigid engine (``engine="auto"``; :func:`_compiled_coalition`: keys modulo 2^64 beside
-    float64 copies, exact while the coalition's values ``Mc t (t + 1) / 2`` stay below
-    2^62), or in the Python engine (``engine="python"``, or where that bound fails);
-    ``info["coalition_engines"]`` counts which. Interchangeable organizations (no jobs,
-    equal machines: :func:`~coopsched.online.ref.driver.twin_classes`) are simulated once,
-    as in the sequential kernel: a coalition that differs from its canonical one
+    ``coalition_runs`` (for tests: both must agree).
+
+    ``engine`` says how the coalitions are simulated: ``"lockstep"``, all at once
+    (:func:`_lockstep`; a :class:`ValueError` where its bound fails); ``"compiled"``,
+    coalition by coalition, each in the compiled rigid engine (:func:`_compiled_coalition`:
+    keys modulo 2^64 beside float64 copies, exact while the coalition's values ``Mc t (t +
+    1) / 2`` stay below 2^62), or in the Python engine where that bound fails;
+    ``"python"``, coalition by coalition in the Python engine; ``"auto"`` (default), in
+    lockstep where its bound holds, else as ``"compiled"``. ``info["engine"]`` says which
+    ran (``"lockstep"`` or ``"coalitions"``) and ``info["coalition_engines"]`` counts the
+    coalitions each engine simulated. Interchangeable organizations (no jobs, equal
+    machines: :func:`~coopsched.online.ref.driver.twin_classes`) are simulated once, as in
+    the sequential kernel: a coalition that differs from its canonical one
     (:func:`~coopsched.online.ref.driver.canonical_coalitions`) only in which twins it
     holds has the same jobs, as many machines, subcoalitions of the same values (by
     induction on size) and twins that never queue a job, hence the same schedule and
@@ -135,10 +164,12 @@ def ref_rigid_schedule(
         from ...workloads.limits import check_horizon
 
         horizon = check_horizon(horizon)
-    if k > MAX_K_RIGID:
+    if engine not in ("auto", "lockstep", "compiled", "python"):
+        raise ValueError(f"engine: {engine!r}; choose from auto, lockstep, compiled, python")
+    limit = MAX_K_RIGID if engine in ("auto", "lockstep") else MAX_K_COALITIONS
+    if k > limit:
         raise ValueError(
-            f"REF for rigid jobs simulates 2^k coalitions one by one; k={k} is beyond its "
-            f"limit of {MAX_K_RIGID}"
+            f"REF for rigid jobs simulates 2^k coalitions; k={k} is beyond its limit of {limit}"
         )
     rule = resolve_backfill(inst, backfill)
     seq = None if coalition_runs else inst.one_processor_sequential()
@@ -163,6 +194,12 @@ def ref_rigid_schedule(
             },
         )
         return out, values
+    if engine in ("auto", "lockstep"):
+        done = _lockstep(inst, horizon, rule, checkpoints, symmetry)
+        if isinstance(done, tuple):
+            return done
+        if engine == "lockstep" or k > MAX_K_COALITIONS:
+            raise ValueError(f"REF for rigid jobs in lockstep: {done}")
     NC = 1 << k
     pc = popcounts(k)
     curves: list[ValueCurve | None] = [None] * NC
@@ -213,7 +250,7 @@ def ref_rigid_schedule(
         policy="ref",
         horizon=None if horizon is None else int(horizon),
         info={
-            "engine": "python",
+            "engine": "coalitions",
             "backfill": rule,
             "too_wide": grand.info.get("too_wide"),
             "coalitions": NC - 1,
@@ -298,4 +335,290 @@ def _compiled_coalition(inst, C, members, events, horizon, rule) -> Schedule | N
         horizon=None if horizon is None else int(horizon),
         members=tuple(members),
         info={"engine": "compiled", "backfill": rule, "too_wide": too_wide_info(inst, wide, M)},
+    )
+
+
+def _lockstep(
+    inst: Instance,
+    horizon: int | None,
+    rule: str,
+    checkpoints: list[int] | None,
+    symmetry: bool,
+) -> tuple[Schedule, list[int]] | str:
+    """REF for rigid jobs with every coalition simulated in lockstep
+    (:mod:`.rigid_kernel`), or why that kernel cannot prove its integers exact (a str).
+
+    *Bounds.* As for one coalition in the compiled rigid engine
+    (:func:`~coopsched.online.compiled_rigid._ref_keys_wrap_safely`, with the platform's
+    machines ``M``): event times up to ``t_end`` (the horizon, or the last release plus the
+    run times plus the longest job) with ``t_end (t_end + 1) < 2^63``, every value below
+    ``M t_end (t_end + 1) / 2 < 2^62`` and processed work below ``M t_end < 2^62``. Then
+    Eq. (1)'s keys are exact in two words (:func:`~.rigid_kernel._eq1_key`) and the float
+    potential's error bound (:func:`~coopsched.online.ref.driver.float_potential_error`)
+    holds. Checkpoints must lie in ``[0, horizon]`` (with a horizon): the values of jobs
+    still running at the horizon are not followed beyond it.
+
+    *Values.* At the horizon, from every coalition's record in closed form (no event at or
+    after the horizon is processed), in Python integers; without a horizon, at the grand
+    coalition's last completion (the kernel takes them then, every record being at most that
+    old). Checkpoints up to ``t_end`` are taken in the kernel before the first event at or
+    after them; later ones (after every event) from the final records in Python integers.
+
+    *Pools.* Entries (a coalition running a job) and completion buckets (a job started at
+    one time, by one or more coalitions) come from pools that start at ``16 * 2^k``
+    entries (or the most the coalitions can run at once, one job per machine or fitting
+    job, summed, if fewer) and ``4 n`` buckets, and grow (entries by half, buckets twice)
+    whenever the kernel finds them short (it resumes where it stopped:
+    :mod:`.rigid_kernel`)."""
+    from ..compiled_rigid import _BACKFILL, _ref_keys_wrap_safely
+    from ..rigid import too_wide_info
+    from . import rigid_kernel as rk
+    from .driver import float_potential_error
+    from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, _psi_sp_at
+
+    k = inst.k
+    NC = 1 << k
+    M = inst.total_machines
+    order = inst.fifo_order()
+    rel, size = inst.release[order], inst.size[order]
+    width = inst.width[order]
+    if object in (rel.dtype, size.dtype, width.dtype):
+        return "times or sizes beyond int64"
+    why = _ref_keys_wrap_safely(rel, size, M, horizon, None, None)
+    if why is not None:
+        return why
+    n = len(order)
+    t_end = int(rel.max()) + int(size.sum(dtype=object)) + int(size.max()) if n else 0
+    if horizon is not None:
+        t_end = min(t_end, int(horizon))
+    cps_all = sorted({int(c) for c in checkpoints}) if checkpoints is not None else []
+    if cps_all and (cps_all[0] < 0 or (horizon is not None and cps_all[-1] > int(horizon))):
+        return "checkpoints outside [0, horizon]"
+    owner = inst.org[order].astype(np.int64)
+    req = (
+        np.full(n, -1, dtype=np.int64)
+        if inst.requested is None
+        else np.ascontiguousarray(inst.requested[order], dtype=np.int64)
+    )
+    fits = width <= M
+    if rule == "easy":
+        bad = np.flatnonzero(fits & (req < 1))
+        if bad.size:
+            raise ValueError(
+                f"backfill='easy' reads requested times, and job {int(order[bad[0]])} has none "
+                "(give every job a requested time, or choose first-fit)"
+            )
+    pinned = (
+        np.zeros(n, dtype=np.bool_)
+        if inst.pinned is None
+        else np.ascontiguousarray(inst.pinned[order], dtype=np.bool_)
+    )
+    # each organization's jobs (FIFO positions, all widths)
+    org_jobs = np.argsort(owner, kind="stable").astype(np.int64)
+    org_ptr = np.zeros(k + 1, dtype=np.int64)
+    org_ptr[1:] = np.cumsum(np.bincount(owner, minlength=k))
+    # coalitions: machines, stand-ins, and for each organization with jobs those that hold
+    # it and some machine (its releases reach them)
+    pc = popcounts(k)
+    ids = np.arange(NC, dtype=np.int64)
+    mC = np.zeros(NC, dtype=np.int64)
+    for b in range(k):
+        mC[1 << b : 2 << b] = mC[: 1 << b] + int(inst.machines[b])
+    groups = twin_classes(inst) if symmetry else []
+    canon = canonical_coalitions(k, groups)
+    is_canon = canon == ids
+    canon_list = ids[is_canon & (ids > 0)]
+    counts = np.diff(org_ptr)
+    rel_lists = [
+        ids[is_canon & ((ids >> u) & 1 == 1) & (mC > 0)] if counts[u] else ids[:0] for u in range(k)
+    ]
+    rel_ptr = np.zeros(k + 1, dtype=np.int64)
+    rel_ptr[1:] = np.cumsum([len(x) for x in rel_lists])
+    rel_idx = np.concatenate(rel_lists).astype(np.int64)
+    # the first job of each organization that fits each coalition (its queue's first head),
+    # and how many fit: at most min(machines, jobs that fit) of them run at once
+    first_fit = np.zeros((NC, k), dtype=np.int64)
+    nfit = np.zeros(NC, dtype=np.int64)
+    for u in range(k):
+        w_u = width[org_jobs[org_ptr[u] : org_ptr[u + 1]]]
+        if not len(w_u):
+            first_fit[:, u] = org_ptr[u]
+            continue
+        low = np.minimum.accumulate(w_u)  # non-increasing: the first index at or below m
+        first_fit[:, u] = org_ptr[u] + np.searchsorted(-low, -mC, side="left")
+        hold = ((ids >> u) & 1).astype(bool)
+        nfit[hold] += np.searchsorted(np.sort(w_u), mC[hold], side="right")
+    bound = int(np.minimum(mC[canon_list], nfit[canon_list]).sum()) + 1
+    L, omega = shapley_weights(k)
+    # the float potential's cost in additions, as the sequential driver counts it: half an
+    # addition per member, a value and a mispredicted loop exit per simulated coalition, or
+    # (k >= 4) 4 per coalition of the lattice walked in blocks of 16, if cheaper
+    cost_fpot = int((pc[canon_list] // 2 + 8).sum())
+    fblocks = k >= 4 and cost_fpot > 4 * NC
+    cost_fpot = min(cost_fpot, 4 * NC) if k >= 4 else cost_fpot
+    run = rk.Run(
+        k=k,
+        bf=_BACKFILL[rule],
+        T=np.int64(2**62 if horizon is None else min(int(horizon), 2**62)),
+        has_T=horizon is not None,
+        L=np.int64(L),
+        eta=float_potential_error(k),
+        cost_fpot=cost_fpot,
+        fblocks=fblocks,
+        last_fit=int(np.flatnonzero(fits)[-1]) + 1 if fits.any() else 0,
+        mode=_LOCKSTEP_MODE,
+    )
+    jobs = rk.Jobs(
+        rel=np.ascontiguousarray(rel, dtype=np.int64),
+        owner=owner,
+        size=np.ascontiguousarray(size, dtype=np.int64),
+        width=np.ascontiguousarray(width, dtype=np.int64),
+        req=req,
+        pinned=pinned,
+        org_ptr=org_ptr,
+        org_jobs=org_jobs,
+    )
+    coal = rk.Coalitions(
+        pc=pc,
+        mC=mC,
+        canon=canon,
+        canon_list=canon_list,
+        rel_ptr=rel_ptr,
+        rel_idx=rel_idx,
+        omega=omega,
+        pcf=np.maximum(pc, 1).astype(np.float64),
+    )
+    t_start = int(rel.min()) if n else 0
+    cps_k = np.array([c for c in cps_all if c <= t_end], dtype=np.int64)
+    co = np.zeros((NC, rk.CO_FIELDS), dtype=np.int64)
+    co[:, CO_LAST] = t_start  # every clock starts at the first release
+    co[:, rk.CO_FREE] = mC
+    co[:, rk.CO_VISIT] = -1
+    co[:, rk.CO_EFIRST] = -1
+    co[:, rk.CO_ELAST] = -1
+    mem = np.zeros((NC, k, rk.MEM_FIELDS), dtype=np.int64)
+    mem[:, :, rk.MEM_LAST] = t_start
+    mem[:, :, rk.MEM_HEAD] = first_fit
+    sc = np.zeros(rk.SC_FIELDS, dtype=np.int64)
+    sc[rk.SC_BFREE] = -1
+    state = _grow_pools(
+        rk.State(
+            co=co,
+            mem=mem,
+            ent=np.zeros((0, rk.E_FIELDS_EASY if rule == "easy" else rk.E_FIELDS), dtype=np.int64),
+            bkt=np.zeros((0, 3), dtype=np.int64),
+            bh_t=np.zeros(0, dtype=np.int64),
+            bh_b=np.zeros(0, dtype=np.int64),
+            bstamp=np.full(max(n, 1), -1, dtype=np.int64),
+            bid=np.zeros(max(n, 1), dtype=np.int64),
+            vis=np.zeros(NC, dtype=np.int64),
+            pf=np.zeros(NC),
+            vv=np.zeros(NC, dtype=np.int64),
+            vstamp=np.full(NC, -1, dtype=np.int64),
+            sc=sc,
+        ),
+        _LOCKSTEP_POOL or min(bound, max(1024, 16 * NC)),
+        _LOCKSTEP_POOL or max(1024, 4 * n),
+    )
+    out = rk.Outputs(
+        out_start=np.full(n, -1, dtype=np.int64),
+        stats=np.zeros(rk.ST_SLOTS, dtype=np.int64),
+        cps=cps_k,
+        cp_vals=np.zeros((len(cps_k), NC), dtype=np.int64),
+        final_v=np.zeros(NC, dtype=np.int64),
+    )
+    while True:
+        rk._rigid_kernel(run, jobs, coal, state, out)
+        if not state.sc[rk.SC_RESUME]:
+            break
+        # enlarge the pool that is short: entries by half (then at most 2/3 full),
+        # buckets twice
+        ecap, bcap = state.ent.shape[0], state.bkt.shape[0]
+        need, bneed = int(state.sc[rk.SC_NEED]), int(state.sc[rk.SC_BNEED])
+        state = _grow_pools(
+            state,
+            max(3 * ecap // 2, 3 * need // 2 + 1) if 4 * need > 3 * ecap else ecap,
+            max(2 * bcap, bneed) if bneed > bcap else bcap,
+        )
+        out.stats[rk.ST_GROWN] += 1
+    stats = out.stats
+
+    rec = co[canon][:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]].astype(object)
+
+    def record_values(t: int) -> list[int]:
+        """Every coalition's value at ``t`` (after the last event) from its record, in
+        Python integers (Eq. 3 in closed form, as the kernel's)."""
+        d = np.maximum(t - rec[:, 3], 0)
+        return _psi_sp_at.py_func(rec[:, 0], rec[:, 1], rec[:, 2], d).tolist()
+
+    if horizon is not None:
+        values = record_values(int(horizon))
+    elif stats[rk.ST_FINAL]:
+        values = [int(x) for x in out.final_v]
+    else:  # nothing ever started
+        values = [0] * NC
+    values[0] = 0
+    start = np.full(inst.n, -1, dtype=np.int64)
+    start[order] = out.out_start
+    sched = Schedule(
+        instance=inst,
+        start=start,
+        machine=np.full(inst.n, -1, dtype=np.int64),
+        policy="ref",
+        horizon=None if horizon is None else int(horizon),
+        info={
+            "engine": "lockstep",
+            "backfill": rule,
+            "too_wide": too_wide_info(inst, order[~fits], M),
+            "coalitions": NC - 1,
+            "coalition_engines": {"lockstep": len(canon_list)},
+            "twin_groups": groups,
+            "simulated_coalitions": len(canon_list),
+            "rigid": True,
+            "event_times": int(stats[rk.ST_EVENTS]),
+            "coalition_visits": int(stats[rk.ST_VISITS]),
+            "coalition_ready": int(stats[rk.ST_READY]),
+            "coalition_starts": int(stats[rk.ST_STARTS]),
+            "rankings": int(stats[rk.ST_RANKINGS]),
+            "potential_events": int(stats[rk.ST_POTENTIAL]),
+            "float_unproven": int(stats[rk.ST_UNPROVEN]),
+            "pool_entries": int(state.ent.shape[0]),
+            "pool_buckets": int(state.bkt.shape[0]),
+            "eq1_terms": int(stats[rk.ST_EQ1_TERMS]),
+            "reservations": int(stats[rk.ST_RESERVATIONS]),
+            "entries_peak": int(stats[rk.ST_PEAK]),
+            "pool_growths": int(stats[rk.ST_GROWN]),
+        },
+    )
+    if checkpoints is not None:
+        rows = [[int(x) for x in row] for row in out.cp_vals[: int(stats[rk.ST_CPS])]]
+        rows += [record_values(c) for c in cps_all[len(rows) :]]
+        sched.info["checkpoints"] = cps_all
+        sched.info["checkpoint_values"] = rows
+    return sched, values
+
+
+def _grow_pools(state, ecap: int, bcap: int):
+    """``state`` with (at least) ``ecap`` entries and ``bcap`` buckets: the new entries
+    free (coalition -1), the new buckets put on the free list."""
+    from . import rigid_kernel as rk
+
+    sc = state.sc
+
+    def extend(a: np.ndarray, cap: int) -> np.ndarray:
+        b = np.zeros((max(cap, a.shape[0], 1),) + a.shape[1:], dtype=a.dtype)
+        b[: a.shape[0]] = a
+        return b
+
+    old = state.ent.shape[0]
+    ent = extend(state.ent, ecap)
+    ent[old:, rk.E_COAL] = -1
+    old = state.bkt.shape[0]
+    bkt = extend(state.bkt, bcap)
+    if len(bkt) > old:
+        bkt[old:, rk.B_LINK] = np.arange(old + 1, len(bkt) + 1)
+        bkt[-1, rk.B_LINK] = sc[rk.SC_BFREE]  # the new buckets, then the old free ones
+        sc[rk.SC_BFREE] = old
+    return state._replace(
+        ent=ent, bkt=bkt, bh_t=extend(state.bh_t, len(bkt)), bh_b=extend(state.bh_b, len(bkt))
     )

@@ -68,6 +68,8 @@ def _row(path: str, k: int, windows: int, what: str, engine: str = "auto") -> di
     )
     ref_rigid_schedule(tiny, 5, "easy", coalition_runs=True)  # compile or load the kernels
     simulate(tiny, get_policy("rand", n_samples=3), 5, backfill="easy")
+    for name in ("fifo", "rand"):  # the compiled rigid engine, which large RAND runs use
+        simulate(tiny, get_policy(name), 5, backfill="easy", engine="compiled")
     insts = _instances(path, k, windows)
     secs, sim, py, jobs = [], [], [], []
     for inst in insts:

@@ -29,7 +29,8 @@ import numpy as np
 
 from ...workloads.instance import Instance
 from ...workloads.limits import MAX_SAMPLES, check_count
-from ..engine import Policy, SimView, simulate
+from ..backends import compiled_rule
+from ..engine import COMPILE_MIN_JOBS, Policy, SimView, simulate
 from ..schedule import Schedule, expand_coalition
 from ..utilities import ValueCurve, step_events
 from ._registry import register
@@ -125,6 +126,14 @@ class Rand(Policy):
         if _pinned_lead(pinned):  # then in every coalition too (an audit's backlog)
             pinned = None
         rel_o, size_o = instance.release[order], instance.size[order]
+        # the kept coalitions are one workload: its total size, not each coalition's, decides
+        # whether compiling the engine pays (a cold kernel would leave every one in Python)
+        sub = get_policy(self.sub_policy)
+        engine = (
+            "compiled"
+            if cap // 2 >= COMPILE_MIN_JOBS and compiled_rule(sub) is not None
+            else "auto"
+        )
         used = 0
         for c, mask in enumerate(masks):
             if mask == 0:
@@ -159,6 +168,7 @@ class Rand(Policy):
                     get_policy(self.sub_policy),
                     horizon,
                     members,
+                    engine=engine,
                     backfill=getattr(self, "_backfill", None),
                 )
                 keep = sched.in_coalition

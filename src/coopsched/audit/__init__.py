@@ -589,6 +589,7 @@ def _audit(
                 seconds=seconds,
                 interval=interval,
                 backfill=rule,
+                estimator=estimator,
             )
             report["owen"] = owen_report(
                 root,

@@ -32,8 +32,11 @@ variance of the middle pair means, what one pair adds at equal orders) and the o
 95 % interval needs to decide the sign; then the ratios of the variances (quartiles over the
 organizations) and, for 50, 100 and 200 orders, the mean number of decided signs over
 ``--resamples`` subsets of the pool's pairs drawn without replacement (95 % Student t
-intervals, one look). Not a timing (the CPU seconds are for orientation; the machine may be
-loaded, see the header).
+intervals, one look), with how many of those signs differ from the one the pool's other
+pairs give (under ``ends``) and the share of the intervals that hold those pairs' ``phi``
+(an estimate too, so this share is a little below the true coverage); last, the audit's
+adaptive sampling replayed on the pool (the orders at which it stops, :func:`replay`). Not a
+timing (the CPU seconds are for orientation; the machine may be loaded, see the header).
 """
 
 from __future__ import annotations
@@ -148,6 +151,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--pool", help="npz file keeping the pool's coalition values")
     ap.add_argument("--resamples", type=int, default=400)
+    ap.add_argument("--replays", type=int, default=20)
     args = ap.parse_args()
 
     from coopsched.online.shapley import t_quantile
@@ -228,7 +232,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     for orders in (50, 100, 200):
         n = orders // 2
-        if n > P:
+        if 2 * n > P:  # the other pairs: at least as many
             break
         q = t_quantile(0.975, n - 1)
         got = {m: [] for m in phi}
@@ -246,15 +250,93 @@ def main() -> None:
                 e_phi[u] = ends[u] + w * x.mean()
                 e_hw[u] = w * t_quantile(0.975, nu - 1) * x.std(ddof=1) / math.sqrt(nu)
             est["ends"] = (e_phi, e_hw)
+            # the reference: the pairs left out, under ends (independent of the subset)
+            rest = np.ones(P, dtype=bool)
+            rest[sel] = False
+            ref = np.array([ends[u] + w * Ys[rest & mid[:, u], u].mean() for u in range(k)])
             for m, (p_, h_) in est.items():
                 dec = (psi < p_ - h_) | (psi > p_ + h_)
-                got[m].append((dec[big].sum(), dec.sum()))
+                wrong = dec & (np.sign(psi - p_) != np.sign(psi - ref))
+                cover = np.mean(np.abs(p_ - ref) <= h_)
+                got[m].append((dec[big].sum(), dec.sum(), wrong.sum(), cover))
         print(
-            f"{orders} orders: signs decided (mean over {args.resamples} subsets; of the "
-            f"{int(big.sum())} with |surplus| >= 5 % / of all {k}): "
+            f"{orders} orders: signs decided, mean over {args.resamples} subsets (of the "
+            f"{int(big.sum())} with |surplus| >= 5 % / of all {k} / of them against the "
+            "sign from the pool's other pairs), and the share of intervals holding phi from "
+            "the other pairs: "
             + "; ".join(
-                f"{m} {np.mean([a for a, _ in g]):.1f} / {np.mean([b for _, b in g]):.1f}"
+                f"{m} "
+                + " / ".join(f"{x:.1f}" for x in np.mean(g, axis=0)[:3])
+                + f", {np.mean(g, axis=0)[3]:.3f}"
                 for m, g in got.items()
+            )
+        )
+    replay(args, k, psi, values, perms, gap, truth, big)
+
+
+def replay(args, k, psi, values, perms, gap, truth, big) -> None:
+    """The audit's adaptive sampling replayed on the pool: ``--replays`` times, the pool's
+    pairs in a random order feed :func:`~coopsched.online.shapley.shapley_antithetic`
+    (``draw``), looks at 20 orders then doubling with Bonferroni's split, 95 %, stopping
+    once every organization's sign is decided or its surplus shown below 5 % of ``phi``
+    (``negligible=0.05``, as ``benchmarks/audit_sampled.py``), or when the pool is spent."""
+    from coopsched.audit.sampling import sign_decided, small_surplus
+    from coopsched.online.shapley import shapley_antithetic, unanimity_control
+
+    state = {"big": False, "first": None}
+
+    def decide(phi, hw):
+        p, h = phi[:, 0], hw[:, 0]
+        d = sign_decided(psi, p, h)
+        state["big"] = bool(d[big].all())
+        return d | small_surplus(psi, p, h, 0.05)
+
+    def on_look(look, orders, coalitions, undecided):
+        if state["big"] and state["first"] is None:
+            state["first"] = orders
+
+    rng = np.random.default_rng(1)
+    top = min(2 * len(perms), 400)  # as benchmarks/audit_sampled.py's --samples
+    for name in ("plain", "split", "ends"):
+        kw: dict = {}
+        if name == "split":
+            g, phi_g = unanimity_control(k, gap)
+            kw = {"control": g, "control_phi": phi_g}
+        if name == "ends":
+            kw = {"ends": True}
+        used, dec, stops, first = [], [], [], []
+        for _ in range(args.replays):
+            state["first"] = None
+            feed = iter(perms[rng.permutation(len(perms))].tolist())
+            est = shapley_antithetic(
+                values.__getitem__,
+                k,
+                top,
+                decide=decide,
+                draw=lambda r, feed=feed: next(feed),
+                on_look=on_look,
+                **kw,
+            )
+            used.append(est.orders)
+            p, h = est.phi[:, 0], est.halfwidth[:, 0]
+            d = sign_decided(psi, p, h)
+            wrong = d & (np.sign(psi - p) != np.sign(psi - truth))
+            dec.append((int(d[big].sum()), int(wrong.sum())))
+            stops.append(est.stop)
+            first.append(state["first"])
+        reached = [x for x in first if x is not None]
+        print(
+            f"adaptive replay, {name}: {args.replays} replays of the pool's pairs, "
+            f"orders at the stop: median {np.median(used):.0f}, largest {max(used)} "
+            f"(stopped by the rule in {stops.count('decided')}, all {top} orders spent in "
+            f"{stops.count('orders')}); signs decided of the {int(big.sum())} with |surplus| "
+            f">= 5 %: median {np.median([a for a, _ in dec]):.0f}, fewest "
+            f"{min(a for a, _ in dec)}; against the pool's sign: {sum(b for _, b in dec)} in all; "
+            f"all {int(big.sum())} decided at a look in {len(reached)} replays"
+            + (
+                f", at orders: median {np.median(reached):.0f}, largest {max(reached)}"
+                if reached
+                else ""
             )
         )
 

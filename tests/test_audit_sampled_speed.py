@@ -335,5 +335,20 @@ def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(t
     assert upper_bound(shares) >= CONF, np.mean(shares)
     ratio = np.mean(split_w, axis=0) / np.mean(plain_w, axis=0)
     assert np.median(ratio) < 0.5, ratio
-    with pytest.raises(ValueError, match="estimator: 'z'; choose split, plain"):
+    # ends: the first and last positions exact (the recorded total at the last)
+    se = sampled_game(
+        inst, T, [], samples=20, seed=4, adaptive=False, backfill=rule, estimator="ends"
+    )
+    est = shapley_antithetic(table.__getitem__, k, 20, seed=4, order=order, ends=True)
+    assert se.estimator == "ends" and se.estimate.ends
+    np.testing.assert_allclose(se.estimate.phi[:, 0], est.phi[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(se.estimate.halfwidth[:, 0], est.halfwidth[:, 0], rtol=1e-9)
+    shares = []
+    for seed in range(300):
+        a = shapley_antithetic(
+            table.__getitem__, k, 40, seed=seed, confidence=CONF, order=order, ends=True
+        )
+        shares.append(np.mean(np.abs(a.phi[:, 0] - exact) <= a.halfwidth[:, 0]))
+    assert upper_bound(shares) >= CONF, np.mean(shares)
+    with pytest.raises(ValueError, match="estimator: 'z'; choose split, ends, plain"):
         sampled_game(inst, T, [], samples=4, estimator="z")

@@ -225,7 +225,9 @@ def audit(
     same with Hall's skewness correction) or ``"bernstein"`` (empirical Bernstein, wider).
     ``estimator``: ``"split"`` (default: the orders sample the game with the grand
     coalition valued under ``value_policy`` too, and the recorded total's difference to it
-    is added in equal shares, exactly; far less variance per order) or ``"plain"``.
+    is added in equal shares, exactly; far less variance per order), ``"ends"`` (every
+    organization's first and last positions valued exactly, the middle ones sampled) or
+    ``"plain"``.
     Proper coalitions are valued under ``value_policy``, those of at most ``exact_upto``
     members under REF (default 0: one game); the report's ``sampling`` states which, with
     the measured gap to REF. ``scheduler``: a dask.distributed scheduler address or

@@ -106,8 +106,8 @@ class Estimation:
     those of at most ``exact_upto`` members under REF; ``seed`` also seeds the randomized
     counterfactual policies; ``scheduler``: a dask.distributed address or ``Client``.
     ``points``: checkpoints of the curves over the window. ``estimator``: ``split``
-    (default: the grand coalition's recorded total split off exactly, a control variate)
-    or ``plain`` (:mod:`coopsched.audit.sampling`)."""
+    (default: the grand coalition's recorded total split off exactly, a control variate),
+    ``ends`` (first and last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`)."""
 
     method: str = "auto"
     exact_max: int = 16
@@ -138,7 +138,9 @@ class Estimation:
         ):
             raise ValueError(f"seconds: {sec!r} is not a positive number of seconds")
         resolve_interval(self.interval, self.adaptive)  # checks the name
-        _choice("estimator", self.estimator, ("split", "plain"), "choose split or plain")
+        _choice(
+            "estimator", self.estimator, ("split", "ends", "plain"), "choose split, ends or plain"
+        )
         _choice(
             "method", self.method, ("auto", "exact", "sampled"), "choose from auto, exact, sampled"
         )

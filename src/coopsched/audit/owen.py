@@ -453,10 +453,12 @@ def sampled_owen(
     ``value_policy``, those of at most ``exact_upto`` members under REF) and
     :func:`owen_antithetic`, stopping once every organization's sign against its Owen value
     is decided. Returns the estimate and, per organization, whether its sign is decided.
-    ``estimator``: ``"split"`` (default) or ``"plain"``, as the sampled ``phi``
+    ``estimator``: ``"split"`` (default), ``"ends"`` or ``"plain"``, as the sampled ``phi``
     (:mod:`.sampling`): with ``split`` the grand coalition is also valued under
     ``value_policy`` and the recorded total's difference to it shared by
-    :func:`last_share` (``grand_offset`` of :func:`owen_antithetic`)."""
+    :func:`last_share` (``grand_offset`` of :func:`owen_antithetic`); ``ends`` (stratified
+    by position for uniform orders) does the same here, the orders keeping units
+    contiguous."""
     from ..online.policies import get_policy
     from ..online.ref import ref_schedule
     from ..online.utilities import psi_sp
@@ -489,7 +491,7 @@ def sampled_owen(
         return sign_decided(psi, phi[:, 0], hw[:, 0])
 
     offset = None
-    if estimator == "split" and exact_upto < k - 1:
+    if estimator in ("split", "ends") and exact_upto < k - 1:
         offset = float(psi.sum()) - value(G, grand=True)
     est = owen_antithetic(
         value,

@@ -23,8 +23,13 @@ values exactly (:func:`~coopsched.online.shapley.unanimity_control`, a control v
 the unanimity game of the grand coalition), at the cost of one more simulation, with a
 variance per order far lower on a real month by user (measured by
 ``benchmarks/audit_estimators.py``, docs/audit.md); ``"plain"``: the orders sample ``v``
-itself. With ``exact_upto >= N - 1`` (REF values the coalitions of ``N - 1``) ``"split"``
-falls back to ``"plain"`` (REF on the grand coalition is what sampling avoids).
+itself; ``"ends"``: every organization's marginal contributions at the first position
+(``v({u})``) and at the last (``v(N) - v(N - u)``, with the recorded ``v(N)``) valued
+exactly before the first order (``2 N`` coalitions), only the middle positions sampled
+(``ends`` of :func:`~coopsched.online.shapley.shapley_antithetic`; the values then sum to
+the recorded total only within their intervals). With ``exact_upto >= N -
+1`` (REF values the coalitions of ``N - 1``) ``"split"`` falls back to ``"plain"`` (REF on
+the grand coalition is what sampling avoids).
 """
 
 from __future__ import annotations
@@ -118,7 +123,7 @@ class SampledGame:
 
 
 #: the estimators of :func:`sampled_game` (module doc)
-ESTIMATORS = ("split", "plain")
+ESTIMATORS = ("split", "ends", "plain")
 
 
 def describe_estimator(estimator: str, value_policy: str) -> str:
@@ -129,6 +134,12 @@ def describe_estimator(estimator: str, value_policy: str) -> str:
             f"{value_policy}; the recorded total's difference to that value added in equal "
             "shares to every organization (exact: a control variate with the unanimity game "
             "of the grand coalition)"
+        )
+    if estimator == "ends":
+        return (
+            "stratified by position: every organization's marginal contributions at the "
+            "first position (its value alone) and at the last (the recorded total less the "
+            "value of the others) valued exactly, the middle positions sampled"
         )
     return "the game sampled as it is (the grand coalition at the recorded total)"
 
@@ -310,7 +321,7 @@ def sampled_game(
     when every organization whose sign is undecided is shown to have ``|psi - phi|`` below
     this share of ``phi`` (its whole interval lies in ``psi / (1 + negligible)`` to
     ``psi / (1 - negligible)``); such organizations stay reported as undecided.
-    ``estimator``: ``"split"`` (default) or ``"plain"``, see the module doc."""
+    ``estimator``: ``"split"`` (default), ``"ends"`` or ``"plain"``, see the module doc."""
     if not 0 <= negligible < 1:
         raise ValueError(f"negligible: {negligible}; a share in [0, 1)")
     if estimator not in ESTIMATORS:
@@ -438,6 +449,7 @@ def sampled_game(
             values=values if batch is not None else reuse_ref if exact_upto > 0 else None,
             control=control,
             control_phi=control_phi,
+            ends=estimator == "ends",
         )
     finally:
         if batch is not None:

@@ -89,7 +89,8 @@ def audit(
         str,
         typer.Option(
             help="Sampled: split (the grand coalition's recorded total split off exactly, "
-            "far less variance per order) or plain."
+            "far less variance per order), ends (also each organization's first and last "
+            "positions exact) or plain."
         ),
     ] = "split",
     value_policy: Annotated[

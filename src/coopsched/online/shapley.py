@@ -461,11 +461,11 @@ def shapley_antithetic(
     or last position out of the sampling (as the grand coalition's recorded total in the
     sampled audit, and a small player's own value alone). Uniform orders only: a ``draw``
     must draw uniformly random orders (as a replay of stored ones), the weights ``1 / k``
-    assume it; not with ``control``. Unlike the other estimates, the values do not sum to ``v(N)``
-    exactly (each player's mean is over its own pairs); and a player's middle contributions
-    are averaged over about ``(k - 2) / k`` of the pairs, so at few orders skewed games are
-    covered less well (tests/test_shapley_antithetic.py: 0.85 for a nominal 0.90 at 40
-    orders on airport games, nominal at 80).
+    assume it; not with ``control``. Unlike the other estimates, the values do not sum to
+    ``v(N)`` exactly (each player's mean is over its own pairs); and a player's middle
+    contributions are averaged over about ``(k - 2) / k`` of the pairs, so at few orders
+    skewed games are covered less well (tests/test_shapley_antithetic.py: 0.85 for a nominal
+    0.90 at 40 orders on airport games, nominal at 80).
     """
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
@@ -509,7 +509,7 @@ def shapley_antithetic(
     valid = np.ones((looks[-1], k), dtype=bool)  # ends: u neither first nor last in the pair
     weight = 1.0
     if ends:
-        masks = [m for u in range(k) for m in (1 << u, G ^ (1 << u))]
+        masks = [c for u in range(k) for c in (1 << u, G ^ (1 << u))]
         if values is not None:
             todo = [m for m in dict.fromkeys(masks) if m not in cache]
             for mask, x in zip(todo, values(todo) if todo else [], strict=True):

@@ -27,9 +27,9 @@ itself; ``"ends"``: every organization's marginal contributions at the first pos
 (``v({u})``) and at the last (``v(N) - v(N - u)``, with the recorded ``v(N)``) valued
 exactly before the first order (``2 N`` coalitions), only the middle positions sampled
 (``ends`` of :func:`~coopsched.online.shapley.shapley_antithetic`; the values then sum to
-the recorded total only within their intervals). With ``exact_upto >= N -
-1`` (REF values the coalitions of ``N - 1``) ``"split"`` falls back to ``"plain"`` (REF on
-the grand coalition is what sampling avoids).
+the recorded total only within their intervals). With ``exact_upto >= N - 1`` (REF values
+the coalitions of ``N - 1``) ``"split"`` falls back to ``"plain"`` (REF on the grand
+coalition is what sampling avoids).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class SampledGame:
     estimate: AntitheticEstimate
     max_orders: int
     seconds: float | None
-    #: ``"split"`` or ``"plain"`` (module doc), as used
+    #: ``"split"``, ``"ends"`` or ``"plain"`` (module doc), as used
     estimator: str = "plain"
     #: ``split``: the grand coalition's value under ``value_policy`` at each time of ``times``
     grand_policy_at: list[float] | None = None

@@ -30,9 +30,9 @@ The jobs (``--list`` prints their commands):
   organizations' marginal contributions on the RICC month at N = 50, and the orders a
   decided sign needs; a few minutes);
 * ``audit-estimators``: ``benchmarks/audit_estimators.py``, then with ``--k 100 --pairs
-  50`` (not a timing: the sampled audit's estimators compared on pools of antithetic
-  pairs of the RICC month, 200 pairs at N = 50 and 50 at N = 100, variance per
-  organization, signs decided at equal orders, adaptive replays; about 30 and 20 minutes
+  100`` (not a timing: the sampled audit's estimators compared on pools of antithetic
+  pairs of the RICC month, 200 pairs at N = 50 and 100 at N = 100, variance per
+  organization, signs decided at equal orders, adaptive replays; about 30 and 40 minutes
   on an idle machine, nearly all of it valuing the pools' coalitions);
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
@@ -186,7 +186,7 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "audit-estimators",
             [
                 [py, f"{b}/audit_estimators.py", *t],
-                [py, f"{b}/audit_estimators.py", *t, "--k", "100", "--pairs", "50"],
+                [py, f"{b}/audit_estimators.py", *t, "--k", "100", "--pairs", "100"],
             ],
             "results-audit-estimators.txt",
             "the sampled audit's estimators (plain, split, ends) on pools of antithetic "

@@ -729,7 +729,8 @@ def estimator_figures(k: int = 50) -> dict[str, str]:
         r"largest ([\d,]+);"
     )
     rows = {}
-    for orders in (50, 100, 200):
+    sizes = [o for o in (50, 100, 200) if f"{o} orders: signs decided" in text]
+    for orders in sizes:
         line = grab(rf"{orders} orders: signs decided(.*?)(?: \d+ orders:| adaptive)")[0]
         ex = grab(rf"{orders} orders: .*?an exact 95 % interval: about ([\d.]+)")[0]
         est = {
@@ -739,8 +740,8 @@ def estimator_figures(k: int = 50) -> dict[str, str]:
         rows[orders] = (est, ex)
 
     def three(f) -> str:
-        a, b, c = (f(orders) for orders in (50, 100, 200))
-        return f"{a}, {b} and {c}"
+        *a, b = (f(orders) for orders in sizes)
+        return f"{', '.join(a)} and {b}"
 
     replay = {}
     for m in ("plain", "split", "ends"):
@@ -775,6 +776,7 @@ def estimator_figures(k: int = 50) -> dict[str, str]:
         "SPLITNEEDMED": sm,
         "SPLITNEEDMAX": sx,
         "PLAINDEC": three(lambda o: rows[o][0]["plain"][0]),
+        "PLAINWRONG": three(lambda o: rows[o][0]["plain"][2]),
         "SPLITDEC": three(lambda o: rows[o][0]["split"][0]),
         "SPLITWRONG": three(lambda o: rows[o][0]["split"][2]),
         "SPLITCOV": three(lambda o: rows[o][0]["split"][3]),
@@ -823,6 +825,23 @@ def test_estimator_section_quotes_the_file():
     for phrase in phrases:
         text = phrase.format(**f)
         assert text in section, text
+    f = estimator_figures(100)
+    hundred = [
+        "quartiles {SPLITQ} (a median reduction by a factor of {SPLITX})",
+        "the {BIG} organizations whose `|surplus|` is at least 5 % of `phi` need a median of "
+        "{PLAINNEEDMED} orders and up to {PLAINNEEDMAX} with the plain estimator, a median of "
+        "{SPLITNEEDMED} (one pair's spread is far below their surplus) and up to {SPLITNEEDMAX} "
+        "with `split`",
+        "at 50 and 100 orders `split` decided {SPLITDEC} of their signs (none against the "
+        "other pairs' sign), the plain estimator {PLAINDEC} (and {PLAINWRONG} signs against it)",
+        "decided all {BIG} at the look of {SPLITREPLAY} orders",
+        "({SPLITCOV} of them, where exact intervals would hold about {EXPECTS})",
+        "the equal share of the difference ({GAPSHARE} each)",
+    ]
+    for phrase in hundred:
+        text = phrase.format(**f)
+        assert text in section, text
+    f = estimator_figures()
     readme = page("README.md")
     assert (
         f"median factor of {f['SPLITX']} and the orders the hardest of those signs needs from "

@@ -35,8 +35,10 @@ organizations) and, for 50, 100 and 200 orders, the mean number of decided signs
 intervals, one look), with how many of those signs differ from the one the pool's other
 pairs give (under ``ends``) and the share of the intervals that hold those pairs' ``phi``
 (an estimate too, so this share is a little below the true coverage); last, the audit's
-adaptive sampling replayed on the pool (the orders at which it stops, :func:`replay`). Not a
-timing (the CPU seconds are for orientation; the machine may be loaded, see the header).
+adaptive sampling replayed on the pool (the orders at which it stops, at most the pool's
+or 400, :func:`replay`). ``benchmarks/run_all.py`` runs it at N = 50 (200 pairs) and at
+N = 100 (``--k 100 --pairs 100``). Not a timing (the CPU seconds are for orientation; the
+machine may be loaded, see the header).
 """
 
 from __future__ import annotations

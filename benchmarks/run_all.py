@@ -29,6 +29,11 @@ The jobs (``--list`` prints their commands):
 * ``audit-variance``: ``benchmarks/audit_variance.py`` (not a timing: the spread of the
   organizations' marginal contributions on the RICC month at N = 50, and the orders a
   decided sign needs; a few minutes);
+* ``audit-estimators``: ``benchmarks/audit_estimators.py``, then with ``--k 100 --pairs
+  100`` (not a timing: the sampled audit's estimators compared on pools of antithetic
+  pairs of the RICC month, 200 pairs at N = 50 and 100 at N = 100, variance per
+  organization, signs decided at equal orders, adaptive replays; about 30 and 40 minutes
+  on an idle machine, nearly all of it valuing the pools' coalitions);
 * ``table2``: ``coopsched reproduce table2 --workers 2`` into a fresh folder, timed, and
   its results compared with the committed ``docs/results/table2/results.csv``;
 * ``ref-rigid``: ``benchmarks/ref_rigid.py`` (exact REF for rigid jobs with EASY at k = 8,
@@ -177,6 +182,16 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "results-audit-variance.txt",
             "why the sampled audit needs many orders: marginal spread by organization, "
             "RICC month at N = 50 (not a timing)",
+        ),
+        Job(
+            "audit-estimators",
+            [
+                [py, f"{b}/audit_estimators.py", *t],
+                [py, f"{b}/audit_estimators.py", *t, "--k", "100", "--pairs", "100"],
+            ],
+            "results-audit-estimators.txt",
+            "the sampled audit's estimators (plain, split, ends) on pools of antithetic "
+            "pairs, RICC month at N = 50 and 100 (not a timing)",
         ),
         Job(
             "table2",

@@ -148,6 +148,7 @@ def test_sampled_report_states_the_game_the_budget_and_each_sign():
     r = audit(rec, samples=400, **kw)
     s = r.sampling
     assert s.method.startswith("antithetic") and "Student" in s.interval
+    assert s.estimator.startswith("split: the game sampled with the grand coalition also")
     assert s.max_orders == 400 and s.seconds_budget is None
     assert s.stop in ("decided", "orders") and s.samples <= 400
     assert s.looks <= s.planned_looks == len(look_schedule(400, 20))
@@ -540,6 +541,7 @@ def test_option_records_are_the_flat_keywords_grouped():
         (lambda: Estimation(method="guess"), r"^method: 'guess'; choose from auto"),
         (lambda: Estimation(confidence=1.0), r"^confidence: 1.0 must be in \(0, 1\)"),
         (lambda: Estimation(interval="z"), r"^interval: 'z'; choose auto, "),
+        (lambda: Estimation(estimator="z"), r"^estimator: 'z'; choose split, ends or plain"),
         (lambda: Estimation(seconds=0), r"^seconds: 0 is not a positive number"),
         (lambda: Organizations(machines=0), r"^machines: 0 is not a number of processors"),
         (lambda: PlatformModel(jobs="moldable"), r"^jobs: 'moldable'; choose rigid"),
@@ -561,3 +563,27 @@ def test_an_unparsable_date_fails_before_the_log_is_read(tmp_path, capsys):
         audit(missing, org_by="user", t_from="2005-01-10", t_to="2005-01-17")
     assert main(["audit", str(missing), "--org-by", "user", "--from", "yesterday"]) == 1
     assert "--from: 'yesterday' is neither seconds nor" in capsys.readouterr().err
+
+
+def test_each_estimator_keeps_efficiency_and_says_which_it_is(capsys):
+    """The sampled audit's estimators (``estimator=``): the report's ``sampling.estimator``
+    names the one used; ``split`` and ``plain`` keep the values' sum at the recorded total
+    exactly (efficiency: every pair's marginal contributions sum to it), ``ends`` within the
+    sum of its half-widths (each player's mean is over its own pairs)."""
+    rec = _recorded()
+    kw = {"horizon": 60, "method": "sampled", "points": 2, "with_counterfactuals": False}
+    for name, words in [
+        ("split", "split: the game sampled with the grand coalition also valued"),
+        ("ends", "ends: stratified by position"),
+        ("plain", "plain: the game sampled as it is"),
+    ]:
+        r = audit(rec, samples=40, estimator=name, **kw)
+        assert r.sampling.estimator.startswith(words)
+        total = sum(o.phi for o in r.organizations)
+        psi = sum(o.psi for o in r.organizations)
+        if name == "ends":
+            assert abs(total - psi) <= sum(o.phi_high - o.phi for o in r.organizations)
+        else:
+            assert total == pytest.approx(psi)
+    # a sampled audit with REF on every coalition of N - 1: split falls back to plain
+    assert audit(rec, samples=8, exact_upto=5, **kw).sampling.estimator.startswith("plain")

@@ -143,7 +143,7 @@ def test_sampled_game_equals_the_former_valuation_for_the_same_seed():
     T, grid = 60, [20, 40, 60]
     G = (1 << rec.k) - 1
     total = sum(psi_sp(rec.org, recorded_starts(rec), rec.size, T, rec.k))
-    sg = sampled_game(rec, T, [20, 40], samples=40, seed=9, adaptive=False)
+    sg = sampled_game(rec, T, [20, 40], samples=40, seed=9, adaptive=False, estimator="plain")
 
     def old(mask):  # the former vec, at the horizon
         if mask == 0:
@@ -269,7 +269,15 @@ def test_ref_runs_value_their_subcoalitions_once_with_the_same_estimate(rigid, m
         counted,
     )
     sg = sampled_game(
-        rec, T, times, samples=40, seed=5, exact_upto=upto, adaptive=False, backfill=rule
+        rec,
+        T,
+        times,
+        samples=40,
+        seed=5,
+        exact_upto=upto,
+        adaptive=False,
+        backfill=rule,
+        estimator="plain",
     )
     ref_runs = runs
     est = shapley_antithetic(old, rec.k, 40, seed=5, order=rec.canonical_order().tolist())
@@ -277,3 +285,70 @@ def test_ref_runs_value_their_subcoalitions_once_with_the_same_estimate(rigid, m
     np.testing.assert_array_equal(sg.estimate.halfwidth, est.halfwidth)
     assert sg.coalitions == est.evaluations
     assert 0 < ref_runs < former / 2
+
+
+def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(tmp_path):
+    """RICC, one day, the 7 busiest users and 'other' (rigid jobs, EASY): every coalition of
+    the sampled game valued (its grand coalition at the recorded total), so its Shapley values
+    are exact. The default estimator (``split``: the grand coalition valued under FAIRSHARE
+    and the recorded total's difference shared equally) gives the same estimate as the
+    unanimity control on that table for the same seed; its intervals cover the exact values
+    in the stated share of seeded runs (one-sided test of tests/test_shapley_antithetic.py)
+    and are narrower than the plain estimator's at the same orders."""
+    from test_shapley_antithetic import CONF, upper_bound
+
+    from coopsched.online.shapley import shapley, unanimity_control
+
+    path = trace_path("RICC-2010-2.swf.gz")
+    inst, T, rule = top_users_window(path, 30 * 86400, 31 * 86400, 7, tmp_path)
+    k, G = inst.k, (1 << inst.k) - 1
+    assert k == 8
+    recorded = sum(psi_sp(inst.org, recorded_starts(inst), inst.size, T, k, inst.processors))
+    table = [0] + [coalition_values(inst, T, [T], m, backfill=rule)[0] for m in range(1, G)]
+    fair_grand = coalition_values(inst, T, [T], G, backfill=rule)[0]
+    table.append(recorded)
+    exact = np.array([float(x) for x in shapley(table)])
+    order = inst.canonical_order().tolist()
+    g, phi_g = unanimity_control(k, recorded - fair_grand)
+
+    sg = sampled_game(inst, T, [], samples=20, seed=4, adaptive=False, backfill=rule)
+    assert sg.estimator == "split" and sg.grand_policy_at == []
+    est = shapley_antithetic(
+        table.__getitem__, k, 20, seed=4, order=order, control=g, control_phi=phi_g
+    )
+    np.testing.assert_allclose(sg.estimate.phi[:, 0], est.phi[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(sg.estimate.halfwidth[:, 0], est.halfwidth[:, 0], rtol=1e-9)
+    assert sum(sg.phi) == pytest.approx(recorded, rel=1e-12)
+    plain = sampled_game(
+        inst, T, [], samples=20, seed=4, adaptive=False, backfill=rule, estimator="plain"
+    )
+    assert plain.estimator == "plain" and plain.grand_policy_at is None
+
+    shares, split_w, plain_w = [], [], []
+    for seed in range(300):
+        kw = dict(seed=seed, confidence=CONF, order=order)
+        a = shapley_antithetic(table.__getitem__, k, 40, control=g, control_phi=phi_g, **kw)
+        shares.append(np.mean(np.abs(a.phi[:, 0] - exact) <= a.halfwidth[:, 0]))
+        split_w.append(a.halfwidth[:, 0])
+        if seed < 40:
+            plain_w.append(shapley_antithetic(table.__getitem__, k, 40, **kw).halfwidth[:, 0])
+    assert upper_bound(shares) >= CONF, np.mean(shares)
+    ratio = np.mean(split_w, axis=0) / np.mean(plain_w, axis=0)
+    assert np.median(ratio) < 0.5, ratio
+    # ends: the first and last positions exact (the recorded total at the last)
+    se = sampled_game(
+        inst, T, [], samples=20, seed=4, adaptive=False, backfill=rule, estimator="ends"
+    )
+    est = shapley_antithetic(table.__getitem__, k, 20, seed=4, order=order, ends=True)
+    assert se.estimator == "ends" and se.estimate.ends
+    np.testing.assert_allclose(se.estimate.phi[:, 0], est.phi[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(se.estimate.halfwidth[:, 0], est.halfwidth[:, 0], rtol=1e-9)
+    shares = []
+    for seed in range(300):
+        a = shapley_antithetic(
+            table.__getitem__, k, 40, seed=seed, confidence=CONF, order=order, ends=True
+        )
+        shares.append(np.mean(np.abs(a.phi[:, 0] - exact) <= a.halfwidth[:, 0]))
+    assert upper_bound(shares) >= CONF, np.mean(shares)
+    with pytest.raises(ValueError, match="estimator: 'z'; choose split, ends, plain"):
+        sampled_game(inst, T, [], samples=4, estimator="z")

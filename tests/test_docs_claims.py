@@ -695,3 +695,157 @@ def test_read_large_figures_quote_the_file():
         assert f"peak of {peak:.0f} MB of memory" in text
         assert f"{jobs / 1e6:.1f} million jobs" in text
     assert f"({rows:,.0f} rows)" in readme
+
+
+def estimator_figures(k: int = 50) -> dict[str, str]:
+    """The figures of docs/audit.md's estimator section ("The recorded total, taken out of
+    the sampling"), as the page writes them, from the committed
+    ``benchmarks/results-audit-estimators.txt`` (its run at ``k`` organizations)."""
+    out = _bench("results-audit-estimators.txt")
+    run = next(p for p in out.split("# command: ")[1:] if f"by user, k={k}," in p)
+    text = " ".join(run.split())
+
+    def grab(pattern: str) -> tuple[str, ...]:
+        m = re.search(pattern, text)
+        assert m, pattern
+        return m.groups()
+
+    rec, fs, gap, share = grab(
+        r"recorded (\S+), under FAIRSHARE (\S+); v\(N\) - v'\(N\) = (\S+), (\S+) per org"
+    )
+    visits, distinct, saves = grab(
+        r"visit ([\d,]+) proper coalitions, ([\d,]+) distinct "
+        r"\(caching saves ([\d.]+%)"
+    )
+    q = grab(
+        r"split / plain, over the \d+ organizations: quartiles (\S+) (\S+) (\S+), "
+        r"largest (\S+) \(median reduction x([\d,]+)\)"
+    )
+    eq = grab(r"ends / split: quartiles (\S+) (\S+) (\S+),")
+    big, need = grab(
+        r"(\d+) of \d+ organizations have \|surplus\| >= 5 % of phi; orders "
+        r"needed to decide their signs \(95 %\): (.*?) 50 orders"
+    )
+    pm, px, sm, sx = grab(
+        r"plain median ([\d,]+), largest ([\d,]+); split median ([\d,]+), "
+        r"largest ([\d,]+);"
+    )
+    rows = {}
+    sizes = [o for o in (50, 100, 200) if f"{o} orders: signs decided" in text]
+    for orders in sizes:
+        line = grab(rf"{orders} orders: signs decided(.*?)(?: \d+ orders:| adaptive)")[0]
+        ex = grab(rf"{orders} orders: .*?an exact 95 % interval: about ([\d.]+)")[0]
+        est = {
+            m: re.search(rf"{m} ([\d.]+) / ([\d.]+) / ([\d.]+), ([\d.]+)", line).groups()
+            for m in ("plain", "split", "ends")
+        }
+        rows[orders] = (est, ex)
+
+    def three(f) -> str:
+        *a, b = (f(orders) for orders in sizes)
+        return f"{', '.join(a)} and {b}"
+
+    replay = {}
+    for m in ("plain", "split", "ends"):
+        line = grab(rf"adaptive replay, {m}: (.*?)(?= adaptive replay|$)")[0]
+        first = re.search(r"at orders: median (\d+)", line)
+        replay[m] = (
+            grab(rf"adaptive replay, {m}: .*?orders at the stop: median (\d+)")[0],
+            grab(
+                rf"adaptive replay, {m}: .*?signs decided of the \d+ with \|surplus\| >= "
+                r"5 %: median (\d+)"
+            )[0],
+            first.group(1) if first else None,
+        )
+    return {
+        "RECORDED": rec,
+        "GRANDFS": fs,
+        "GAP": gap,
+        "GAPSHARE": share,
+        "VISITS": visits,
+        "DISTINCT": distinct,
+        "SAVES": saves,
+        "PLAIN50DEC": rows[50][0]["plain"][1],
+        "PLAIN50WRONG": rows[50][0]["plain"][2],
+        "PLAIN50COV": rows[50][0]["plain"][3],
+        "EXPECT50": rows[50][1],
+        "SPLITQ": f"{q[0]}, {q[1]} and {q[2]}",
+        "SPLITX": q[4],
+        "SPLITMAX": q[3],
+        "BIG": big,
+        "PLAINNEEDMED": pm,
+        "PLAINNEEDMAX": px,
+        "SPLITNEEDMED": sm,
+        "SPLITNEEDMAX": sx,
+        "PLAINDEC": three(lambda o: rows[o][0]["plain"][0]),
+        "PLAINWRONG": three(lambda o: rows[o][0]["plain"][2]),
+        "SPLITDEC": three(lambda o: rows[o][0]["split"][0]),
+        "SPLITWRONG": three(lambda o: rows[o][0]["split"][2]),
+        "SPLITCOV": three(lambda o: rows[o][0]["split"][3]),
+        "EXPECTS": three(lambda o: rows[o][1]),
+        "SPLITREPLAY": replay["split"][2],
+        "SPLITSTOP": replay["split"][0],
+        "PLAINREPLAY": replay["plain"][1],
+        "ENDSQ": f"{eq[0]}, {eq[1]} and {eq[2]}",
+        "ENDSSTOP": replay["ends"][0],
+    }
+
+
+def test_estimator_section_quotes_the_file():
+    """docs/audit.md's figures on the sampled audit's estimators are the committed
+    ``benchmarks/results-audit-estimators.txt`` (``benchmarks/run_all.py``'s job
+    audit-estimators)."""
+    out = _bench("results-audit-estimators.txt")
+    assert out.startswith("# benchmarks/run_all.py, job audit-estimators")
+    audit = page("docs/audit.md")
+    section = audit[audit.index("### The recorded total, taken out") : audit.index("## Output")]
+    f = estimator_figures()
+    assert f["SPLITWRONG"] == "0.0, 0.0 and 0.0"
+    phrases = [
+        "the recorded total is {RECORDED}, the FAIRSHARE schedule of all 50 organizations "
+        "gives {GRANDFS}",
+        "carries that whole difference, {GAP}",
+        "its share of the difference ({GAPSHARE})",
+        "the plain estimator decided {PLAIN50DEC} signs",
+        "{PLAIN50WRONG} of them against the sign the pool's other pairs give",
+        "held those pairs' `phi` in {PLAIN50COV} of cases (an exact interval: about {EXPECT50}",
+        "quartiles {SPLITQ} (a median reduction by a factor of {SPLITX}; the largest ratio "
+        "{SPLITMAX})",
+        "over the {BIG} organizations whose",
+        "median {PLAINNEEDMED} and largest {PLAINNEEDMAX} with the plain estimator, median "
+        "{SPLITNEEDMED} and largest {SPLITNEEDMAX} with `split`",
+        "signs of those {BIG} decided at 50, 100 and 200 orders: {PLAINDEC} with the plain "
+        "estimator, {SPLITDEC} with `split` (none of them against the other pairs' sign)",
+        "in {SPLITCOV} of cases (exact intervals: about {EXPECTS})",
+        "all {BIG} signs were decided at the look of {SPLITREPLAY} orders (median) and "
+        "sampling stopped at {SPLITSTOP}; the plain estimator decided {PLAINREPLAY} of them "
+        "in 400 orders",
+        "visit {VISITS} proper coalitions, {DISTINCT} of them distinct ({SAVES};",
+        "its variance per pair is {ENDSQ} times `split`'s",
+        "stopped at {ENDSSTOP} orders instead of {SPLITSTOP}",
+    ]
+    for phrase in phrases:
+        text = phrase.format(**f)
+        assert text in section, text
+    f = estimator_figures(100)
+    hundred = [
+        "quartiles {SPLITQ} (a median reduction by a factor of {SPLITX})",
+        "the {BIG} organizations whose `|surplus|` is at least 5 % of `phi` need a median of "
+        "{PLAINNEEDMED} orders and up to {PLAINNEEDMAX} with the plain estimator, a median of "
+        "{SPLITNEEDMED} (one pair's spread is far below their surplus) and up to {SPLITNEEDMAX} "
+        "with `split`",
+        "at 50 and 100 orders `split` decided {SPLITDEC} of their signs (none against the "
+        "other pairs' sign), the plain estimator {PLAINDEC} (and {PLAINWRONG} signs against it)",
+        "decided all {BIG} at the look of {SPLITREPLAY} orders",
+        "({SPLITCOV} of them, where exact intervals would hold about {EXPECTS})",
+        "the equal share of the difference ({GAPSHARE} each)",
+    ]
+    for phrase in hundred:
+        text = phrase.format(**f)
+        assert text in section, text
+    f = estimator_figures()
+    readme = page("README.md")
+    assert (
+        f"median factor of {f['SPLITX']} and the orders the hardest of those signs needs from "
+        f"about {_round(f['PLAINNEEDMAX'])} to about {_round(f['SPLITNEEDMAX'])}" in readme
+    )

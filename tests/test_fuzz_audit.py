@@ -322,3 +322,16 @@ def test_cli_sampling_budget_flags_reach_the_report(capsys):
     assert "--seconds: 0.0 is not a positive number of seconds" in capsys.readouterr().err
     assert main([*argv, "--interval", "z"]) == 1
     assert "--interval: 'z'; choose auto, hall, t, bernstein" in capsys.readouterr().err
+
+
+def test_cli_estimator_flag_reaches_the_report(capsys):
+    argv = [*BASE, "--org-by", "account", "--method", "sampled", "--no-counterfactuals"]
+    argv += ["--samples", "24", "--format", "json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["sampling"]["estimator"].startswith("split: ")
+    for name in ("ends", "plain"):
+        assert main([*argv, "--estimator", name]) == 0
+        s = json.loads(capsys.readouterr().out)["sampling"]
+        assert s["estimator"].startswith(f"{name}: ")
+    assert main([*argv, "--estimator", "z"]) == 1
+    assert "--estimator: 'z'; choose split, ends or plain" in capsys.readouterr().err

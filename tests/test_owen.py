@@ -449,3 +449,40 @@ def test_sampled_orders_do_not_depend_on_how_the_tree_lists_units():
     assert np.array_equal(ea.phi, eb.phi)
     ec = owen_antithetic(lambda m: v[m], b, 20, seed=3)  # without it: the listed order
     assert not np.array_equal(ea.phi, ec.phi)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_last_share_is_the_owen_value_of_the_grand_unanimity_game(seed):
+    from coopsched.audit.owen import last_share
+
+    rng = random.Random(300 + seed)
+    k = 7
+    root = random_partition(rng, k, nested=True)
+    u_n = [0] * ((1 << k) - 1) + [1]
+    assert last_share(root, k).tolist() == [float(x) for x in owen(u_n, root)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grand_offset_is_exact_on_an_additive_game_and_keeps_the_coverage(seed):
+    """The sampled audit's structure (``split``): ``v'`` plus a jump at the grand coalition.
+    With ``grand_offset`` the Owen estimate is exact (zero width) when ``v'`` is additive; on
+    a random game with a jump, its intervals cover the exact Owen values (same allowance as
+    :func:`test_sampled_owen_covers_the_exact_values`)."""
+    rng = random.Random(200 + seed)
+    k = 6
+    root = random_partition(rng, k, nested=True)
+    a = [rng.randint(1, 60) for _ in range(k)]
+    v = [sum(a[u] for u in range(k) if S >> u & 1) for S in range(1 << k)]
+    v[-1] -= 100
+    est = owen_antithetic(lambda m: v[m], root, 20, seed=seed, grand_offset=-100)
+    assert np.all(est.halfwidth == 0)
+    assert np.allclose(est.phi[:, 0], [float(x) for x in owen(v, root)])
+    w = random_game(rng, k)
+    w[-1] -= 3 * max(abs(x) for x in w)  # a jump larger than the game's spread
+    off = w[-1] - 40  # v'(N) = 40: any value keeps the estimate unbiased
+    exact = np.array([float(x) for x in owen(w, root)])
+    misses = 0
+    for s in range(20):
+        e = owen_antithetic(lambda m: w[m], root, 60, seed=s, confidence=0.95, grand_offset=off)
+        misses += int((np.abs(e.phi[:, 0] - exact) > e.halfwidth[:, 0] + 1e-9).sum())
+    assert misses <= 0.12 * 20 * k

@@ -278,3 +278,214 @@ def test_the_stated_game_gap_is_the_measured_one():
         row = next(x for x in docs.splitlines() if x.startswith(f"| {name} "))
         assert f"| {float(gap):.1e} |".replace("e-0", "e-") in row, name
         assert f"| {float(phi_all):.1e} /".replace("e-0", "e-") in row, name
+
+
+# -- control variates (issue 29, item 3): a surrogate game with exact Shapley values ------
+
+
+def _recorded_grand(v, share: float):
+    """The audit's structure on a game with exact values: the grand coalition's value moved
+    by ``share`` of itself (the recorded total against the coalitions' policy), exact values
+    of the moved game, and the offset ``v(N) - v'(N)``."""
+    w = list(v)
+    offset = round(share * w[-1])
+    w[-1] += offset
+    return w, np.array([float(x) for x in shapley(w)]), offset
+
+
+def test_unanimity_control_is_exact_when_the_residual_is_additive():
+    """``additive + c u_N`` (the sampled audit's game when the coalitions do not interact):
+    the residual game is additive, so every pair mean is the same and the interval has zero
+    width, at the exact value; the plain estimator's interval does not."""
+    from coopsched.online.shapley import unanimity_control
+
+    k = 7
+    rng = np.random.default_rng(3)
+    a = rng.integers(1, 100, k)
+    v = [int(sum(a[u] for u in range(k) if S >> u & 1)) for S in range(1 << k)]
+    v[-1] -= 500
+    exact = np.array([float(x) for x in shapley(v)])
+    g, phi_g = unanimity_control(k, -500)
+    assert np.allclose(phi_g[:, 0], -500 / k)
+    for seed in range(5):
+        est = shapley_antithetic(v.__getitem__, k, 20, seed=seed, control=g, control_phi=phi_g)
+        assert est.control and np.all(est.halfwidth == 0)
+        assert np.allclose(est.phi[:, 0], exact)
+        plain = shapley_antithetic(v.__getitem__, k, 20, seed=seed)
+        assert not plain.control and plain.halfwidth.min() > 0
+
+
+def test_a_pairwise_game_is_exact_for_antithetic_pairs():
+    """Why an additive-plus-pairwise surrogate would gain nothing (docstring of
+    :func:`shapley_antithetic`): on such a game the pair means already equal the Shapley
+    value ``a_u + sum_w b_uw / 2``."""
+    k = 8
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 50, k), rng.integers(-20, 20, (k, k))
+    v = [
+        int(
+            sum(a[u] for u in range(k) if S >> u & 1)
+            + sum(b[u, w] for u in range(k) for w in range(u + 1, k) if S >> u & 1 and S >> w & 1)
+        )
+        for S in range(1 << k)
+    ]
+    est = shapley_antithetic(v.__getitem__, k, 8, seed=1)
+    assert np.all(est.halfwidth == 0)
+    assert np.allclose(est.phi[:, 0], [float(x) for x in shapley(v)])
+
+
+@pytest.mark.parametrize(("game", "share"), [("additive", -0.5), ("airport", 0.5)])
+def test_unanimity_control_covers_and_is_narrower(game, share):
+    """Games whose grand coalition is valued apart (``v(N)`` moved by half of itself, as the
+    audit's recorded total differs from its coalitions' schedules): with the unanimity
+    control the intervals cover the exact values in the stated share of seeded runs (one look
+    at 40 orders, Hall's interval, as the plain estimator's test), and are narrower than the
+    plain estimator's at the same orders, for every game. The airport game's move is upwards:
+    a player first in an order contributes its whole cost, and last in the reverse (same
+    pair) the grand coalition's jump, so a jump downwards would partly cancel in the pair and
+    the plain estimator would gain from it (measured: the control's intervals 0.7 to 1.7
+    times as wide at -20 % and -50 %); on the real month the jump falls on small users whose
+    first contribution is small too (``benchmarks/audit_estimators.py``)."""
+    from coopsched.online.shapley import unanimity_control
+
+    k = 9
+    for gseed in range(3):
+        v, exact, offset = _recorded_grand(_game(game, k, gseed)[0], share)
+        g, phi_g = unanimity_control(k, offset)
+        shares, width = _coverage(v, exact, k, 40, control=g, control_phi=phi_g)
+        assert upper_bound(shares) >= CONF, (game, gseed, shares.mean())
+        _, plain_width = _coverage(v, exact, k, 40, runs=40)
+        assert width < plain_width, (game, gseed)
+
+
+def test_a_control_that_does_not_fit_keeps_the_coverage():
+    """Unbiased whatever the surrogate: a random game as control (its exact values from the
+    table) widens nothing it should not and keeps the coverage."""
+    k = 8
+    v = additive_interaction(k, 2)
+    exact = np.array([float(x) for x in shapley(v)])
+    rng = np.random.default_rng(11)
+    h = [0] + rng.integers(-300, 300, (1 << k) - 1).tolist()
+    phi_h = np.array([float(x) for x in shapley(h)])
+    shares, _ = _coverage(v, exact, k, 40, runs=300, control=h.__getitem__, control_phi=phi_h)
+    assert upper_bound(shares) >= CONF, shares.mean()
+    with pytest.raises(ValueError, match="control and control_phi go together"):
+        shapley_antithetic(v.__getitem__, k, 8, control=h.__getitem__)
+    with pytest.raises(ValueError, match="empty coalition"):
+        shapley_antithetic(v.__getitem__, k, 8, control=lambda m: 1, control_phi=np.zeros(k))
+
+
+@pytest.mark.parametrize("k", [10, 12])
+def test_real_window_ref_game_with_a_recorded_grand_value(k):
+    """The REF games of real LPC-EGEE windows (as :func:`test_real_window_ref_game_coverage`)
+    with the grand coalition's value replaced by 85 % of it (a recorded schedule worse than
+    REF): with the unanimity control the intervals cover the exact values of that game in the
+    stated share, and are narrower than the plain estimator's."""
+    from coopsched.online.ref import ref_schedule
+    from coopsched.online.shapley import unanimity_control
+    from coopsched.workloads.prepare import trace_to_instance
+    from coopsched.workloads.swf import read_swf
+
+    tr = read_swf(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz"))
+    for start in (11_050_000, 18_900_000):
+        inst = trace_to_instance(tr, k=k, start=start, length=50_000, seed=1)
+        _, vals = ref_schedule(inst, 50_000)
+        v, exact, offset = _recorded_grand(vals, -0.15)
+        g, phi_g = unanimity_control(k, offset)
+        shares, width = _coverage(v, exact, k, 40, control=g, control_phi=phi_g)
+        assert upper_bound(shares) >= CONF, (start, shares.mean())
+        _, plain_width = _coverage(v, exact, k, 40, runs=40)
+        assert width < plain_width / 2, (start, width, plain_width)
+
+
+# -- stratification by position: first and last positions exact ---------------------------
+
+
+def test_ends_is_exact_when_only_the_grand_value_breaks_additivity():
+    """``ends=True`` values every player's first and last positions exactly; the middle
+    marginal contributions of an additive game with any ``v(N)`` are constant, so the
+    interval has zero width at the exact value; with 1 or 2 players nothing is sampled."""
+    rng = np.random.default_rng(4)
+    for k in (1, 2, 6):
+        a = rng.integers(1, 100, k)
+        v = [int(sum(a[u] for u in range(k) if S >> u & 1)) for S in range(1 << k)]
+        v[-1] += 777
+        exact = np.array([float(x) for x in shapley(v)])
+        est = shapley_antithetic(v.__getitem__, k, 12, seed=k, ends=True)
+        assert est.ends and np.all(est.halfwidth == 0), k
+        assert np.allclose(est.phi[:, 0], exact)
+
+
+@pytest.mark.parametrize(
+    ("game", "share"), [("additive", -0.5), ("airport", 0.5), ("airport", -0.2)]
+)
+def test_ends_covers_and_is_narrower_than_plain(game, share):
+    """On the games with the grand coalition valued apart: the intervals of ``ends`` cover
+    the exact values in the stated share (one look at 80 orders, Hall's interval) and are
+    narrower than the plain estimator's, including the airport game moved downwards, where
+    the unanimity control is not (:func:`test_unanimity_control_covers_and_is_narrower`).
+    At 40 orders they fall short on the airport games (measured: 0.85 to 0.86 against the
+    nominal 0.90; plain and ``split`` 0.95 to 0.97): a player is in the middle in about
+    ``(k - 2) / k`` of the pairs only, 15 of 20 here, and its middle contributions are the
+    skewed ones (a player contributes only when it comes before every larger one)."""
+    k = 9
+    for gseed in range(3):
+        v, exact, _ = _recorded_grand(_game(game, k, gseed)[0], share)
+        shares, width = _coverage(v, exact, k, 80, ends=True)
+        assert upper_bound(shares) >= CONF, (game, gseed, shares.mean())
+        _, plain_width = _coverage(v, exact, k, 80, runs=40)
+        assert width < plain_width, (game, gseed)
+
+
+def test_ends_adaptive_looks_keep_their_coverage_and_value_the_ends_once():
+    k = 9
+    v = additive_interaction(k, 11)
+    exact = np.array([float(x) for x in shapley(v)])
+    target = exact + np.array([100, 150, 200, 250, 300, 350, 400, 450, 500]) * np.where(
+        np.arange(k) % 2, 1, -1
+    )
+
+    def decide(phi, hw):
+        return (target < phi[:, 0] - hw[:, 0]) | (target > phi[:, 0] + hw[:, 0])
+
+    shares, stops = [], set()
+    for seed in range(200):
+        seen: set[int] = set()
+        est = shapley_antithetic(
+            counted(v, seen), k, 640, seed=seed, confidence=CONF, decide=decide, ends=True
+        )
+        assert all(1 << u in seen and ((1 << k) - 1) ^ (1 << u) in seen for u in range(k))
+        assert est.evaluations == len(seen)
+        stops.add(est.looks)
+        shares.append(np.mean(np.abs(est.phi[:, 0] - exact) <= est.halfwidth[:, 0]))
+    assert len(stops) > 1
+    assert upper_bound(shares) >= CONF
+
+
+def test_ends_refuses_a_control():
+    from coopsched.online.shapley import unanimity_control
+
+    v = additive_interaction(5, 1)
+    g, phi_g = unanimity_control(5, 1)
+    with pytest.raises(ValueError, match="ends: not with control"):
+        shapley_antithetic(v.__getitem__, 5, 8, ends=True, control=g, control_phi=phi_g)
+
+
+@pytest.mark.parametrize("k", [10, 12])
+def test_real_window_ref_game_ends(k):
+    """The REF games of real LPC-EGEE windows with a recorded-like grand value (as
+    :func:`test_real_window_ref_game_with_a_recorded_grand_value`): ``ends`` covers the exact
+    values in the stated share and is narrower than the plain estimator."""
+    from coopsched.online.ref import ref_schedule
+    from coopsched.workloads.prepare import trace_to_instance
+    from coopsched.workloads.swf import read_swf
+
+    tr = read_swf(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz"))
+    for start in (11_050_000, 18_900_000):
+        inst = trace_to_instance(tr, k=k, start=start, length=50_000, seed=1)
+        _, vals = ref_schedule(inst, 50_000)
+        v, exact, _ = _recorded_grand(vals, -0.15)
+        shares, width = _coverage(v, exact, k, 40, ends=True)
+        assert upper_bound(shares) >= CONF, (start, shares.mean())
+        _, plain_width = _coverage(v, exact, k, 40, runs=40)
+        assert width < plain_width / 2, (start, width, plain_width)

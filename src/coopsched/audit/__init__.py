@@ -45,7 +45,7 @@ from .result import (
     OwenUnit,
     Sampling,
 )
-from .sampling import game_statement, sampled_game
+from .sampling import describe_estimator, game_statement, sampled_game
 from .window import WindowError, expand_parallel, format_time, parse_time, window_instance
 
 __all__ = [
@@ -189,6 +189,7 @@ def audit(
     seconds: float | None = None,
     adaptive: bool | None = None,
     interval: str | None = None,
+    estimator: str | None = None,
     points: int | None = None,
     jobs: str | None = None,
     backfill: str | None = None,
@@ -222,6 +223,11 @@ def audit(
     ``samples`` orders. ``interval``: ``"auto"`` (default: ``"t"`` when adaptive,
     ``"hall"`` with one look), ``"t"`` (central limit theorem, Student t), ``"hall"`` (the
     same with Hall's skewness correction) or ``"bernstein"`` (empirical Bernstein, wider).
+    ``estimator``: ``"split"`` (default: the orders sample the game with the grand
+    coalition valued under ``value_policy`` too, and the recorded total's difference to it
+    is added in equal shares, exactly; far less variance per order), ``"ends"`` (every
+    organization's first and last positions valued exactly, the middle ones sampled) or
+    ``"plain"``.
     Proper coalitions are valued under ``value_policy``, those of at most ``exact_upto``
     members under REF (default 0: one game); the report's ``sampling`` states which, with
     the measured gap to REF. ``scheduler``: a dask.distributed scheduler address or
@@ -312,7 +318,7 @@ def _audit(
     method, exact_max, samples, seed = e.method, e.exact_max, e.samples, e.seed
     confidence, value_policy, exact_upto = e.confidence, e.value_policy, e.exact_upto
     seconds, adaptive, interval, points = e.seconds, e.adaptive, e.interval, e.points
-    scheduler = e.scheduler
+    scheduler, estimator = e.scheduler, e.estimator
     if isinstance(source, str | Path):
         say(f"reading {source}")
         window_read = _sacct_window(source, t_from, t_to, horizon, timezone)
@@ -490,6 +496,7 @@ def _audit(
             progress_text=say,
             backfill=rule,
             scheduler=scheduler,
+            estimator=estimator,
         )
         report["method"] = "sampled"
         report["confidence"] = confidence
@@ -497,6 +504,7 @@ def _audit(
         undecided = [names[u] for u in range(k) if not sg.sign_decided[u]]
         report["sampling"] = {
             "method": "antithetic permutation sampling (each order and its reverse)",
+            "estimator": f"{sg.estimator}: " + describe_estimator(sg.estimator, value_policy),
             "interval": (
                 {
                     "t": "per organization, central limit theorem with Student's t and the "
@@ -583,6 +591,7 @@ def _audit(
                 seconds=seconds,
                 interval=interval,
                 backfill=rule,
+                estimator=estimator,
             )
             report["owen"] = owen_report(
                 root,

@@ -105,7 +105,9 @@ class Estimation:
     intervals; proper coalitions valued under ``value_policy``,
     those of at most ``exact_upto`` members under REF; ``seed`` also seeds the randomized
     counterfactual policies; ``scheduler``: a dask.distributed address or ``Client``.
-    ``points``: checkpoints of the curves over the window."""
+    ``points``: checkpoints of the curves over the window. ``estimator``: ``split``
+    (default: the grand coalition's recorded total split off exactly, a control variate),
+    ``ends`` (first and last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`)."""
 
     method: str = "auto"
     exact_max: int = 16
@@ -119,6 +121,7 @@ class Estimation:
     interval: str = "auto"
     points: int = 24
     scheduler: object = None
+    estimator: str = "split"
 
     def __post_init__(self) -> None:
         from ..online.shapley import resolve_interval
@@ -135,6 +138,9 @@ class Estimation:
         ):
             raise ValueError(f"seconds: {sec!r} is not a positive number of seconds")
         resolve_interval(self.interval, self.adaptive)  # checks the name
+        _choice(
+            "estimator", self.estimator, ("split", "ends", "plain"), "choose split, ends or plain"
+        )
         _choice(
             "method", self.method, ("auto", "exact", "sampled"), "choose from auto, exact, sampled"
         )

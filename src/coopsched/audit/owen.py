@@ -41,7 +41,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..online.shapley import AntitheticEstimate, shapley, shapley_antithetic, shapley_weights
+from ..online.shapley import (
+    AntitheticEstimate,
+    shapley,
+    shapley_antithetic,
+    shapley_weights,
+    unanimity_control,
+)
 
 
 @dataclass
@@ -217,13 +223,26 @@ def owen_antithetic(
     interval: str = "auto",
     first_orders: int = 20,
     order: Sequence[int] | None = None,
+    grand_offset: object = None,
 ) -> AntitheticEstimate:
     """Sampled Owen values: :func:`~coopsched.online.shapley.shapley_antithetic` over the
     orders drawn by :func:`contiguous_order` (each with its reverse), the same intervals
     (per player, from the observed variance of the pair means) and adaptive looks.
-    ``order``: the players in a canonical order (:func:`contiguous_order`)."""
+    ``order``: the players in a canonical order (:func:`contiguous_order`).
+
+    ``grand_offset``: ``v(N) - v'(N)`` (a number or 1-D array), where ``v'`` values the grand
+    coalition as the other coalitions are: the orders then sample ``v'`` and each player gets
+    ``grand_offset`` times its Owen value in the unanimity game of the grand coalition
+    (:func:`last_share`), exactly (the control variate of
+    :func:`~coopsched.online.shapley.unanimity_control`, for orders that keep the units
+    contiguous)."""
     k = len(root.players())
     check_hierarchy(root, k)
+    control = control_phi = None
+    if grand_offset is not None:
+        control, _ = unanimity_control(k, grand_offset)
+        off = np.atleast_1d(np.asarray(grand_offset, dtype=np.float64))
+        control_phi = np.outer(last_share(root, k), off)
     return shapley_antithetic(
         value,
         k,
@@ -235,7 +254,28 @@ def owen_antithetic(
         interval=interval,
         first_orders=first_orders,
         draw=contiguous_order(root, order),
+        control=control,
+        control_phi=control_phi,
     )
+
+
+def last_share(root: Unit, k: int) -> np.ndarray:
+    """Per player, the probability of being last in an order that keeps every unit
+    contiguous (:func:`contiguous_order`): the product, over the units on its path from the
+    root, of one over the unit's number of members. It is the player's Owen value in the
+    unanimity game of the grand coalition (1 for it, 0 otherwise), whose only nonzero
+    marginal contribution is the last player's; for the trivial hierarchy, ``1/k``."""
+    out = np.zeros(k)
+
+    def walk(x: int | Unit, p: float) -> None:
+        if isinstance(x, int):
+            out[x] = p
+            return
+        for m in x.members:
+            walk(m, p / len(x.members))
+
+    walk(root, 1.0)
+    return out
 
 
 def build_hierarchy(
@@ -406,12 +446,19 @@ def sampled_owen(
     seconds: float | None,
     interval: str,
     backfill: str | None,
+    estimator: str = "split",
 ) -> tuple[AntitheticEstimate, np.ndarray]:
     """The sampled audit's Owen values at the horizon: the game of the sampled ``phi``
     (:mod:`.sampling`: ``v(grand)`` the recorded total, other coalitions under
     ``value_policy``, those of at most ``exact_upto`` members under REF) and
     :func:`owen_antithetic`, stopping once every organization's sign against its Owen value
-    is decided. Returns the estimate and, per organization, whether its sign is decided."""
+    is decided. Returns the estimate and, per organization, whether its sign is decided.
+    ``estimator``: ``"split"`` (default), ``"ends"`` or ``"plain"``, as the sampled ``phi``
+    (:mod:`.sampling`): with ``split`` the grand coalition is also valued under
+    ``value_policy`` and the recorded total's difference to it shared by
+    :func:`last_share` (``grand_offset`` of :func:`owen_antithetic`); ``ends`` (stratified
+    by position for uniform orders) does the same here, the orders keeping units
+    contiguous."""
     from ..online.policies import get_policy
     from ..online.ref import ref_schedule
     from ..online.utilities import psi_sp
@@ -425,10 +472,10 @@ def sampled_owen(
         dtype=np.float64,
     )
 
-    def value(mask: int) -> float:
+    def value(mask: int, grand: bool = False) -> float:
         if mask == 0:
             return 0.0
-        if mask == G:
+        if mask == G and not grand:
             return float(psi.sum())
         members = [u for u in range(k) if mask >> u & 1]
         if inst.rigid:
@@ -443,6 +490,9 @@ def sampled_owen(
     def decide(phi: np.ndarray, hw: np.ndarray) -> np.ndarray:
         return sign_decided(psi, phi[:, 0], hw[:, 0])
 
+    offset = None
+    if estimator in ("split", "ends") and exact_upto < k - 1:
+        offset = float(psi.sum()) - value(G, grand=True)
     est = owen_antithetic(
         value,
         root,
@@ -453,5 +503,6 @@ def sampled_owen(
         seconds=seconds,
         interval=interval,
         order=inst.canonical_order().tolist(),  # orders drawn over it: names do not matter
+        grand_offset=offset,
     )
     return est, sign_decided(psi, est.phi[:, 0], est.halfwidth[:, 0])

@@ -152,6 +152,7 @@ class Sampling(Section):
     statement of :func:`coopsched.audit.sampling.game_statement`)."""
 
     method: str
+    estimator: str
     interval: str
     samples: int
     max_orders: int

@@ -15,6 +15,21 @@ skewness-corrected t with one look), and an adaptive number of orders:
 batches (20 orders, then doubling) until every organization's surplus sign is decided (its
 interval excludes its ``psi``) or the budget (``samples`` orders at most, ``seconds``) is
 spent. The seed fixes the orders.
+
+The estimator (``estimator``): ``"split"`` (default) samples the game in which the grand
+coalition too is valued under ``value_policy`` and adds the recorded total's difference to
+that value in equal shares, ``(v(N) - v'(N)) / N`` to every organization: the same Shapley
+values exactly (:func:`~coopsched.online.shapley.unanimity_control`, a control variate with
+the unanimity game of the grand coalition), at the cost of one more simulation, with a
+variance per order far lower on a real month by user (measured by
+``benchmarks/audit_estimators.py``, docs/audit.md); ``"plain"``: the orders sample ``v``
+itself; ``"ends"``: every organization's marginal contributions at the first position
+(``v({u})``) and at the last (``v(N) - v(N - u)``, with the recorded ``v(N)``) valued
+exactly before the first order (``2 N`` coalitions), only the middle positions sampled
+(``ends`` of :func:`~coopsched.online.shapley.shapley_antithetic`; the values then sum to
+the recorded total only within their intervals). With ``exact_upto >= N - 1`` (REF values
+the coalitions of ``N - 1``) ``"split"`` falls back to ``"plain"`` (REF on the grand
+coalition is what sampling avoids).
 """
 
 from __future__ import annotations
@@ -30,7 +45,7 @@ from ..online.backends import compiled_rule
 from ..online.engine import Policy, simulate
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
-from ..online.shapley import AntitheticEstimate, shapley_antithetic
+from ..online.shapley import AntitheticEstimate, shapley_antithetic, unanimity_control
 from ..online.utilities import ValueCurve, psi_sp
 from ..workloads.instance import Instance
 from .game import recorded_starts
@@ -101,6 +116,32 @@ class SampledGame:
     estimate: AntitheticEstimate
     max_orders: int
     seconds: float | None
+    #: ``"split"``, ``"ends"`` or ``"plain"`` (module doc), as used
+    estimator: str = "plain"
+    #: ``split``: the grand coalition's value under ``value_policy`` at each time of ``times``
+    grand_policy_at: list[float] | None = None
+
+
+#: the estimators of :func:`sampled_game` (module doc)
+ESTIMATORS = ("split", "ends", "plain")
+
+
+def describe_estimator(estimator: str, value_policy: str) -> str:
+    """The estimator in words, for the report's ``sampling.estimator``."""
+    if estimator == "split":
+        return (
+            "the game sampled with the grand coalition also valued under "
+            f"{value_policy}; the recorded total's difference to that value added in equal "
+            "shares to every organization (exact: a control variate with the unanimity game "
+            "of the grand coalition)"
+        )
+    if estimator == "ends":
+        return (
+            "stratified by position: every organization's marginal contributions at the "
+            "first position (its value alone) and at the last (the recorded total less the "
+            "value of the others) valued exactly, the middle positions sampled"
+        )
+    return "the game sampled as it is (the grand coalition at the recorded total)"
 
 
 def sign_decided(psi: np.ndarray, phi: np.ndarray, halfwidth: np.ndarray) -> np.ndarray:
@@ -266,6 +307,7 @@ def sampled_game(
     backfill: str | None = None,
     scheduler: Any = None,
     negligible: float = 0.0,
+    estimator: str = "split",
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
@@ -278,9 +320,12 @@ def sampled_game(
     for the same seed as in one process). ``negligible`` (default 0): sampling may also stop
     when every organization whose sign is undecided is shown to have ``|psi - phi|`` below
     this share of ``phi`` (its whole interval lies in ``psi / (1 + negligible)`` to
-    ``psi / (1 - negligible)``); such organizations stay reported as undecided."""
+    ``psi / (1 - negligible)``); such organizations stay reported as undecided.
+    ``estimator``: ``"split"`` (default), ``"ends"`` or ``"plain"``, see the module doc."""
     if not 0 <= negligible < 1:
         raise ValueError(f"negligible: {negligible}; a share in [0, 1)")
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator: {estimator!r}; choose {', '.join(ESTIMATORS)}")
     k = inst.k
     G = (1 << k) - 1
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
@@ -379,6 +424,15 @@ def sampled_game(
             progress(valued[0])
         return [vec(m) if m in (0, G) else np.array([float(x) for x in got[m]]) for m in masks]
 
+    control = control_phi = grand_policy = None
+    if estimator == "split" and exact_upto >= k - 1:
+        estimator = "plain"
+    if estimator == "split":
+        # v'(N): the grand coalition valued as every other coalition (one more simulation)
+        grand_policy = np.array(
+            [float(x) for x in coalition_values(inst, horizon, grid, G, value_policy, 0, backfill)]
+        )
+        control, control_phi = unanimity_control(k, grand - grand_policy)
     try:
         est = shapley_antithetic(
             vec,
@@ -393,6 +447,9 @@ def sampled_game(
             on_look=on_look,
             interval=interval,
             values=values if batch is not None else reuse_ref if exact_upto > 0 else None,
+            control=control,
+            control_phi=control_phi,
+            ends=estimator == "ends",
         )
     finally:
         if batch is not None:
@@ -411,9 +468,13 @@ def sampled_game(
         confidence=confidence,
         value_policy=value_policy,
         exact_upto=exact_upto,
-        coalitions=est.evaluations,
+        coalitions=est.evaluations + (grand_policy is not None),
         sign_decided=sign_decided(psi_h, phi, hw),
         estimate=est,
         max_orders=samples,
         seconds=seconds,
+        estimator=estimator,
+        grand_policy_at=None
+        if grand_policy is None
+        else [float(grand_policy[at[t]]) for t in keep],
     )

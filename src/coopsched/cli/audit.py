@@ -85,6 +85,14 @@ def audit(
             "theorem), hall (t with Hall's skewness correction) or bernstein (empirical, wider)."
         ),
     ] = "auto",
+    estimator: Annotated[
+        str,
+        typer.Option(
+            help="Sampled: split (the grand coalition's recorded total split off exactly, "
+            "far less variance per order), ends (also each organization's first and last "
+            "positions exact) or plain."
+        ),
+    ] = "split",
     value_policy: Annotated[
         str, typer.Option(help="Sampled: policy valuing the proper coalitions (REF's stand-in).")
     ] = "fairshare",
@@ -172,6 +180,7 @@ def audit(
             seconds=seconds,
             adaptive=adaptive,
             interval=interval,
+            estimator=estimator,
             seed=seed,
             confidence=confidence,
             value_policy=value_policy,
@@ -207,7 +216,7 @@ def audit(
 _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
 _PARAMS = (
     "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
-    "exact_max|samples|seconds|adaptive|interval|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
+    "exact_max|samples|seconds|adaptive|interval|estimator|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
     "skip_malformed|owen|scheduler"
 )
 

@@ -587,3 +587,35 @@ def test_each_estimator_keeps_efficiency_and_says_which_it_is(capsys):
             assert total == pytest.approx(psi)
     # a sampled audit with REF on every coalition of N - 1: split falls back to plain
     assert audit(rec, samples=8, exact_upto=5, **kw).sampling.estimator.startswith("plain")
+
+
+def test_sampled_audit_keeps_the_platforms_loss_apart(capsys):
+    """Issue 25 item 3 in a sampled audit: with ``split`` the report's ``efficiency``
+    measures the recorded total against the stand-in policy's own total for the grand
+    coalition (the one simulation ``split`` adds), names that policy, and every row's
+    ``vs_ref`` is its surplus with the equal share of that loss taken out (they sum to
+    ``-loss``, since the estimates sum to the recorded total). ``plain`` has no such total
+    and says nothing."""
+    from coopsched.audit.sampling import coalition_values
+
+    rec = _recorded()
+    kw = {"horizon": 60, "method": "sampled", "points": 2, "with_counterfactuals": False}
+    r = audit(rec, samples=40, **kw)
+    eff = r.efficiency
+    assert eff is not None and eff.reference == "fairshare"
+    inst = dataclasses.replace(rec, start=None)
+    stand_in = coalition_values(inst, 60, [60], (1 << rec.k) - 1, "fairshare")[0]
+    assert eff.ref_total == stand_in
+    psi = sum(o.psi for o in r.organizations)
+    assert eff.recorded_total == psi and eff.loss == stand_in - psi
+    for o in r.organizations:
+        assert o.loss_share == pytest.approx(eff.loss / rec.k)
+        assert o.vs_ref == pytest.approx(o.surplus - eff.loss / rec.k)
+    assert sum(o.vs_ref for o in r.organizations) == pytest.approx(-eff.loss)
+    assert r.to_dict()["efficiency"]["reference"] == "fairshare"
+    assert audit(rec, samples=40, estimator="plain", **kw).efficiency is None
+    # exact audits keep their JSON: no reference field
+    assert (
+        "reference"
+        not in audit(rec, horizon=60, with_counterfactuals=False).to_dict()["efficiency"]
+    )

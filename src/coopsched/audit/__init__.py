@@ -558,6 +558,14 @@ def _audit(
         psi_at, phi_at = sg.psi_at, [[float(x) for x in row] for row in sg.phi_at]
         ctimes = sg.times
         report["efficiency"] = None  # REF's own total is not computed by a sampled audit
+        if sg.grand_policy_total is not None:  # but the stand-in's total is (split)
+            eff = efficiency(sum(sg.psi), sg.grand_policy_total, k, T)
+            eff["reference"] = sg.value_policy
+            report["efficiency"] = eff
+            share = Fraction(sg.grand_policy_total - sum(sg.psi), k)
+            for r, psi_u, phi_u in zip(rows, sg.psi, sg.phi, strict=True):
+                r["loss_share"] = float(share)
+                r["vs_ref"] = float(psi_u - float(phi_u) - float(share))
     report["organizations"] = rows
     if owen is not False:
         from .owen import owen_report, sampled_owen, trivial
@@ -633,7 +641,10 @@ def _audit(
 
 
 def efficiency(recorded_total: int, ref_total: int, k: int, horizon: int) -> dict:
-    """The platform's loss against REF, kept apart from unfairness.
+    """The platform's loss against REF, kept apart from unfairness. (A sampled audit's game
+    values the grand coalition by the recorded total and every other coalition by a stand-in
+    policy: there ``ref_total`` is the stand-in's total for the grand coalition, named in
+    ``reference``, and the same argument holds for that game.)
 
     The Shapley value is linear and ``v(grand)`` enters every organization's with weight
     ``1/k``; so when the recorded total falls short of REF's own total by ``loss``,

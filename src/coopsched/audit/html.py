@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .report import as_dict, by_surplus, duration, platform_model, wait_hours
+from .report import as_dict, by_surplus, duration, platform_model, reference_name, wait_hours
 from .result import AuditReport
 
 if TYPE_CHECKING:
@@ -851,13 +851,15 @@ def _efficiency(report: dict) -> str:
     if not eff:
         return ""
     side = "below" if eff["loss"] >= 0 else "above"
+    ref, remark = (_esc(x) for x in reference_name(eff))
     return (
-        '<div class="note" id="efficiency"><b>The platform against REF.</b> The recorded '
-        f"schedule's total utility is {1 - eff['loss_fraction']:.1%} of what REF would have "
+        f'<div class="note" id="efficiency"><b>The platform against {ref}.</b> The recorded '
+        f"schedule's total utility is {1 - eff['loss_fraction']:.1%} of what {ref}{remark} "
+        "would have "
         f"given ({abs(eff['loss']):,} {side} it). Definition 3.2 spreads that difference "
         f"equally, {eff['loss_share']:+,.4g} to every organization's surplus; the column "
         '"platform\'s loss taken out" of the table shows, without it, what each received '
-        "against its fair share under REF's total (vs_ref).</div>"
+        f"against its fair share under {ref}'s total (vs_ref).</div>"
     )
 
 

@@ -267,13 +267,14 @@ def render_table(report: AuditReport | dict, console) -> None:
     eff = report.get("efficiency")
     if eff:
         side = "below" if eff["loss"] >= 0 else "above"
+        ref, remark = reference_name(eff)
         console.print(
             f"platform: the recorded schedule's total psi is {1 - eff['loss_fraction']:.1%} of "
-            f"REF's ({abs(eff['loss']):,} {side} it, "
+            f"{ref}'s{remark} ({abs(eff['loss']):,} {side} it, "
             f"{_num(abs(eff['loss_core_hours'] or 0), '{:.3g}')} core-h); Definition 3.2 "
             f"spreads that difference equally, {eff['loss_share']:+,.4g} to every "
             "organization's surplus. Without it (what each received against its fair share "
-            "under REF's total): " + ", ".join(f"{r['name']} {r['vs_ref']:+,.4g}" for r in orgs),
+            f"under {ref}'s total): " + ", ".join(f"{r['name']} {r['vs_ref']:+,.4g}" for r in orgs),
             highlight=False,
         )
     if report["counterfactuals"]:
@@ -346,3 +347,12 @@ def render_owen(report: AuditReport | dict, console) -> None:
         )
     console.print(u)
     console.print(ow["text"], highlight=False)
+
+
+def reference_name(eff: dict) -> tuple[str, str]:
+    """Whose total the platform is measured against in ``efficiency``, and a remark to say
+    once: REF (exact audits) or the sampled game's stand-in policy."""
+    ref = eff.get("reference")
+    if ref is None:
+        return "REF", ""
+    return ref.upper(), " (the sampled game's stand-in for REF: REF's own total is not computed)"

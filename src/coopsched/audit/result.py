@@ -114,7 +114,8 @@ class OrganizationRow(Section):
     """One organization: its machines, jobs and work in the window, ``psi`` (received),
     ``phi`` (its Shapley value; ``phi_exact`` as ``"num/den"`` when exact; an interval when
     sampled), ``surplus = psi - phi`` and its scalings; ``loss_share``/``vs_ref`` in an
-    exact audit (:func:`coopsched.audit.efficiency`)."""
+    exact audit, or a sampled one with the split estimator
+    (:func:`coopsched.audit.efficiency`)."""
 
     name: str
     machines: int
@@ -135,7 +136,8 @@ class OrganizationRow(Section):
 
 @dataclass(frozen=True)
 class Efficiency(Section):
-    """The recorded schedule's total ``psi`` against REF's (exact audits)."""
+    """The recorded schedule's total ``psi`` against REF's (exact audits) or, in a sampled
+    audit, against the stand-in policy's total for the grand coalition (``reference``)."""
 
     recorded_total: int
     ref_total: int
@@ -143,6 +145,8 @@ class Efficiency(Section):
     loss_fraction: float
     loss_share: float
     loss_core_hours: float | None
+    #: a sampled audit: the stand-in policy whose grand total is the reference (``ref_total``)
+    reference: str | None = _optional()
 
 
 @dataclass(frozen=True)
@@ -244,7 +248,8 @@ class AuditReport(Section):
     """The audit of a recorded schedule (:func:`coopsched.audit.audit`).
 
     ``method`` is ``exact`` or ``sampled`` (then ``confidence`` and ``sampling``);
-    ``efficiency``: exact audits only; ``owen``: with a hierarchy of units;
+    ``efficiency``: exact audits, and sampled ones with the split estimator; ``owen``: with
+    a hierarchy of units;
     ``counterfactuals`` empty when not run; ``excluded``: log jobs left out, by reason;
     ``notes``: caveats every output states. ``to_dict()`` is the JSON report."""
 

@@ -120,6 +120,9 @@ class SampledGame:
     estimator: str = "plain"
     #: ``split``: the grand coalition's value under ``value_policy`` at each time of ``times``
     grand_policy_at: list[float] | None = None
+    #: ``split``: that value at the horizon, exact (the reference of the report's
+    #: ``efficiency``: what the platform lost against the stand-in's own total)
+    grand_policy_total: int | None = None
 
 
 #: the estimators of :func:`sampled_game` (module doc)
@@ -425,13 +428,13 @@ def sampled_game(
         return [vec(m) if m in (0, G) else np.array([float(x) for x in got[m]]) for m in masks]
 
     control = control_phi = grand_policy = None
+    grand_exact: list[int] | None = None
     if estimator == "split" and exact_upto >= k - 1:
         estimator = "plain"
     if estimator == "split":
         # v'(N): the grand coalition valued as every other coalition (one more simulation)
-        grand_policy = np.array(
-            [float(x) for x in coalition_values(inst, horizon, grid, G, value_policy, 0, backfill)]
-        )
+        grand_exact = coalition_values(inst, horizon, grid, G, value_policy, 0, backfill)
+        grand_policy = np.array([float(x) for x in grand_exact])
         control, control_phi = unanimity_control(k, grand - grand_policy)
     try:
         est = shapley_antithetic(
@@ -477,4 +480,5 @@ def sampled_game(
         grand_policy_at=None
         if grand_policy is None
         else [float(grand_policy[at[t]]) for t in keep],
+        grand_policy_total=None if grand_exact is None else int(grand_exact[h]),
     )

@@ -58,23 +58,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def build(args):
     """``(k, psi, grand_fs, values, perms, cpu)``: the pool (loaded from ``--pool`` when it
     exists and matches, else sampled and saved there)."""
-    from audit_sampled import window
+    from audit_sampled import ricc_month
 
-    from coopsched.audit.game import recorded_starts
     from coopsched.audit.sampling import coalition_values
-    from coopsched.online.utilities import psi_sp
-    from coopsched.workloads.swf import read_swf_recorded
 
-    log = read_swf_recorded(Path(args.traces) / "RICC-2010-2.swf.gz")
     with tempfile.TemporaryDirectory() as d:
-        inst, T, rule = window(log, 30 * 86400, 60 * 86400, args.k, Path(d))
+        inst, T, rule, psi = ricc_month(args.traces, args.k, Path(d))
     k, G = inst.k, (1 << inst.k) - 1
-    psi = np.array(
-        [
-            float(x)
-            for x in psi_sp(inst.org, recorded_starts(inst), inst.size, T, k, inst.processors)
-        ]
-    )
     values: dict[int, float] = {0: 0.0, G: float(psi.sum())}
     perms: list[np.ndarray] = []
     pool = Path(args.pool) if args.pool else None

@@ -79,6 +79,19 @@ def window(log, t0: int, t1: int, k: int, tmp: Path):
     return inst, win.horizon, resolve_backfill(inst, None)
 
 
+def ricc_month(traces: str | Path, k: int, tmp: Path):
+    """The RICC month (days 30-60) of :func:`window` at ``k`` organizations, with each
+    organization's recorded ``psi`` as floats: ``(instance, horizon, rule, psi)``."""
+    from coopsched.audit.game import recorded_starts
+    from coopsched.online.utilities import psi_sp
+    from coopsched.workloads.swf import read_swf_recorded
+
+    log = read_swf_recorded(Path(traces) / "RICC-2010-2.swf.gz")
+    inst, T, rule = window(log, 30 * 86400, 60 * 86400, k, tmp)
+    got = psi_sp(inst.org, recorded_starts(inst), inst.size, T, inst.k, inst.processors)
+    return inst, T, rule, np.array([float(x) for x in got])
+
+
 def grid(T: int, points: int = 24) -> list[int]:
     return sorted({int(x) for x in np.linspace(0, T, points + 1)[1:]} | {int(T)})
 

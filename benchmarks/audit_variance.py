@@ -44,23 +44,13 @@ def main() -> None:
     ap.add_argument("--strata", type=int, default=5)
     args = ap.parse_args()
 
-    from audit_sampled import window  # the benchmark's own window and organizations
+    from audit_sampled import ricc_month  # the benchmark's own window and organizations
 
-    from coopsched.audit.game import recorded_starts
     from coopsched.audit.sampling import coalition_values
-    from coopsched.online.utilities import psi_sp
-    from coopsched.workloads.swf import read_swf_recorded
 
-    log = read_swf_recorded(Path(args.traces) / "RICC-2010-2.swf.gz")
     with tempfile.TemporaryDirectory() as d:
-        inst, T, rule = window(log, 30 * 86400, 60 * 86400, args.k, Path(d))
+        inst, T, rule, psi = ricc_month(args.traces, args.k, Path(d))
     k, G = inst.k, (1 << inst.k) - 1
-    psi = np.array(
-        [
-            float(x)
-            for x in psi_sp(inst.org, recorded_starts(inst), inst.size, T, k, inst.processors)
-        ]
-    )
     values: dict[int, float] = {0: 0.0, G: float(psi.sum())}
 
     def v(mask: int) -> float:

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,16 +29,8 @@ def lockstep_instances(draw, max_k: int = 6, max_jobs: int = 24):
     (queues, reservations, exact ties), widths up to 4 (some too wide for a coalition or
     the platform), requested times around the run times, pinned queue heads, and
     sometimes idle organizations with equal machines (twins)."""
-    k = draw(st.integers(1, max_k))
-    machines = draw(st.lists(st.integers(0, 3), min_size=k, max_size=k))
-    if sum(machines) == 0:
-        machines[0] = 1
-    n = draw(st.integers(0, max_jobs))
-    jobs = [
-        (draw(st.integers(0, k - 1)), draw(st.integers(0, 5)), draw(st.integers(1, 5)))
-        for _ in range(n)
-    ]
-    base = make_instance(machines, jobs)
+    base = draw(small_instances(max_k, max_jobs, max_release=5, max_size=5))
+    k, n = base.k, base.n
     q = np.array(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=np.int64)
     slack = draw(st.lists(st.sampled_from([-2, -1, 0, 0, 1, 3]), min_size=n, max_size=n))
     requested = np.maximum(1, base.size + np.array(slack, dtype=np.int64))

@@ -128,6 +128,24 @@ def test_sampled_note_and_intervals_only_when_sampled():
     assert "sampled-note" not in exact and "phi interval" not in exact
     assert 'id="sampled-note"' in sampled and "95% confidence" in sampled
     assert sampled.count("<td>[") == 2
+    # the estimator, when the report names it, and the platform against the stand-in
+    report = make_report(["a", "b"], sampled=True)
+    report["sampling"] = {"samples": 40, "seed": 0, "estimator": "split: <exact> share"}
+    report["efficiency"] = {
+        "recorded_total": 80,
+        "ref_total": 100,
+        "loss": 20,
+        "loss_fraction": 0.2,
+        "loss_share": 10.0,
+        "loss_core_hours": None,
+        "reference": "fairshare",
+    }
+    page = render_html(report)
+    note = _section(page, 'id="sampled-note"', "</p>")
+    assert "Estimator: split: &lt;exact&gt; share" in note
+    eff = _section(page, 'id="efficiency"', "</div>")
+    assert "The platform against FAIRSHARE." in eff and "stand-in for REF" in eff
+    assert "REF would have" not in eff
 
 
 def _section(page: str, start: str, end: str) -> str:

@@ -930,7 +930,9 @@ def _render(report: dict, orgs: list[dict]) -> str:
             f"sampling{detail}, not computed exactly; the {level}confidence intervals "
             "are shown in the tables and as error bars. A sign is decided (✓) when the "
             "surplus is farther from 0 than the interval's half-width; differences smaller "
-            "than the intervals are not significant.</p>"
+            "than the intervals are not significant."
+            + (f" Estimator: {_esc(how['estimator'])}" if how.get("estimator") else "")
+            + "</p>"
         )
     shown = (
         f"all {k}"

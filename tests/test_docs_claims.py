@@ -633,11 +633,14 @@ def test_readme_sampled_audits_quote_the_files():
         assert len(row) == 1, (log, k)
         cells = [c.strip() for c in row[0].strip("|").split("|")]
         assert cells[2] == f"{budget} s"
-        assert cells[3] == {
-            "seconds": orders,
-            "orders": f"{orders} (all, in {float(wall):.0f} s)",
-            "decided": f"{orders} (done in {float(wall):.0f} s)",
-        }[stop]
+        assert (
+            cells[3]
+            == {
+                "seconds": orders,
+                "orders": f"{orders} (all, in {float(wall):.0f} s)",
+                "decided": f"{orders} (done in {float(wall):.0f} s)",
+            }[stop]
+        )
         assert cells[4:] == [dec, small, neither], (log, k, cells)
     dask = next(x for x in lines if "dask comparison" in x)
     w1, c1, w2, c2, x = (

@@ -9,8 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coopsched.online.ref import float_potential_error, ref_schedule
-from coopsched.online.ref.kernel import _certified_ranks, _float_potential
-from coopsched.online.shapley import popcounts, shapley_restricted
+from coopsched.online.ref.kernel import (
+    FL_FIELDS,
+    FL_LAST,
+    FL_RUNNING,
+    FL_VALUE,
+    FL_WORK,
+    _certified_ranks,
+    _float_potential,
+    reciprocals,
+)
+from coopsched.online.shapley import shapley_restricted
 from coopsched.workloads.instance import make_instance
 
 
@@ -23,16 +32,29 @@ def exact_potential(v: list[int], k: int) -> list[Fraction]:
     return P
 
 
-def float_potential(v: list[int], k: int, blocks: bool) -> np.ndarray:
-    """``_float_potential`` on records whose closed-form value at ``t`` is ``v``."""
+def float_potential(
+    v: list[int],
+    k: int,
+    blocks: bool,
+    records: tuple[list[int], list[int], list[int], list[int]] | None = None,
+    utility: int = 0,
+) -> np.ndarray:
+    """``_float_potential`` on records whose closed-form value at ``t`` is ``v``: by
+    default each record holds its value as of ``t`` (``V = v``, nothing running); with
+    ``records = (V, W, r, d)``, its value, work and running count as of ``t - d``."""
     NC = 1 << k
-    co = np.zeros((NC, 8), dtype=np.int64)
-    co[:, 0] = v
-    co[:, 3] = 7  # last update = t: the value is co[S, 0]
+    t = 1 << 21
+    if records is None:
+        records = (v, [0] * NC, [0] * NC, [0] * NC)
+    V, W, r, d = records
+    fco = np.zeros((FL_FIELDS, NC))
+    fco[FL_VALUE] = V
+    fco[FL_WORK] = W
+    fco[FL_RUNNING] = r
+    fco[FL_LAST] = [t - x for x in d]
     pf = np.zeros(NC)
     ids = np.arange(NC, dtype=np.int64)
-    pcf = np.maximum(popcounts(k), 1).astype(np.float64)
-    _float_potential(k, np.int64(7), 0, co, ids, ids[1:], pcf, pf, blocks)
+    _float_potential(k, np.int64(t), utility, fco, False, ids, ids[1:], reciprocals(k), pf, blocks)
     return pf
 
 
@@ -61,6 +83,39 @@ def test_float_potential_within_its_proven_error(game, blocks):
     k, v = game
     exact = exact_potential(v, k)
     pf = float_potential(v, k, blocks and k >= 4)
+    half = Fraction(float_potential_error(k)) / 2
+    for D in range(1 << k):
+        assert abs(Fraction(pf[D]) - exact[D]) <= half * Fraction(pf[D])
+        assert (pf[D] == 0) == (exact[D] == 0)
+
+
+@st.composite
+def record_games(draw, max_k=6):
+    """Records ``(V, W, r, d)`` as the kernel keeps them (value, work and running count as
+    of ``t - d``), up to 2^62 in value at ``t``, and ``utility`` (0 psi_sp, 1 work)."""
+    k = draw(st.integers(1, max_k))
+    NC = 1 << k
+    V = [0] + [draw(st.one_of(st.integers(0, 10), st.integers(0, 2**61))) for _ in range(NC - 1)]
+    W = [0] + [draw(st.one_of(st.integers(0, 10), st.integers(0, 2**38))) for _ in range(NC - 1)]
+    r = [0] + [draw(st.integers(0, 2**18)) for _ in range(NC - 1)]
+    d = [0] + [draw(st.one_of(st.integers(0, 3), st.integers(0, 2**20))) for _ in range(NC - 1)]
+    utility = draw(st.sampled_from([0, 1]))
+    if utility == 0:
+        v = [V[S] + W[S] * d[S] + r[S] * (d[S] * (d[S] + 1) // 2) for S in range(NC)]
+    else:
+        v = [W[S] + r[S] * d[S] for S in range(NC)]
+    return k, v, (V, W, r, d), utility
+
+
+@settings(max_examples=200, deadline=None)
+@given(game=record_games(), blocks=st.booleans())
+def test_float_potential_from_records_within_its_proven_error(game, blocks):
+    """The same bound when the values are evaluated in float64 from the records' fields
+    in closed form (``V + W d + r d (d + 1) / 2``, or ``W + r d`` for work), as the
+    kernel does, rather than converted from exact values."""
+    k, v, records, utility = game
+    exact = exact_potential(v, k)
+    pf = float_potential(v, k, blocks and k >= 4, records, utility)
     half = Fraction(float_potential_error(k)) / 2
     for D in range(1 << k):
         assert abs(Fraction(pf[D]) - exact[D]) <= half * Fraction(pf[D])

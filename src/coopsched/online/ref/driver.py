@@ -177,10 +177,13 @@ def float_potential_error(k: int) -> float:
     """``eta``: a float64 potential key ``P(C) - P(C - u) - psi_u`` is within
     ``eta (P(C) + P(C - u) + psi_u)`` of the exact one, for ``|C| <= k``.
 
-    With unit roundoff ``u = 2^-53``: a value (an integer below ``2^62``) converts with
-    relative error at most ``u``; ``P(D)`` sums ``|D| + 1`` non-negative terms (relative
-    error at most ``gamma_|D| = |D| u / (1 - |D| u)`` in any order) and divides once, so
-    by induction ``1 + e_d <= (1 + e_(d-1)) (1 + u)^2 (1 + gamma_d)``, ``e_0 = 0``
+    With unit roundoff ``u = 2^-53``: a value is evaluated in float64 from its record's
+    fields (integers, converted with relative error at most ``u``) as ``V + W d + r d (d +
+    1) / 2`` with ``d`` exact, a sum of non-negative terms each rounded at most four times
+    (relative error at most ``(1 + u)^4 - 1``); ``P(D)`` sums ``|D| + 1`` non-negative
+    terms (relative error at most ``gamma_|D| = |D| u / (1 - |D| u)`` in any order) and
+    multiplies by ``1 / |D|`` rounded (two roundings), so by induction ``1 + e_d <= (1 +
+    e_(d-1)) (1 + u)^6 (1 + gamma_d)``, ``e_0 = 0``
     (Higham, *Accuracy and Stability of Numerical Algorithms*, ch. 4). Relative to the
     computed ``P``, the error is at most ``e_k / (1 - e_k)``; the key's two subtractions
     and the conversion of ``psi`` add ``3u`` of the same sum. The bound is computed in
@@ -190,7 +193,7 @@ def float_potential_error(k: int) -> float:
     e = Fraction(0)
     for d in range(1, max(k, 1) + 1):
         gamma = d * u / (1 - d * u)
-        e = (1 + e) * (1 + u) ** 2 * (1 + gamma) - 1
+        e = (1 + e) * (1 + u) ** 6 * (1 + gamma) - 1
     return float(2 * (e / (1 - e) + 3 * u))
 
 
@@ -510,6 +513,7 @@ def ref_schedule(
         CO_RUNNING,
         CO_VALUE,
         CO_WORK,
+        FL_FIELDS,
         MEM_FIELDS,
         MEM_LAST,
         ST_DECISIONS,
@@ -534,6 +538,7 @@ def ref_schedule(
         _ref_kernel,
         _work_at,
         python_kernel,
+        reciprocals,
     )
 
     jobs = Jobs(
@@ -595,7 +600,8 @@ def ref_schedule(
             FloatRoute(
                 filt=filt,
                 pf=np.zeros(NC if filt else 1),
-                pcf=np.maximum(pc, 1).astype(np.float64),
+                fco=np.zeros((FL_FIELDS, NC if filt else 1)),
+                rinv=reciprocals(k),
                 eta=float_potential_error(k),
                 cost_fpot=cost_fpot,
                 fblocks=fblocks,

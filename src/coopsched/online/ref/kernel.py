@@ -52,6 +52,17 @@ ST_UNPROVEN = 8  # float-route decisions taken from Eq. (1) instead ("float_unpr
 ST_POOL_FULL = 9  # 1: the bucket pool ran out, the run stopped (the driver reruns it)
 ST_SLOTS = 10
 
+# fco[., C]: the float route's copy of fields CO_VALUE, CO_WORK, CO_RUNNING and CO_LAST of
+# co[C, .], as float64, one contiguous row per field (the potential reads every coalition's
+# four fields at every event time; from the records it read one 64-byte line per coalition,
+# and converted integers: three times slower at k = 16). Refreshed wherever those fields
+# change (:func:`_mirror`); exact copies, since every field is an integer below 2^53.
+FL_VALUE = 0
+FL_WORK = 1
+FL_RUNNING = 2
+FL_LAST = 3
+FL_FIELDS = 4
+
 
 # The closed forms of psi_sp (Eq. 3) and of work between events: with ``r`` jobs running
 # from ``t`` to ``t + d`` and none starting or completing in between, the work grows by
@@ -127,69 +138,141 @@ _U = 2.0**-53  # unit roundoff of float64
 
 
 @numba.njit(**JIT_OPTIONS)
-def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
+def _mirror(co, fco, C):
+    """Copy coalition ``C``'s value fields from its record to the float route's ``fco``."""
+    fco[FL_VALUE, C] = float(co[C, CO_VALUE])
+    fco[FL_WORK, C] = float(co[C, CO_WORK])
+    fco[FL_RUNNING, C] = float(co[C, CO_RUNNING])
+    fco[FL_LAST, C] = float(co[C, CO_LAST])
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _float_value(utility, fco, t, S):
+    """Coalition ``S``'s value at ``t`` in float64, in closed form from ``fco``.
+
+    ``d = t - last`` is exact (integers below 2^53); ``d (d + 1) / 2`` rounds once; the
+    value is a sum of non-negative terms, each rounded at most four times in all, so its
+    relative error is at most ``(1 + u)^4 - 1`` (:func:`~coopsched.online.ref.driver.
+    float_potential_error`).
+    """
+    d = t - fco[FL_LAST, S]
+    if utility == 0:
+        return fco[FL_VALUE, S] + fco[FL_WORK, S] * d + fco[FL_RUNNING, S] * (d * (d + 1.0) * 0.5)
+    return fco[FL_WORK, S] + fco[FL_RUNNING, S] * d
+
+
+@numba.njit(**JIT_OPTIONS)
+def _float_potential(k, t, utility, fco, sym, canon, canon_list, rinv, pf, blocks):
     """The potential ``P(D)`` of every simulated coalition at ``t`` in float64, in ``pf``.
 
-    Values come from the coalitions' records in closed form (as in the kernel) and are
-    converted to float once; ``P(D) = (v(D) + sum_w P(D - w)) / |D|`` (Hart and
-    Mas-Colell). Either over the simulated coalitions only (each ``P(D - w)`` read from
-    ``D - w``'s stand-in), or, with ``blocks`` (``k >= 4``), over every coalition, in
-    blocks of 16 that share their high bits (a coalition that is not simulated takes its
-    stand-in's value, so its ``P`` is its stand-in's): the terms ``P(D - w)`` for high bits
-    ``w`` are added to the whole block at once (contiguous, vectorised) and the block's
-    own four bits are written out, so that no loop has a data-dependent trip count (a
-    mispredicted loop exit per coalition cost more than its additions). Every
-    value is a sum of non-negative terms, so the relative error is bounded by
+    Values come in closed form from the float copies of the coalitions' records
+    (:func:`_float_value`); ``P(D) = (v(D) + sum_w P(D - w)) / |D|`` (Hart and
+    Mas-Colell), the division a product with ``rinv[|D|] = 1 / |D|`` (rounded; a division
+    per coalition cost more than the additions). Either over the simulated coalitions only
+    (each ``P(D - w)`` read from ``D - w``'s stand-in), or, with ``blocks`` (``k >= 4``),
+    over every coalition, in blocks of 16 that share their high bits (a coalition that is
+    not simulated takes its stand-in's value, so its ``P`` is its stand-in's): the terms
+    ``P(D - w)`` for high bits ``w`` are added to the whole block at once, into sixteen
+    scalar accumulators (kept in registers), and the block's own four bits are written out,
+    so that no loop has a data-dependent trip count (a mispredicted loop exit per
+    coalition cost more than its additions). Every value is a sum of non-negative terms,
+    so the relative error is bounded by
     :func:`coopsched.online.ref.driver.float_potential_error`, whatever the order.
     """
     NC = 1 << k
+    tf = float(t)
     pf[0] = 0.0
     if not blocks:
         for y in range(canon_list.shape[0]):
             D = canon_list[y]
-            d = t - co[D, CO_LAST]
-            r = co[D, CO_RUNNING]
-            v = _value_at(utility, co[D, CO_VALUE], co[D, CO_WORK], r, d)
-            a = float(v)
+            a = _float_value(utility, fco, tf, D)
             rest = D
+            c = 0
             while rest != 0:
                 w = rest & -rest
                 a += pf[canon[D ^ w]]
                 rest ^= w
-            pf[D] = a / pcf[D]
+                c += 1
+            pf[D] = a * rinv[c]
         return
-    acc = np.empty(16)
     for B in range(NC >> 4):
         base = B << 4
-        for j in range(16):
-            S = canon[base + j]
-            d = t - co[S, CO_LAST]
-            r = co[S, CO_RUNNING]
-            v = _value_at(utility, co[S, CO_VALUE], co[S, CO_WORK], r, d)
-            acc[j] = float(v)
+        if sym:  # a coalition that is not simulated reads its stand-in's record
+            a0 = _float_value(utility, fco, tf, canon[base])
+            a1 = _float_value(utility, fco, tf, canon[base + 1])
+            a2 = _float_value(utility, fco, tf, canon[base + 2])
+            a3 = _float_value(utility, fco, tf, canon[base + 3])
+            a4 = _float_value(utility, fco, tf, canon[base + 4])
+            a5 = _float_value(utility, fco, tf, canon[base + 5])
+            a6 = _float_value(utility, fco, tf, canon[base + 6])
+            a7 = _float_value(utility, fco, tf, canon[base + 7])
+            a8 = _float_value(utility, fco, tf, canon[base + 8])
+            a9 = _float_value(utility, fco, tf, canon[base + 9])
+            a10 = _float_value(utility, fco, tf, canon[base + 10])
+            a11 = _float_value(utility, fco, tf, canon[base + 11])
+            a12 = _float_value(utility, fco, tf, canon[base + 12])
+            a13 = _float_value(utility, fco, tf, canon[base + 13])
+            a14 = _float_value(utility, fco, tf, canon[base + 14])
+            a15 = _float_value(utility, fco, tf, canon[base + 15])
+        else:
+            a0 = _float_value(utility, fco, tf, base)
+            a1 = _float_value(utility, fco, tf, base + 1)
+            a2 = _float_value(utility, fco, tf, base + 2)
+            a3 = _float_value(utility, fco, tf, base + 3)
+            a4 = _float_value(utility, fco, tf, base + 4)
+            a5 = _float_value(utility, fco, tf, base + 5)
+            a6 = _float_value(utility, fco, tf, base + 6)
+            a7 = _float_value(utility, fco, tf, base + 7)
+            a8 = _float_value(utility, fco, tf, base + 8)
+            a9 = _float_value(utility, fco, tf, base + 9)
+            a10 = _float_value(utility, fco, tf, base + 10)
+            a11 = _float_value(utility, fco, tf, base + 11)
+            a12 = _float_value(utility, fco, tf, base + 12)
+            a13 = _float_value(utility, fco, tf, base + 13)
+            a14 = _float_value(utility, fco, tf, base + 14)
+            a15 = _float_value(utility, fco, tf, base + 15)
         rest = B
+        cB = 0  # |B|, the members among the high bits
         while rest != 0:
             w = rest & -rest
             ob = (B ^ w) << 4
-            for j in range(16):
-                acc[j] += pf[ob + j]
+            a0 += pf[ob]
+            a1 += pf[ob + 1]
+            a2 += pf[ob + 2]
+            a3 += pf[ob + 3]
+            a4 += pf[ob + 4]
+            a5 += pf[ob + 5]
+            a6 += pf[ob + 6]
+            a7 += pf[ob + 7]
+            a8 += pf[ob + 8]
+            a9 += pf[ob + 9]
+            a10 += pf[ob + 10]
+            a11 += pf[ob + 11]
+            a12 += pf[ob + 12]
+            a13 += pf[ob + 13]
+            a14 += pf[ob + 14]
+            a15 += pf[ob + 15]
             rest ^= w
-        p0 = acc[0] / pcf[base] if base else 0.0
-        p1 = (acc[1] + p0) / pcf[base + 1]
-        p2 = (acc[2] + p0) / pcf[base + 2]
-        p4 = (acc[4] + p0) / pcf[base + 4]
-        p8 = (acc[8] + p0) / pcf[base + 8]
-        p3 = (acc[3] + p1 + p2) / pcf[base + 3]
-        p5 = (acc[5] + p1 + p4) / pcf[base + 5]
-        p6 = (acc[6] + p2 + p4) / pcf[base + 6]
-        p9 = (acc[9] + p1 + p8) / pcf[base + 9]
-        p10 = (acc[10] + p2 + p8) / pcf[base + 10]
-        p12 = (acc[12] + p4 + p8) / pcf[base + 12]
-        p7 = (acc[7] + p3 + p5 + p6) / pcf[base + 7]
-        p11 = (acc[11] + p3 + p9 + p10) / pcf[base + 11]
-        p13 = (acc[13] + p5 + p9 + p12) / pcf[base + 13]
-        p14 = (acc[14] + p6 + p10 + p12) / pcf[base + 14]
-        p15 = (acc[15] + p7 + p11 + p13 + p14) / pcf[base + 15]
+            cB += 1
+        r1 = rinv[cB + 1]
+        r2 = rinv[cB + 2]
+        r3 = rinv[cB + 3]
+        p0 = a0 * rinv[cB]  # rinv[0] = 0: the empty coalition's P is 0
+        p1 = (a1 + p0) * r1
+        p2 = (a2 + p0) * r1
+        p4 = (a4 + p0) * r1
+        p8 = (a8 + p0) * r1
+        p3 = (a3 + p1 + p2) * r2
+        p5 = (a5 + p1 + p4) * r2
+        p6 = (a6 + p2 + p4) * r2
+        p9 = (a9 + p1 + p8) * r2
+        p10 = (a10 + p2 + p8) * r2
+        p12 = (a12 + p4 + p8) * r2
+        p7 = (a7 + p3 + p5 + p6) * r3
+        p11 = (a11 + p3 + p9 + p10) * r3
+        p13 = (a13 + p5 + p9 + p12) * r3
+        p14 = (a14 + p6 + p10 + p12) * r3
+        p15 = (a15 + p7 + p11 + p13 + p14) * rinv[cB + 4]
         pf[base] = p0
         pf[base + 1] = p1
         pf[base + 2] = p2
@@ -206,6 +289,14 @@ def _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, blocks):
         pf[base + 13] = p13
         pf[base + 14] = p14
         pf[base + 15] = p15
+
+
+def reciprocals(k: int) -> np.ndarray:
+    """``rinv[c] = 1 / c`` rounded to float64 for ``c = 1 .. k + 4`` and ``rinv[0] = 0``:
+    :func:`_float_potential`'s divisions by ``|D|``, as products."""
+    rinv = np.zeros(k + 5)
+    rinv[1:] = 1.0 / np.arange(1, k + 5)
+    return rinv
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -345,7 +436,8 @@ class FloatRoute(NamedTuple):
 
     filt: bool  # whether the float route is on
     pf: np.ndarray  # P(D) in float64
-    pcf: np.ndarray  # |D| as floats (1 for the empty coalition)
+    fco: np.ndarray  # fco[FL_*, C]: float copies of the records' value fields
+    rinv: np.ndarray  # 1 / |D| by |D| (reciprocals)
     eta: float  # the error bound (driver.float_potential_error)
     cost_fpot: int  # its cost, in additions
     fblocks: bool  # the lattice in blocks of 16
@@ -410,10 +502,11 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     dinv64 = arith.dinv64
     filt = fl.filt
     pf = fl.pf
-    pcf = fl.pcf
+    rinv = fl.rinv
     eta = fl.eta
     cost_fpot = fl.cost_fpot
     fblocks = fl.fblocks
+    fco = fl.fco
     mem = state.mem
     co = state.co
     vv = state.vv
@@ -592,6 +685,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
                     co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
                 co[C, CO_LAST] = t
+            if filt:  # every record that changed at t was visited
+                _mirror(co, fco, C)
         while mn > 0 and mh_t[0] == t:
             m = mh_m[0]
             mn = _pop2(mh_t, mh_m, mn)
@@ -631,7 +726,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                 # the float potential, then every decision it proves; the others are
                 # marked (decide 2) and take Eq. (1) on exact values below
                 stats[ST_POTENTIAL] += 1
-                _float_potential(k, t, utility, co, canon, canon_list, pcf, pf, fblocks)
+                _float_potential(k, t, utility, fco, sym, canon, canon_list, rinv, pf, fblocks)
                 off = np.int64(0)
                 for a in range(nready):
                     if decide[a] == 0:
@@ -933,6 +1028,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                 mem[C, u, MEM_RUNNING] += cnt
                 co[C, CO_RUNNING] += cnt
                 co[C, CO_FREE] -= cnt
+                if filt:
+                    fco[FL_RUNNING, C] = float(co[C, CO_RUNNING])
                 stats[ST_STARTS] += cnt
                 if C == G:
                     for y in range(x0, x0 + cnt):

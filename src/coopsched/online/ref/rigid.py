@@ -374,7 +374,7 @@ def _lockstep(
     from ..rigid import too_wide_info
     from . import rigid_kernel as rk
     from .driver import float_potential_error
-    from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, _psi_sp_at
+    from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, _psi_sp_at, reciprocals
 
     k = inst.k
     NC = 1 << k
@@ -486,7 +486,7 @@ def _lockstep(
         rel_ptr=rel_ptr,
         rel_idx=rel_idx,
         omega=omega,
-        pcf=np.maximum(pc, 1).astype(np.float64),
+        rinv=reciprocals(k),
     )
     t_start = int(rel.min()) if n else 0
     cps_k = np.array([c for c in cps_all if c <= t_end], dtype=np.int64)
@@ -513,6 +513,7 @@ def _lockstep(
             bid=np.zeros(max(n, 1), dtype=np.int64),
             vis=np.zeros(NC, dtype=np.int64),
             pf=np.zeros(NC),
+            fco=np.ascontiguousarray(co[:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]].T, np.float64),
             vv=np.zeros(NC, dtype=np.int64),
             vstamp=np.full(NC, -1, dtype=np.int64),
             sc=sc,

@@ -61,6 +61,7 @@ from .kernel import (
     CO_WORK,
     _certified_ranks,
     _float_potential,
+    _mirror,
     _psi_sp_at,
     _work_at,
 )
@@ -177,7 +178,7 @@ class Coalitions(NamedTuple):
     rel_ptr: np.ndarray  # rel_idx[rel_ptr[u]:rel_ptr[u + 1]]: simulated, hold u, have machines
     rel_idx: np.ndarray
     omega: np.ndarray  # Eq. (1)'s integer weights (shapley.shapley_weights(k))
-    pcf: np.ndarray  # |D| as floats (1 for the empty coalition)
+    rinv: np.ndarray  # 1 / |D| by |D| (kernel.reciprocals)
 
 
 class State(NamedTuple):
@@ -193,6 +194,7 @@ class State(NamedTuple):
     bid: np.ndarray  # and its bucket then
     vis: np.ndarray  # the coalitions visited at the current event time
     pf: np.ndarray  # P(D) in float64
+    fco: np.ndarray  # fco[FL_*, C]: float copies of co's value fields (kernel._mirror)
     vv: np.ndarray  # exact values at the current event (Eq. (1))
     vstamp: np.ndarray  # the event at which vv[S] was computed
     sc: np.ndarray  # sc[SC_*]
@@ -400,8 +402,19 @@ def _rank_members(run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, s
         if flags[0] != ev:  # the potential of every coalition, once per event time
             flags[0] = ev
             stats[ST_POTENTIAL] += 1
+            # the float copies are refreshed at the end of each event time: one that
+            # changed at t still gives its exact value at t (the change acts after t)
             _float_potential(
-                k, t, 0, co, coal.canon, coal.canon_list, coal.pcf, state.pf, run.fblocks
+                k,
+                t,
+                0,
+                state.fco,
+                coal.canon_list.shape[0] < (1 << k) - 1,
+                coal.canon,
+                coal.canon_list,
+                coal.rinv,
+                state.pf,
+                run.fblocks,
             )
         for x in range(nw):
             psi_f[x] = float(mem[C, wl[x], MEM_PSI])
@@ -825,6 +838,9 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     ent[e, E_END] = t + req[pos]
                     ent[e, E_Q] = width[pos]
                     _easy_append(co, C, e, ent)
+        if run.mode != 1:  # the float copies of the records that changed at t
+            for a in range(nvis):
+                _mirror(co, state.fco, vis[a])
         # without a horizon the values are taken at the grand coalition's last completion
         if (
             not run.has_T

@@ -569,8 +569,8 @@ def ref_schedule(
     while True:
         # records, one per (coalition, member) and one per coalition (their fields are
         # named in the kernel module: MEM_* and CO_*)
-        mem, co = z(NC, k, MEM_FIELDS), z(NC, CO_FIELDS)
-        mem[canon_list, :, MEM_LAST] = plan["t_start"]  # every clock starts at the first release
+        mem, co = z(k, NC, MEM_FIELDS), z(NC, CO_FIELDS)
+        mem[:, canon_list, MEM_LAST] = plan["t_start"]  # every clock starts at the first release
         co[:, CO_LAST] = plan["t_start"]
         vv, qh, ql, final_v = (z(NC) for _ in range(4))
         # at a horizon beyond every event the values are computed below, in Python integers

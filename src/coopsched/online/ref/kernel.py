@@ -32,7 +32,9 @@ CO_WAITING = 5  # waiting jobs
 CO_WMASK = 6  # bitmask of the members with waiting jobs
 CO_VISIT = 7  # the last event time at which C was visited (-1: never)
 CO_FIELDS = 8
-# mem[C, u, .]: one record per (coalition, member), u's part of C's schedule
+# mem[u, C, .]: one record per (member, coalition), u's part of C's schedule; member-major,
+# so that the records a completion walks (one member, many coalitions) lie in one slice of
+# 40 bytes x 2^k (2.6 MB at k = 16, within a core's L2 cache) rather than over all k slices
 MEM_PSI = 0  # psi_u as of MEM_LAST
 MEM_WORK = 1  # u's unit parts processed by MEM_LAST
 MEM_LAST = 2  # time of the last update of the two fields above
@@ -446,7 +448,7 @@ class FloatRoute(NamedTuple):
 class State(NamedTuple):
     """The records and the Shapley buffers."""
 
-    mem: np.ndarray  # mem[C, u, MEM_*]
+    mem: np.ndarray  # mem[u, C, MEM_*]
     co: np.ndarray  # co[C, CO_*]
     vv: np.ndarray  # values at the current event
     qh: np.ndarray  # the exact potential's (or sums') high words
@@ -630,17 +632,17 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                             co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
                             co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
                         co[C, CO_LAST] = t
-                d = int(t) - int(mem[C, u, MEM_LAST])
+                d = int(t) - int(mem[u, C, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, MEM_RUNNING])
-                    if r != 0 or mem[C, u, MEM_WORK] != 0:
-                        mem[C, u, MEM_PSI] = _psi_sp_at(
-                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                    r = int(mem[u, C, MEM_RUNNING])
+                    if r != 0 or mem[u, C, MEM_WORK] != 0:
+                        mem[u, C, MEM_PSI] = _psi_sp_at(
+                            mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
                         )
-                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
-                    mem[C, u, MEM_LAST] = t
+                        mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
+                    mem[u, C, MEM_LAST] = t
                 c = ent[e, 2]
-                mem[C, u, MEM_RUNNING] -= c
+                mem[u, C, MEM_RUNNING] -= c
                 co[C, CO_RUNNING] -= c
                 co[C, CO_FREE] += c
                 ent[e, 2] = 0
@@ -738,17 +740,17 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                         w = rest & -rest
                         rest ^= w
                         u = bitpos[w % 37]
-                        d = int(t) - int(mem[C, u, MEM_LAST])
+                        d = int(t) - int(mem[u, C, MEM_LAST])
                         if d > 0:
-                            r = int(mem[C, u, MEM_RUNNING])
-                            if r != 0 or mem[C, u, MEM_WORK] != 0:
-                                mem[C, u, MEM_PSI] = _psi_sp_at(
-                                    mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                            r = int(mem[u, C, MEM_RUNNING])
+                            if r != 0 or mem[u, C, MEM_WORK] != 0:
+                                mem[u, C, MEM_PSI] = _psi_sp_at(
+                                    mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
                                 )
-                                mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
-                            mem[C, u, MEM_LAST] = t
+                                mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
+                            mem[u, C, MEM_LAST] = t
                         psi_f[nw] = float(
-                            mem[C, u, MEM_PSI] if utility == 0 else mem[C, u, MEM_WORK]
+                            mem[u, C, MEM_PSI] if utility == 0 else mem[u, C, MEM_WORK]
                         )
                         wl[nw] = u
                         nw += 1
@@ -905,16 +907,16 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                         if s == 0:
                             break
                         s = (s - 1) & rest
-                d = int(t) - int(mem[C, u, MEM_LAST])
+                d = int(t) - int(mem[u, C, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, MEM_RUNNING])
-                    if r != 0 or mem[C, u, MEM_WORK] != 0:
-                        mem[C, u, MEM_PSI] = _psi_sp_at(
-                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                    r = int(mem[u, C, MEM_RUNNING])
+                    if r != 0 or mem[u, C, MEM_WORK] != 0:
+                        mem[u, C, MEM_PSI] = _psi_sp_at(
+                            mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
                         )
-                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
-                    mem[C, u, MEM_LAST] = t
-                psi = mem[C, u, MEM_PSI] if utility == 0 else mem[C, u, MEM_WORK]
+                        mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
+                    mem[u, C, MEM_LAST] = t
+                psi = mem[u, C, MEM_PSI] if utility == 0 else mem[u, C, MEM_WORK]
                 if one_word:  # the whole key in xh: split it into the two words
                     xh -= L * psi
                     xl = xh & _MASK
@@ -949,7 +951,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     for x in range(nw):
                         w = wl[x]
                         if (co[C, CO_WMASK] >> w) & 1:
-                            q = org_jobs[org_ptr[w] + mem[C, w, MEM_STARTED]]
+                            q = org_jobs[org_ptr[w] + mem[w, C, MEM_STARTED]]
                             if pinned[q] and q < bpos:
                                 bpos = q
                                 u = w
@@ -966,7 +968,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                         # ties go to the older queue head (docs/conventions.md)
                         hx = n
                         if (co[C, CO_WMASK] >> w) & 1:
-                            hx = org_jobs[org_ptr[w] + mem[C, w, MEM_STARTED]]
+                            hx = org_jobs[org_ptr[w] + mem[w, C, MEM_STARTED]]
                         if (
                             best < 0
                             or kh[x] > kh[best]
@@ -984,12 +986,12 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     continue
                 # the rest of a run of identical jobs (consecutive in FIFO order, same
                 # owner, release, size and pin) starts at once, as far as machines go
-                x0 = org_ptr[u] + mem[C, u, MEM_STARTED]
+                x0 = org_ptr[u] + mem[u, C, MEM_STARTED]
                 cnt = min(co[C, CO_FREE], run_end[x0] - x0)
                 pos = run_head[x0]
-                mem[C, u, MEM_STARTED] += cnt
+                mem[u, C, MEM_STARTED] += cnt
                 co[C, CO_WAITING] -= cnt
-                if nrel[u] == mem[C, u, MEM_STARTED]:
+                if nrel[u] == mem[u, C, MEM_STARTED]:
                     co[C, CO_WMASK] ^= 1 << u
                 p = size[pos]
                 # a job that cannot complete before the horizon ends "at T": never popped
@@ -1016,16 +1018,16 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                 ent[e, 1] = b_head[b]
                 ent[e, 2] = cnt
                 b_head[b] = e
-                d = int(t) - int(mem[C, u, MEM_LAST])
+                d = int(t) - int(mem[u, C, MEM_LAST])
                 if d > 0:
-                    r = int(mem[C, u, MEM_RUNNING])
-                    if r != 0 or mem[C, u, MEM_WORK] != 0:
-                        mem[C, u, MEM_PSI] = _psi_sp_at(
-                            mem[C, u, MEM_PSI], mem[C, u, MEM_WORK], r, d
+                    r = int(mem[u, C, MEM_RUNNING])
+                    if r != 0 or mem[u, C, MEM_WORK] != 0:
+                        mem[u, C, MEM_PSI] = _psi_sp_at(
+                            mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
                         )
-                        mem[C, u, MEM_WORK] = _work_at(mem[C, u, MEM_WORK], r, d)
-                    mem[C, u, MEM_LAST] = t
-                mem[C, u, MEM_RUNNING] += cnt
+                        mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
+                    mem[u, C, MEM_LAST] = t
+                mem[u, C, MEM_RUNNING] += cnt
                 co[C, CO_RUNNING] += cnt
                 co[C, CO_FREE] -= cnt
                 if filt:

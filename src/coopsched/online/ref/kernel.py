@@ -137,6 +137,7 @@ def _hpop(h, off, n):
 
 
 _U = 2.0**-53  # unit roundoff of float64
+_CHUNK = 64  # deciding coalitions whose members' records pass 2 reads together
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -575,11 +576,16 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     for u in range(k):
         bitpos[(1 << u) % 37] = u
     # the float route's keys (see _certified_ranks)
-    psi_f = np.zeros(k)
     f_lo = np.zeros(k)
     f_hi = np.zeros(k)
     f_cls = np.zeros(k, np.int64)
     f_ord = np.zeros(k, np.int64)
+    # pass 2's chunks: the deciding coalitions' indices (in ready), where their members
+    # start in the chunk, the members and their psi in float64
+    g_a = np.zeros(_CHUNK, np.int64)
+    g_s = np.zeros(_CHUNK + 1, np.int64)
+    g_u = np.zeros(_CHUNK * k, np.int64)
+    g_psi = np.zeros(_CHUNK * k)
     # ranks proven in pass 2, per deciding coalition from f_off[a], for pass 3
     f_rk = np.zeros((canon_list.shape[0] + 1) * k if filt else 1, np.int8)
     f_off = np.zeros(NC if filt else 1, np.int64)
@@ -729,39 +735,62 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                 # marked (decide 2) and take Eq. (1) on exact values below
                 stats[ST_POTENTIAL] += 1
                 _float_potential(k, t, utility, fco, sym, canon, canon_list, rinv, pf, fblocks)
+                # the waiting members' psi at t, a chunk of deciding coalitions at a time:
+                # first every record of the chunk is read (in closed form, not written
+                # back: pass 3 brings the records it changes to t), reads that miss the
+                # caches and, independent of each other, overlap; then each decision
                 off = np.int64(0)
-                for a in range(nready):
-                    if decide[a] == 0:
-                        continue
-                    C = ready[a]
-                    nw = 0
-                    rest = co[C, CO_WMASK]
-                    while rest != 0:  # the waiting members, lowest index first
-                        w = rest & -rest
-                        rest ^= w
-                        u = bitpos[w % 37]
-                        d = int(t) - int(mem[u, C, MEM_LAST])
-                        if d > 0:
-                            r = int(mem[u, C, MEM_RUNNING])
-                            if r != 0 or mem[u, C, MEM_WORK] != 0:
-                                mem[u, C, MEM_PSI] = _psi_sp_at(
-                                    mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
+                a = 0
+                while a < nready:
+                    ng = 0
+                    nm = 0
+                    while a < nready and ng < _CHUNK:
+                        if decide[a] != 0:
+                            C = ready[a]
+                            g_a[ng] = a
+                            g_s[ng] = nm
+                            rest = co[C, CO_WMASK]
+                            while rest != 0:  # the waiting members, lowest index first
+                                w = rest & -rest
+                                rest ^= w
+                                u = bitpos[w % 37]
+                                d = t - mem[u, C, MEM_LAST]
+                                r = mem[u, C, MEM_RUNNING]
+                                x = _value_at(
+                                    utility, mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
                                 )
-                                mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
-                            mem[u, C, MEM_LAST] = t
-                        psi_f[nw] = float(
-                            mem[u, C, MEM_PSI] if utility == 0 else mem[u, C, MEM_WORK]
-                        )
-                        wl[nw] = u
-                        nw += 1
-                    f_off[a] = off
-                    if _certified_ranks(
-                        pf, C, pc[C], wl, nw, psi_f, eta, rule, f_lo, f_hi, f_cls, f_ord, f_rk, off
-                    ):
-                        off += nw
-                    else:
-                        decide[a] = 2
-                        stats[ST_UNPROVEN] += 1
+                                g_psi[nm] = float(x)
+                                g_u[nm] = u
+                                nm += 1
+                            ng += 1
+                        a += 1
+                    g_s[ng] = nm
+                    for y in range(ng):
+                        b = g_a[y]
+                        C = ready[b]
+                        s0 = g_s[y]
+                        nw = g_s[y + 1] - s0
+                        f_off[b] = off
+                        if _certified_ranks(
+                            pf,
+                            C,
+                            pc[C],
+                            g_u[s0:],
+                            nw,
+                            g_psi[s0:],
+                            eta,
+                            rule,
+                            f_lo,
+                            f_hi,
+                            f_cls,
+                            f_ord,
+                            f_rk,
+                            off,
+                        ):
+                            off += nw
+                        else:
+                            decide[b] = 2
+                            stats[ST_UNPROVEN] += 1
             if pot and not filt:  # every simulated coalition's value
                 for y in range(ncl):
                     S = canon_list[y]

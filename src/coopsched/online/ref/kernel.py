@@ -96,8 +96,34 @@ def _value_at(utility, x0, x1, r, d):
     return _work_at(x1, r, d)
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _advance_coalition(co, C, t):
+    """Coalition ``C``'s record (value, work) brought to ``t`` in closed form: the one
+    update of a coalition's ``psi_sp`` (Eq. 3) between events."""
+    d = int(t) - int(co[C, CO_LAST])
+    if d > 0:
+        r = int(co[C, CO_RUNNING])
+        if co[C, CO_WORK] != 0 or r != 0:
+            co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
+            co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
+        co[C, CO_LAST] = t
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _advance_member(mem, u, C, t):
+    """Member ``u``'s record in ``C`` (``psi_u``, work) brought to ``t``: the one update of
+    a member's ``psi_sp`` between events."""
+    d = int(t) - int(mem[u, C, MEM_LAST])
+    if d > 0:
+        r = int(mem[u, C, MEM_RUNNING])
+        if r != 0 or mem[u, C, MEM_WORK] != 0:
+            mem[u, C, MEM_PSI] = _psi_sp_at(mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d)
+            mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
+        mem[u, C, MEM_LAST] = t
+
+
 #: the helpers the kernel calls with values (int64 or Python integers)
-_VALUE_HELPERS = ("_psi_sp_at", "_work_at", "_value_at")
+_VALUE_HELPERS = ("_psi_sp_at", "_work_at", "_value_at", "_advance_coalition", "_advance_member")
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -631,22 +657,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     co[C, CO_VISIT] = t
                     vis[nvis] = C
                     nvis += 1
-                    d = int(t) - int(co[C, CO_LAST])
-                    if d > 0:
-                        r = int(co[C, CO_RUNNING])
-                        if co[C, CO_WORK] != 0 or r != 0:
-                            co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
-                            co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
-                        co[C, CO_LAST] = t
-                d = int(t) - int(mem[u, C, MEM_LAST])
-                if d > 0:
-                    r = int(mem[u, C, MEM_RUNNING])
-                    if r != 0 or mem[u, C, MEM_WORK] != 0:
-                        mem[u, C, MEM_PSI] = _psi_sp_at(
-                            mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
-                        )
-                        mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
-                    mem[u, C, MEM_LAST] = t
+                    _advance_coalition(co, C, t)
+                _advance_member(mem, u, C, t)
                 c = ent[e, 2]
                 mem[u, C, MEM_RUNNING] -= c
                 co[C, CO_RUNNING] -= c
@@ -686,13 +698,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         # their running count changes or their utility is needed)
         for a in range(nvis):
             C = vis[a]
-            d = int(t) - int(co[C, CO_LAST])
-            if d > 0:
-                r = int(co[C, CO_RUNNING])
-                if co[C, CO_WORK] != 0 or r != 0:
-                    co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], co[C, CO_WORK], r, d)
-                    co[C, CO_WORK] = _work_at(co[C, CO_WORK], r, d)
-                co[C, CO_LAST] = t
+            _advance_coalition(co, C, t)
             if filt:  # every record that changed at t was visited
                 _mirror(co, fco, C)
         while mn > 0 and mh_t[0] == t:
@@ -936,15 +942,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                         if s == 0:
                             break
                         s = (s - 1) & rest
-                d = int(t) - int(mem[u, C, MEM_LAST])
-                if d > 0:
-                    r = int(mem[u, C, MEM_RUNNING])
-                    if r != 0 or mem[u, C, MEM_WORK] != 0:
-                        mem[u, C, MEM_PSI] = _psi_sp_at(
-                            mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
-                        )
-                        mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
-                    mem[u, C, MEM_LAST] = t
+                _advance_member(mem, u, C, t)
                 psi = mem[u, C, MEM_PSI] if utility == 0 else mem[u, C, MEM_WORK]
                 if one_word:  # the whole key in xh: split it into the two words
                     xh -= L * psi
@@ -1047,15 +1045,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                 ent[e, 1] = b_head[b]
                 ent[e, 2] = cnt
                 b_head[b] = e
-                d = int(t) - int(mem[u, C, MEM_LAST])
-                if d > 0:
-                    r = int(mem[u, C, MEM_RUNNING])
-                    if r != 0 or mem[u, C, MEM_WORK] != 0:
-                        mem[u, C, MEM_PSI] = _psi_sp_at(
-                            mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
-                        )
-                        mem[u, C, MEM_WORK] = _work_at(mem[u, C, MEM_WORK], r, d)
-                    mem[u, C, MEM_LAST] = t
+                _advance_member(mem, u, C, t)
                 mem[u, C, MEM_RUNNING] += cnt
                 co[C, CO_RUNNING] += cnt
                 co[C, CO_FREE] -= cnt

@@ -38,12 +38,12 @@ def float_potential(
     blocks: bool,
     records: tuple[list[int], list[int], list[int], list[int]] | None = None,
     utility: int = 0,
+    t: int = 1 << 21,
 ) -> np.ndarray:
     """``_float_potential`` on records whose closed-form value at ``t`` is ``v``: by
     default each record holds its value as of ``t`` (``V = v``, nothing running); with
     ``records = (V, W, r, d)``, its value, work and running count as of ``t - d``."""
     NC = 1 << k
-    t = 1 << 21
     if records is None:
         records = (v, [0] * NC, [0] * NC, [0] * NC)
     V, W, r, d = records
@@ -51,10 +51,13 @@ def float_potential(
     fco[FL_VALUE] = V
     fco[FL_WORK] = W
     fco[FL_RUNNING] = r
-    fco[FL_LAST] = [t - x for x in d]
+    t0 = t - (1 << 21)  # the run's first release: the kernel's times are relative to it
+    fco[FL_LAST] = [t - x - t0 for x in d]
     pf = np.zeros(NC)
     ids = np.arange(NC, dtype=np.int64)
-    _float_potential(k, np.int64(t), utility, fco, False, ids, ids[1:], reciprocals(k), pf, blocks)
+    _float_potential(
+        k, np.int64(t), utility, fco, np.int64(t0), False, ids, ids[1:], reciprocals(k), pf, blocks
+    )
     return pf
 
 
@@ -104,7 +107,8 @@ def record_games(draw, max_k=6):
         v = [V[S] + W[S] * d[S] + r[S] * (d[S] * (d[S] + 1) // 2) for S in range(NC)]
     else:
         v = [W[S] + r[S] * d[S] for S in range(NC)]
-    return k, v, (V, W, r, d), utility
+    t = draw(st.sampled_from([1 << 21, (1 << 62) + 3]))  # times beyond 2^53 too
+    return k, v, (V, W, r, d), utility, t
 
 
 @settings(max_examples=200, deadline=None)
@@ -112,10 +116,11 @@ def record_games(draw, max_k=6):
 def test_float_potential_from_records_within_its_proven_error(game, blocks):
     """The same bound when the values are evaluated in float64 from the records' fields
     in closed form (``V + W d + r d (d + 1) / 2``, or ``W + r d`` for work), as the
-    kernel does, rather than converted from exact values."""
-    k, v, records, utility = game
+    kernel does, rather than converted from exact values, with times relative to the
+    run's first release as the kernel keeps them (absolute times up to 2^62 + 3)."""
+    k, v, records, utility, t = game
     exact = exact_potential(v, k)
-    pf = float_potential(v, k, blocks and k >= 4, records, utility)
+    pf = float_potential(v, k, blocks and k >= 4, records, utility, t)
     half = Fraction(float_potential_error(k)) / 2
     for D in range(1 << k):
         assert abs(Fraction(pf[D]) - exact[D]) <= half * Fraction(pf[D])

@@ -179,11 +179,11 @@ def float_potential_error(k: int) -> float:
 
     With unit roundoff ``u = 2^-53``: a value is evaluated in float64 from its record's
     fields (integers, converted with relative error at most ``u``) as ``V + W d + r d (d +
-    1) / 2`` with ``d`` exact, a sum of non-negative terms each rounded at most four times
-    (relative error at most ``(1 + u)^4 - 1``); ``P(D)`` sums ``|D| + 1`` non-negative
-    terms (relative error at most ``gamma_|D| = |D| u / (1 - |D| u)`` in any order) and
-    multiplies by ``1 / |D|`` rounded (two roundings), so by induction ``1 + e_d <= (1 +
-    e_(d-1)) (1 + u)^6 (1 + gamma_d)``, ``e_0 = 0``
+    1) / 2`` (:func:`~coopsched.online.ref.kernel._float_value`), a sum of non-negative
+    terms each rounded at most four times (relative error at most ``(1 + u)^4 - 1``);
+    ``P(D)`` sums ``|D| + 1`` non-negative terms (relative error at most ``gamma_|D| = |D| u
+    / (1 - |D| u)`` in any order) and multiplies by ``1 / |D|`` rounded (two roundings), so
+    by induction ``1 + e_d <= (1 + e_(d-1)) (1 + u)^6 (1 + gamma_d)``, ``e_0 = 0``
     (Higham, *Accuracy and Stability of Numerical Algorithms*, ch. 4). Relative to the
     computed ``P``, the error is at most ``e_k / (1 - e_k)``; the key's two subtractions
     and the conversion of ``psi`` add ``3u`` of the same sum. The bound is computed in
@@ -601,6 +601,7 @@ def ref_schedule(
                 filt=filt,
                 pf=np.zeros(NC if filt else 1),
                 fco=np.zeros((FL_FIELDS, NC if filt else 1)),
+                t0=np.int64(plan["t_start"]),
                 rinv=reciprocals(k),
                 eta=float_potential_error(k),
                 cost_fpot=cost_fpot,

@@ -54,11 +54,12 @@ ST_UNPROVEN = 8  # float-route decisions taken from Eq. (1) instead ("float_unpr
 ST_POOL_FULL = 9  # 1: the bucket pool ran out, the run stopped (the driver reruns it)
 ST_SLOTS = 10
 
-# fco[., C]: the float route's copy of fields CO_VALUE, CO_WORK, CO_RUNNING and CO_LAST of
-# co[C, .], as float64, one contiguous row per field (the potential reads every coalition's
-# four fields at every event time; from the records it read one 64-byte line per coalition,
-# and converted integers: three times slower at k = 16). Refreshed wherever those fields
-# change (:func:`_mirror`); exact copies, since every field is an integer below 2^53.
+# fco[., C]: the float route's copy of the fields of co[C, .] that the potential reads at
+# every event time, as float64, one contiguous row per field (from the records it read one
+# 64-byte line per coalition and converted integers: three times slower at k = 16): value,
+# work and running count (each rounded once), and the time of the last update relative to
+# the run's first release t0 (exact: on the compiled route every elapsed time is below
+# 2^32, driver.plan_arithmetic). Refreshed wherever those fields change (:func:`_mirror`).
 FL_VALUE = 0
 FL_WORK = 1
 FL_RUNNING = 2
@@ -123,7 +124,17 @@ def _advance_member(mem, u, C, t):
 
 
 #: the helpers the kernel calls with values (int64 or Python integers)
-_VALUE_HELPERS = ("_psi_sp_at", "_work_at", "_value_at", "_advance_coalition", "_advance_member")
+_VALUE_HELPERS = (
+    "_psi_sp_at",
+    "_work_at",
+    "_value_at",
+    "_advance_coalition",
+    "_advance_member",
+    "_values_at",
+    "_simulated_values",
+    "_subset_values",
+    "_exact_potential",
+)
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -167,31 +178,33 @@ _CHUNK = 64  # deciding coalitions whose members' records pass 2 reads together
 
 
 @numba.njit(**JIT_OPTIONS)
-def _mirror(co, fco, C):
-    """Copy coalition ``C``'s value fields from its record to the float route's ``fco``."""
+def _mirror(co, fco, t0, C):
+    """Copy coalition ``C``'s value fields from its record to the float route's ``fco``
+    (its time of last update relative to ``t0``)."""
     fco[FL_VALUE, C] = float(co[C, CO_VALUE])
     fco[FL_WORK, C] = float(co[C, CO_WORK])
     fco[FL_RUNNING, C] = float(co[C, CO_RUNNING])
-    fco[FL_LAST, C] = float(co[C, CO_LAST])
+    fco[FL_LAST, C] = float(co[C, CO_LAST] - t0)
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _float_value(utility, fco, t, S):
-    """Coalition ``S``'s value at ``t`` in float64, in closed form from ``fco``.
+def _float_value(utility, fco, tf, S):
+    """Coalition ``S``'s value at time ``tf`` (relative to the run's first release, as
+    the times in ``fco``) in float64, in closed form from ``fco``.
 
-    ``d = t - last`` is exact (integers below 2^53); ``d (d + 1) / 2`` rounds once; the
+    ``d = tf - last`` is exact (integers below 2^53); ``d (d + 1) / 2`` rounds once; the
     value is a sum of non-negative terms, each rounded at most four times in all, so its
-    relative error is at most ``(1 + u)^4 - 1`` (:func:`~coopsched.online.ref.driver.
-    float_potential_error`).
+    relative error is at most ``(1 + u)^4 - 1``
+    (:func:`~coopsched.online.ref.driver.float_potential_error`).
     """
-    d = t - fco[FL_LAST, S]
+    d = tf - fco[FL_LAST, S]
     if utility == 0:
         return fco[FL_VALUE, S] + fco[FL_WORK, S] * d + fco[FL_RUNNING, S] * (d * (d + 1.0) * 0.5)
     return fco[FL_WORK, S] + fco[FL_RUNNING, S] * d
 
 
 @numba.njit(**JIT_OPTIONS)
-def _float_potential(k, t, utility, fco, sym, canon, canon_list, rinv, pf, blocks):
+def _float_potential(k, t, utility, fco, t0, sym, canon, canon_list, rinv, pf, blocks):
     """The potential ``P(D)`` of every simulated coalition at ``t`` in float64, in ``pf``.
 
     Values come in closed form from the float copies of the coalitions' records
@@ -209,7 +222,7 @@ def _float_potential(k, t, utility, fco, sym, canon, canon_list, rinv, pf, block
     :func:`coopsched.online.ref.driver.float_potential_error`, whatever the order.
     """
     NC = 1 << k
-    tf = float(t)
+    tf = float(t - t0)
     pf[0] = 0.0
     if not blocks:
         for y in range(canon_list.shape[0]):
@@ -466,6 +479,7 @@ class FloatRoute(NamedTuple):
     filt: bool  # whether the float route is on
     pf: np.ndarray  # P(D) in float64
     fco: np.ndarray  # fco[FL_*, C]: float copies of the records' value fields
+    t0: Any  # the run's first release (np.int64): fco's times are relative to it
     rinv: np.ndarray  # 1 / |D| by |D| (reciprocals)
     eta: float  # the error bound (driver.float_potential_error)
     cost_fpot: int  # its cost, in additions
@@ -491,6 +505,200 @@ class Outputs(NamedTuple):
     stats: np.ndarray  # stats[ST_*]
     cps: np.ndarray  # checkpoint times
     cp_vals: np.ndarray  # cp_vals[i, S]: v(S) at cps[i]
+
+
+@numba.njit(**JIT_OPTIONS)
+def _values_at(utility, co, canon, t, dst):
+    """Every coalition's value at ``t`` in ``dst`` (``dst[S]`` from the record of ``S``'s
+    stand-in ``canon[S]``, in closed form: checkpoints and the final values)."""
+    for S in range(canon.shape[0]):
+        X = canon[S]
+        d = max(int(t) - int(co[X, CO_LAST]), 0)
+        r = int(co[X, CO_RUNNING])
+        dst[S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _simulated_values(utility, co, canon_list, t, vv):
+    """Every simulated coalition's exact value at ``t``, in ``vv`` (the exact potential's
+    input)."""
+    for y in range(canon_list.shape[0]):
+        S = canon_list[y]
+        d = int(t) - int(co[S, CO_LAST])
+        r = int(co[S, CO_RUNNING])
+        vv[S] = _value_at(utility, co[S, CO_VALUE], co[S, CO_WORK], r, d)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _subset_values(t, ev, utility, co, canon, sym, ready, nready, decide, pot, vv, vstamp):
+    """The exact values at ``t`` of the subsets of the deciding coalitions that Eq. (1)
+    needs, each once per event ``ev`` (a subset that is not simulated takes its simulated
+    twin's); on the float route (``pot``), only those of the coalitions whose order it
+    did not prove (``decide == 2``)."""
+    for a in range(nready):
+        if decide[a] == 0 or (pot and decide[a] == 1):
+            continue
+        top = ready[a]
+        S = top
+        while True:
+            if vstamp[S] != ev:
+                vstamp[S] = ev
+                X = canon[S] if sym else S
+                if X != S and vstamp[X] == ev:
+                    vv[S] = vv[X]
+                else:
+                    vstamp[X] = ev
+                    d = int(t) - int(co[X, CO_LAST])
+                    r = int(co[X, CO_RUNNING])
+                    v = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+                    vv[X] = v
+                    vv[S] = v
+            if S == 0:
+                break
+            S = (S - 1) & top
+
+
+@numba.njit(**JIT_OPTIONS)
+def _exact_potential(coal, arith, sym, vv, qh, ql, zero):
+    """Hart and Mas-Colell's potential of every simulated coalition in exact integers,
+    scaled by ``L`` (``L P(D)`` in the words ``qh[D]``, ``ql[D]``), from the values in
+    ``vv`` (driver module docstring: the arithmetic and its bounds)."""
+    canon = coal.canon
+    canon_list = coal.canon_list
+    pc = coal.pc
+    L = arith.L
+    one_word = arith.one_word
+    python_ints = arith.python_ints
+    dtz = arith.dtz
+    dodd = arith.dodd
+    dinv32 = arith.dinv32
+    dinv64 = arith.dinv64
+    NC = canon.shape[0]
+    ncl = canon_list.shape[0]
+    qh[0] = zero
+    ql[0] = zero
+    for y in range(ncl if one_word and sym else 0):
+        # one word suffices (plan_arithmetic): L P(D) = (L v(D) + sum_w
+        # L P(D - w)) / |D|, divided exactly by the odd part's inverse; only
+        # simulated coalitions (D - w's twin is simulated and smaller)
+        D = canon_list[y]
+        h = L * vv[D]
+        rest = D
+        while rest != 0:
+            w = rest & -rest
+            h += qh[canon[D ^ w]]
+            rest ^= w
+        c = int(pc[D])
+        qh[D] = np.int64(np.uint64(h >> dtz[c]) * dinv64[c])
+    for D in range(1, NC if one_word and not sym else 0):
+        # the same when every coalition is simulated (no lookups)
+        h = L * vv[D]
+        rest = D
+        while rest != 0:
+            w = rest & -rest
+            h += qh[D ^ w]
+            rest ^= w
+        c = int(pc[D])
+        qh[D] = np.int64(np.uint64(h >> dtz[c]) * dinv64[c])
+    for y in range(ncl if one_word else 0, ncl):  # two words
+        D = canon_list[y]
+        h = L * (vv[D] >> 32)
+        lo = L * (vv[D] & _MASK)
+        rest = D
+        if sym:
+            while rest != 0:
+                w = rest & -rest
+                X = canon[D ^ w]
+                h += qh[X]
+                lo += ql[X]
+                rest ^= w
+        else:  # every coalition is simulated: no lookups
+            while rest != 0:
+                w = rest & -rest
+                h += qh[D ^ w]
+                lo += ql[D ^ w]
+                rest ^= w
+        h += lo >> 32
+        lo &= _MASK
+        c = int(pc[D])
+        if python_ints:  # exact Python integers: plain division
+            hq = h // c
+            lo = ((h - hq * c) << 32) + lo
+            qh[D] = hq
+            ql[D] = lo // c
+        else:  # exact division without idiv (see _exact_division)
+            a = dtz[c]
+            if a > 0:
+                lo = (lo >> a) | ((h & ((1 << a) - 1)) << (32 - a))
+                h = h >> a
+            qlo = np.int64((np.uint64(lo) * np.uint64(dinv32[c])) & np.uint64(_MASK))
+            h += (lo - dodd[c] * qlo) >> 32
+            qh[D] = np.int64(np.uint64(h) * dinv64[c])
+            ql[D] = qlo
+
+
+@numba.njit(**JIT_OPTIONS)
+def _float_decisions(t, utility, rule, co, mem, ready, nready, decide, pc, bitpos, fl, fbuf, stats):
+    """Pass 2 on the float route: every deciding coalition's waiting members ranked from
+    the float potential in ``fl.pf`` where :func:`_certified_ranks` proves the order (ranks
+    in ``f_rk`` from ``f_off[a]``), else marked ``decide[a] = 2`` (Eq. (1) on exact values).
+    The members' ``psi`` at ``t`` are read a chunk of deciding coalitions at a time: first
+    every record of the chunk (in closed form, not written back: pass 3 brings the records
+    it changes to ``t``), reads that miss the caches and, independent of each other,
+    overlap; then each decision."""
+    g_a, g_s, g_u, g_psi, f_lo, f_hi, f_cls, f_ord, f_rk, f_off = fbuf
+    pf = fl.pf
+    eta = fl.eta
+    off = np.int64(0)
+    a = 0
+    while a < nready:
+        ng = 0
+        nm = 0
+        while a < nready and ng < _CHUNK:
+            if decide[a] != 0:
+                C = ready[a]
+                g_a[ng] = a
+                g_s[ng] = nm
+                rest = co[C, CO_WMASK]
+                while rest != 0:  # the waiting members, lowest index first
+                    w = rest & -rest
+                    rest ^= w
+                    u = bitpos[w % 37]
+                    d = t - mem[u, C, MEM_LAST]
+                    r = mem[u, C, MEM_RUNNING]
+                    x = _value_at(utility, mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d)
+                    g_psi[nm] = float(x)
+                    g_u[nm] = u
+                    nm += 1
+                ng += 1
+            a += 1
+        g_s[ng] = nm
+        for y in range(ng):
+            b = g_a[y]
+            C = ready[b]
+            s0 = g_s[y]
+            nw = g_s[y + 1] - s0
+            f_off[b] = off
+            if _certified_ranks(
+                pf,
+                C,
+                pc[C],
+                g_u[s0:],
+                nw,
+                g_psi[s0:],
+                eta,
+                rule,
+                f_lo,
+                f_hi,
+                f_cls,
+                f_ord,
+                f_rk,
+                off,
+            ):
+                off += nw
+            else:
+                decide[b] = 2
+                stats[ST_UNPROVEN] += 1
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -523,19 +731,14 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     mC = coal.mC
     L = arith.L
     omega = arith.omega
-    python_ints = arith.python_ints
     one_word = arith.one_word
-    dtz = arith.dtz
-    dodd = arith.dodd
-    dinv32 = arith.dinv32
-    dinv64 = arith.dinv64
     filt = fl.filt
     pf = fl.pf
     rinv = fl.rinv
-    eta = fl.eta
     cost_fpot = fl.cost_fpot
     fblocks = fl.fblocks
     fco = fl.fco
+    t0 = fl.t0
     mem = state.mem
     co = state.co
     vv = state.vv
@@ -615,6 +818,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     # ranks proven in pass 2, per deciding coalition from f_off[a], for pass 3
     f_rk = np.zeros((canon_list.shape[0] + 1) * k if filt else 1, np.int8)
     f_off = np.zeros(NC if filt else 1, np.int64)
+    fbuf = (g_a, g_s, g_u, g_psi, f_lo, f_hi, f_cls, f_ord, f_rk, f_off)
     i = 0
     ev = 0
     t_last = 0
@@ -632,11 +836,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         # checkpoints up to this event: every coalition's value in closed form from its
         # last update (all earlier events are processed; jobs starting at t add 0 at t)
         while has and cp < ncp and cps[cp] <= t:
-            for S in range(NC):
-                X = canon[S]
-                d = max(int(cps[cp]) - int(co[X, CO_LAST]), 0)
-                r = int(co[X, CO_RUNNING])
-                cp_vals[cp, S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+            _values_at(utility, co, canon, cps[cp], cp_vals[cp])
             cp += 1
         if not has or (has_T and t >= T):
             break
@@ -700,13 +900,13 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
             C = vis[a]
             _advance_coalition(co, C, t)
             if filt:  # every record that changed at t was visited
-                _mirror(co, fco, C)
+                _mirror(co, fco, t0, C)
         while mn > 0 and mh_t[0] == t:
             m = mh_m[0]
             mn = _pop2(mh_t, mh_m, mn)
             fsize = _hpush(fheap, 0, fsize, m)
         # pass 1: who has free machines and waiting jobs, and who must choose
-        nready = 0
+        nready = np.int64(0)
         for a in range(nvis):
             C = vis[a]
             if co[C, CO_FREE] == 0 or co[C, CO_WAITING] == 0:
@@ -735,161 +935,23 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
             stats[ST_DECISIONS] += ndec
             costP = cost_fpot if filt else cost_pot
             pot = mode >= 2 or (mode == 0 and costP < costA)
-            ncl = canon_list.shape[0]
             if pot and filt:
                 # the float potential, then every decision it proves; the others are
                 # marked (decide 2) and take Eq. (1) on exact values below
                 stats[ST_POTENTIAL] += 1
-                _float_potential(k, t, utility, fco, sym, canon, canon_list, rinv, pf, fblocks)
-                # the waiting members' psi at t, a chunk of deciding coalitions at a time:
-                # first every record of the chunk is read (in closed form, not written
-                # back: pass 3 brings the records it changes to t), reads that miss the
-                # caches and, independent of each other, overlap; then each decision
-                off = np.int64(0)
-                a = 0
-                while a < nready:
-                    ng = 0
-                    nm = 0
-                    while a < nready and ng < _CHUNK:
-                        if decide[a] != 0:
-                            C = ready[a]
-                            g_a[ng] = a
-                            g_s[ng] = nm
-                            rest = co[C, CO_WMASK]
-                            while rest != 0:  # the waiting members, lowest index first
-                                w = rest & -rest
-                                rest ^= w
-                                u = bitpos[w % 37]
-                                d = t - mem[u, C, MEM_LAST]
-                                r = mem[u, C, MEM_RUNNING]
-                                x = _value_at(
-                                    utility, mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d
-                                )
-                                g_psi[nm] = float(x)
-                                g_u[nm] = u
-                                nm += 1
-                            ng += 1
-                        a += 1
-                    g_s[ng] = nm
-                    for y in range(ng):
-                        b = g_a[y]
-                        C = ready[b]
-                        s0 = g_s[y]
-                        nw = g_s[y + 1] - s0
-                        f_off[b] = off
-                        if _certified_ranks(
-                            pf,
-                            C,
-                            pc[C],
-                            g_u[s0:],
-                            nw,
-                            g_psi[s0:],
-                            eta,
-                            rule,
-                            f_lo,
-                            f_hi,
-                            f_cls,
-                            f_ord,
-                            f_rk,
-                            off,
-                        ):
-                            off += nw
-                        else:
-                            decide[b] = 2
-                            stats[ST_UNPROVEN] += 1
+                _float_potential(k, t, utility, fco, t0, sym, canon, canon_list, rinv, pf, fblocks)
+                _float_decisions(
+                    t, utility, rule, co, mem, ready, nready, decide, pc, bitpos, fl, fbuf, stats
+                )
             if pot and not filt:  # every simulated coalition's value
-                for y in range(ncl):
-                    S = canon_list[y]
-                    d = int(t) - int(co[S, CO_LAST])
-                    r = int(co[S, CO_RUNNING])
-                    v = _value_at(utility, co[S, CO_VALUE], co[S, CO_WORK], r, d)
-                    vv[S] = v
-            for a in range(0 if pot and not filt else nready):
-                # those of the subsets of the deciding coalitions, each once (a subset
-                # that is not simulated takes its simulated twin's); on the float route,
-                # only of those whose order it did not prove
-                if decide[a] == 0 or (pot and decide[a] == 1):
-                    continue
-                top = ready[a]
-                S = top
-                while True:
-                    if vstamp[S] != ev:
-                        vstamp[S] = ev
-                        X = canon[S] if sym else S
-                        if X != S and vstamp[X] == ev:
-                            vv[S] = vv[X]
-                        else:
-                            vstamp[X] = ev
-                            d = int(t) - int(co[X, CO_LAST])
-                            r = int(co[X, CO_RUNNING])
-                            v = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
-                            vv[X] = v
-                            vv[S] = v
-                    if S == 0:
-                        break
-                    S = (S - 1) & top
+                _simulated_values(utility, co, canon_list, t, vv)
+            else:  # those of the deciding coalitions' subsets that need them
+                _subset_values(
+                    t, ev, utility, co, canon, sym, ready, nready, decide, pot, vv, vstamp
+                )
             if pot and not filt:
                 stats[ST_POTENTIAL] += 1
-                qh[0] = zero
-                ql[0] = zero
-                for y in range(ncl if one_word and sym else 0):
-                    # one word suffices (plan_arithmetic): L P(D) = (L v(D) + sum_w
-                    # L P(D - w)) / |D|, divided exactly by the odd part's inverse; only
-                    # simulated coalitions (D - w's twin is simulated and smaller)
-                    D = canon_list[y]
-                    h = L * vv[D]
-                    rest = D
-                    while rest != 0:
-                        w = rest & -rest
-                        h += qh[canon[D ^ w]]
-                        rest ^= w
-                    c = int(pc[D])
-                    qh[D] = np.int64(np.uint64(h >> dtz[c]) * dinv64[c])
-                for D in range(1, NC if one_word and not sym else 0):
-                    # the same when every coalition is simulated (no lookups)
-                    h = L * vv[D]
-                    rest = D
-                    while rest != 0:
-                        w = rest & -rest
-                        h += qh[D ^ w]
-                        rest ^= w
-                    c = int(pc[D])
-                    qh[D] = np.int64(np.uint64(h >> dtz[c]) * dinv64[c])
-                for y in range(ncl if one_word else 0, ncl):  # two words
-                    D = canon_list[y]
-                    h = L * (vv[D] >> 32)
-                    lo = L * (vv[D] & _MASK)
-                    rest = D
-                    if sym:
-                        while rest != 0:
-                            w = rest & -rest
-                            X = canon[D ^ w]
-                            h += qh[X]
-                            lo += ql[X]
-                            rest ^= w
-                    else:  # every coalition is simulated: no lookups
-                        while rest != 0:
-                            w = rest & -rest
-                            h += qh[D ^ w]
-                            lo += ql[D ^ w]
-                            rest ^= w
-                    h += lo >> 32
-                    lo &= _MASK
-                    c = int(pc[D])
-                    if python_ints:  # exact Python integers: plain division
-                        hq = h // c
-                        lo = ((h - hq * c) << 32) + lo
-                        qh[D] = hq
-                        ql[D] = lo // c
-                    else:  # exact division without idiv (see _exact_division)
-                        a = dtz[c]
-                        if a > 0:
-                            lo = (lo >> a) | ((h & ((1 << a) - 1)) << (32 - a))
-                            h = h >> a
-                        qlo = np.int64((np.uint64(lo) * np.uint64(dinv32[c])) & np.uint64(_MASK))
-                        h += (lo - dodd[c] * qlo) >> 32
-                        qh[D] = np.int64(np.uint64(h) * dinv64[c])
-                        ql[D] = qlo
+                _exact_potential(coal, arith, sym, vv, qh, ql, zero)
             elif not pot:
                 stats[ST_DIRECT] += 1
         # pass 3: rank the waiting members and start jobs
@@ -1062,21 +1124,13 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                         mn = _push2(mh_t, mh_m, mn, end, m)
     # checkpoints after the last event
     while cp < ncp:
-        for S in range(NC):
-            X = canon[S]
-            d = max(int(cps[cp]) - int(co[X, CO_LAST]), 0)
-            r = int(co[X, CO_RUNNING])
-            cp_vals[cp, S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+        _values_at(utility, co, canon, cps[cp], cp_vals[cp])
         cp += 1
     # values of every coalition at the horizon (or at the last event)
     t_end = T if has_T else t_last
     stats[ST_T_END] = t_end
     if do_final:
-        for S in range(NC):
-            X = canon[S]
-            d = int(t_end) - int(co[X, CO_LAST])
-            r = int(co[X, CO_RUNNING])
-            final_v[S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+        _values_at(utility, co, canon, t_end, final_v)
 
 
 @functools.cache

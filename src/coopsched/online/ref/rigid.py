@@ -467,6 +467,7 @@ def _lockstep(
         fblocks=fblocks,
         last_fit=int(np.flatnonzero(fits)[-1]) + 1 if fits.any() else 0,
         mode=_LOCKSTEP_MODE,
+        t0=np.int64(int(rel.min()) if n else 0),
     )
     jobs = rk.Jobs(
         rel=np.ascontiguousarray(rel, dtype=np.int64),
@@ -513,7 +514,12 @@ def _lockstep(
             bid=np.zeros(max(n, 1), dtype=np.int64),
             vis=np.zeros(NC, dtype=np.int64),
             pf=np.zeros(NC),
-            fco=np.ascontiguousarray(co[:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]].T, np.float64),
+            fco=np.ascontiguousarray(
+                np.stack(
+                    [co[:, CO_VALUE], co[:, CO_WORK], co[:, CO_RUNNING], co[:, CO_LAST] - t_start]
+                ),
+                np.float64,
+            ),
             vv=np.zeros(NC, dtype=np.int64),
             vstamp=np.full(NC, -1, dtype=np.int64),
             sc=sc,

@@ -153,6 +153,7 @@ class Run(NamedTuple):
     fblocks: bool  # the potential's lattice in blocks of 16
     last_fit: int  # one past the last job (FIFO order) that fits the platform
     mode: int  # 0: the cheaper of Eq. (1) and the potential; 1 Eq. (1) only; 2 potential
+    t0: Any  # the first release (np.int64): the float copies' times are relative to it
 
 
 class Jobs(NamedTuple):
@@ -409,6 +410,7 @@ def _rank_members(run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, s
                 t,
                 0,
                 state.fco,
+                run.t0,
                 coal.canon_list.shape[0] < (1 << k) - 1,
                 coal.canon,
                 coal.canon_list,
@@ -840,7 +842,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     _easy_append(co, C, e, ent)
         if run.mode != 1:  # the float copies of the records that changed at t
             for a in range(nvis):
-                _mirror(co, state.fco, vis[a])
+                _mirror(co, state.fco, run.t0, vis[a])
         # without a horizon the values are taken at the grand coalition's last completion
         if (
             not run.has_T

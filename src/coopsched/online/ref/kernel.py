@@ -134,6 +134,8 @@ _VALUE_HELPERS = (
     "_simulated_values",
     "_subset_values",
     "_exact_potential",
+    "_complete_jobs",
+    "_release_jobs",
 )
 
 
@@ -702,6 +704,74 @@ def _float_decisions(t, utility, rule, co, mem, ready, nready, decide, pc, bitpo
 
 
 @numba.njit(**JIT_OPTIONS)
+def _complete_jobs(t, bh_t, bh_b, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis):
+    """The completions at ``t``, in one walk over each bucket ending then (a job and its
+    start time, with the coalitions that ran it): each coalition is visited, its value
+    brought to ``t`` at its first completion, each member's before its running count
+    drops; the entries and buckets freed. Returns the buckets' heap size, the free list's
+    head and the visited list's length."""
+    while bn > 0 and bh_t[0] == t:
+        b = bh_b[0]
+        bn = _pop2(bh_t, bh_b, bn)
+        u = b_u[b]
+        e = b_head[b]
+        while e >= 0:
+            C = ent[e, 0]
+            if co[C, CO_VISIT] != t:
+                co[C, CO_VISIT] = t
+                vis[nvis] = C
+                nvis += 1
+                _advance_coalition(co, C, t)
+            _advance_member(mem, u, C, t)
+            c = ent[e, 2]
+            mem[u, C, MEM_RUNNING] -= c
+            co[C, CO_RUNNING] -= c
+            co[C, CO_FREE] += c
+            ent[e, 2] = 0
+            e = ent[e, 1]
+        b_next[b] = bfree
+        bfree = b
+    return bn, bfree, nvis
+
+
+@numba.njit(**JIT_OPTIONS)
+def _release_jobs(t, i, rel, org, relcnt, nrel, rel_ptr, rel_idx, co, vis, nvis):
+    """The releases at ``t`` (jobs ``i`` on in FIFO order): each member's waiting jobs
+    counted in every simulated coalition that holds it (and some machine), those with a
+    free machine visited (a release changes no value). Returns the next job and the
+    visited list's length."""
+    n = rel.shape[0]
+    k = relcnt.shape[0]
+    relmask = 0
+    while i < n and rel[i] == t:
+        u = org[i]
+        if (relmask >> u) & 1 == 0:
+            relcnt[u] = 0
+        relcnt[u] += 1
+        relmask |= 1 << u
+        i += 1
+    if relmask != 0:
+        for u in range(k):
+            if (relmask >> u) & 1 == 0:
+                continue
+            ub = 1 << u
+            cnt = relcnt[u]
+            nrel[u] += cnt
+            # every simulated coalition containing u (and some machine)
+            for y in range(rel_ptr[u], rel_ptr[u + 1]):
+                C = rel_idx[y]
+                co[C, CO_WMASK] |= ub  # u has waiting jobs in C now
+                co[C, CO_WAITING] += cnt
+                # a release changes no value: only a coalition with a free
+                # machine has something to decide
+                if co[C, CO_VISIT] != t and co[C, CO_FREE] > 0:
+                    co[C, CO_VISIT] = t
+                    vis[nvis] = C
+                    nvis += 1
+    return i, nvis
+
+
+@numba.njit(**JIT_OPTIONS)
 def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     k = run.k
     has_T = run.has_T
@@ -768,7 +838,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     b_head = np.full(bcap, -1, np.int64)
     b_next = np.arange(1, bcap + 1).astype(np.int64)
     b_next[bcap - 1] = -1
-    bfree = 0
+    bfree = np.int64(0)
     bh_t = np.zeros(bcap, np.int64)
     bh_b = np.zeros(bcap, np.int64)
     bn = np.int64(0)
@@ -819,7 +889,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     f_rk = np.zeros((canon_list.shape[0] + 1) * k if filt else 1, np.int8)
     f_off = np.zeros(NC if filt else 1, np.int64)
     fbuf = (g_a, g_s, g_u, g_psi, f_lo, f_hi, f_cls, f_ord, f_rk, f_off)
-    i = 0
+    i = np.int64(0)
     ev = 0
     t_last = 0
     ncp = cps.shape[0]
@@ -843,56 +913,12 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         stats[ST_EVENTS] += 1
         ev += 1
         t_last = t
-        nvis = 0
-        # completions at t, in one walk over each bucket: a coalition's value is brought
-        # to t at its first completion, each member's before its running count drops
-        while bn > 0 and bh_t[0] == t:
-            b = bh_b[0]
-            bn = _pop2(bh_t, bh_b, bn)
-            u = b_u[b]
-            e = b_head[b]
-            while e >= 0:
-                C = ent[e, 0]
-                if co[C, CO_VISIT] != t:
-                    co[C, CO_VISIT] = t
-                    vis[nvis] = C
-                    nvis += 1
-                    _advance_coalition(co, C, t)
-                _advance_member(mem, u, C, t)
-                c = ent[e, 2]
-                mem[u, C, MEM_RUNNING] -= c
-                co[C, CO_RUNNING] -= c
-                co[C, CO_FREE] += c
-                ent[e, 2] = 0
-                e = ent[e, 1]
-            b_next[b] = bfree
-            bfree = b
-        relmask = 0
-        while i < n and rel[i] == t:
-            u = org[i]
-            if (relmask >> u) & 1 == 0:
-                relcnt[u] = 0
-            relcnt[u] += 1
-            relmask |= 1 << u
-            i += 1
-        if relmask != 0:
-            for u in range(k):
-                if (relmask >> u) & 1 == 0:
-                    continue
-                ub = 1 << u
-                cnt = relcnt[u]
-                nrel[u] += cnt
-                # every simulated coalition containing u (and some machine)
-                for y in range(rel_ptr[u], rel_ptr[u + 1]):
-                    C = rel_idx[y]
-                    co[C, CO_WMASK] |= ub  # u has waiting jobs in C now
-                    co[C, CO_WAITING] += cnt
-                    # a release changes no value: only a coalition with a free
-                    # machine has something to decide
-                    if co[C, CO_VISIT] != t and co[C, CO_FREE] > 0:
-                        co[C, CO_VISIT] = t
-                        vis[nvis] = C
-                        nvis += 1
+        nvis = np.int64(0)
+        # completions at t, then releases
+        bn, bfree, nvis = _complete_jobs(
+            t, bh_t, bh_b, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis
+        )
+        i, nvis = _release_jobs(t, i, rel, org, relcnt, nrel, rel_ptr, rel_idx, co, vis, nvis)
         stats[ST_VISITS] += nvis
         # bring the visited coalitions' values to t (members are brought lazily, when
         # their running count changes or their utility is needed)

@@ -773,6 +773,19 @@ def _release_jobs(t, i, rel, org, relcnt, nrel, rel_ptr, rel_idx, co, vis, nvis)
 
 @numba.njit(**JIT_OPTIONS)
 def _ref_kernel(run, jobs, coal, arith, fl, state, out):
+    """Every simulated coalition's REF schedule in lockstep (Fig. 1 run in each coalition,
+    Fig. 3's ``psi_sp``), one event time at a time: checkpoints due (:func:`_values_at`);
+    completions (:func:`_complete_jobs`) and releases (:func:`_release_jobs`), which visit
+    the coalitions they change; the visited coalitions' values brought to ``t``; pass 1,
+    the coalitions with free machines and waiting jobs, and among them those that must
+    choose between members; pass 2, the Shapley values those choices need, by Eq. (1) on
+    exact values (:func:`_subset_values`) or from the potential, in float64 with proven
+    decisions (:func:`_float_potential`, :func:`_float_decisions`) or exact
+    (:func:`_exact_potential`), whichever costs less at this event; pass 3, each ready
+    coalition serves its members by key and starts their jobs (inline: per coalition, a
+    helper call's reference counting of the records cost more than the work, measured 3 to
+    5 times slower); then every coalition's value at the end (:func:`_values_at`).
+    Arguments are the named records above; results are written to ``out``."""
     k = run.k
     has_T = run.has_T
     T = run.T

@@ -58,10 +58,12 @@ Implementation (one numba kernel, all ``2^k - 1`` coalitions in lockstep):
 * the potential is computed in float64 by default (``shapley="auto"`` or ``"float"``;
   on Python integers it stays exact): two to three times cheaper than two exact words,
   since one float holds what needs two words and the lattice is walked in blocks of 16
-  coalitions without data-dependent loops. Floats only *rank*; a decision is taken from
+  coalitions without data-dependent loops, from float64 copies of the records' value
+  fields (:mod:`.kernel`), dividing by ``|D|`` as a product with its rounded reciprocal.
+  Floats only *rank*; a decision is taken from
   them only when it is proven: every key ``P(C) - P(C - u) - psi_u`` gets an interval
   from a proven error bound (:func:`float_potential_error`: every term of the potential
-  is non-negative, so its relative error is at most about ``k^2/2`` unit roundoffs), and
+  is non-negative, so its relative error is at most about ``k^2/2 + 6k`` unit roundoffs), and
   the order of the waiting members must follow from the intervals (or from keys known
   exactly: all values zero, or the Distance rule's clamp). Any other decision (an exact
   tie between non-zero keys, or keys closer than the bound) is taken from Eq. (1) on the

@@ -411,9 +411,36 @@ def test_readme_performance_quotes_the_benchmark_files():
         f"mean {c20.mean():.1f} s, median {c20.median():.2f} s, 99th percentile "
         f"{c20.quantile(0.99):.0f} s, worst **{c20.max():.0f} s**, none over 10 minutes" in text
     ) and (c20 > 600).sum() == 0
+    # paired before/after runs: the six costliest k = 16 windows and the k = 20 one
+    paired: dict[str, dict[str, float]] = {}
+    code = ""
+    for line in _bench("results-ref-paired.txt").split("\n"):
+        if line.startswith("== k="):
+            code = line.split()[1] + line.split()[2]  # e.g. "k=16old"
+        elif line.strip() and line.strip()[0].isdigit() and " given " in line:
+            paired.setdefault(code, {})[line.split()[2]] = float(line.split()[0])
+    old16, new16 = paired["k=16old"], paired["k=16new"]
+    r16 = [new16[w] / old16[w] for w in old16]
+    assert (
+        f"it took {min(old16.values()):.1f} to {max(old16.values()):.1f} s and today's kernel "
+        f"{min(new16.values()):.1f} to {max(new16.values()):.1f} s ({min(r16):.2f} to "
+        f"{max(r16):.2f} times" in text
+    )
+    assert (
+        f"the previous kernel took {paired['k=20old']['19311948']:.1f} s and today's "
+        f"{paired['k=20new']['19311948']:.1f} s" in text
+    )
     worst = _bench("results-ref-k20-worst.txt").split("\n")
-    alone = [float(x.split()[0]) for x in worst if x.strip() and x.strip()[0].isdigit()]
-    assert f"took {min(alone):.0f} to {max(alone):.0f} s alone" in text
+    rows = [x.split() for x in worst if x.strip() and x.strip()[0].isdigit()]
+    alone = {r[1]: float(r[0]) for r in rows}
+    ratio = [float(r[-1]) for r in rows]
+    assert f"{min(alone.values()):.0f} to {max(alone.values()):.0f} s, " in text
+    assert f"{min(ratio):.2f} to {max(ratio):.2f} times the previous" in text
+    assert f"now takes {alone['19311948']:.0f} s instead of {c20.max():.0f} s" in text
+    # every other window: at most this long even with the previous kernel
+    others = k20[~k20.start.astype(str).isin(alone)].cpu_s
+    assert f"No other window took more than {others.max():.0f} s" in text
+    assert max(others.max(), *alone.values()) < 240  # "under 4 minutes"
     k20r = _bench("results-ref-k20.txt")
     mean, worst_s = (float(x) for x in k20r.strip().split("\n")[-1].split()[4:6])
     assert f"take {mean:.2f} s on average, the busier one {worst_s:.2f} s" in text

@@ -34,6 +34,17 @@ estimate (they must: same seed, same orders, same values).
 schedule's simulation, the former ``sum(psi(t))`` at each curve time over every job, and
 the ValueCurve of :func:`~coopsched.audit.sampling.curve_values` (same integers, checked).
 
+``--reference SECONDS`` (``benchmarks/results-audit-reference.txt``): after each budgeted
+case, :func:`stratified` estimates, for that many seconds and with ``--reference-seed``,
+only the organizations the case left undecided or only within 5 %, and the
+``--reference-closest`` decided ones whose intervals came closest to ``psi``; printed per
+organization: the budgeted and the reference estimates, intervals and surplus shares, and
+whether the reference decides the sign, shows ``|surplus|`` below 5 % of ``phi`` or leaves
+it open (and any decided sign it contradicts). ``--estimator`` picks the sampled audit's
+estimator (``split``, ``ends`` or ``plain``). ``--samples`` (default 400) also sets the
+looks the intervals are planned for: lift it (``--samples 5120``) for the budget to stop
+the small cases.
+
 ``--quick``: RICC at N = 20 over 3 days only, at most 40 orders (a check that it runs,
 about 30 s).
 

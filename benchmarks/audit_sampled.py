@@ -34,6 +34,17 @@ estimate (they must: same seed, same orders, same values).
 schedule's simulation, the former ``sum(psi(t))`` at each curve time over every job, and
 the ValueCurve of :func:`~coopsched.audit.sampling.curve_values` (same integers, checked).
 
+``--reference SECONDS`` (``benchmarks/results-audit-reference.txt``): after each budgeted
+case, :func:`stratified` estimates, for that many seconds and with ``--reference-seed``,
+only the organizations the case left undecided or only within 5 %, and the
+``--reference-closest`` decided ones whose intervals came closest to ``psi``; printed per
+organization: the budgeted and the reference estimates, intervals and surplus shares, and
+whether the reference decides the sign, shows ``|surplus|`` below 5 % of ``phi`` or leaves
+it open (and any decided sign it contradicts). ``--estimator`` picks the sampled audit's
+estimator (``split``, ``ends`` or ``plain``). ``--samples`` (default 400) also sets the
+looks the intervals are planned for: lift it (``--samples 5120``) for the budget to stop
+the small cases.
+
 ``--quick``: RICC at N = 20 over 3 days only, at most 40 orders (a check that it runs,
 about 30 s).
 
@@ -121,22 +132,152 @@ def run(inst, T, rule, args, client, samples=None, seconds=None) -> tuple[object
         negligible=0.05,
         seconds=seconds,
         scheduler=client,
+        estimator=args.estimator,
     )
     wall = time.perf_counter() - w0
     cpu = time.process_time() - cpu0 + worker_cpu(client) - c0
     return sg, wall, cpu
 
 
-def describe(sg) -> str:
+def verdicts(sg) -> tuple[np.ndarray, np.ndarray]:
+    """Per organization: shown within 5 % of its ``phi`` (sign undecided), and neither
+    decided nor within (undecided)."""
     from coopsched.audit.sampling import small_surplus
 
     psi = np.asarray(sg.psi, dtype=np.float64)
     small = small_surplus(psi, sg.phi, sg.halfwidth, 0.05) & ~sg.sign_decided
-    neither = ~(sg.sign_decided | small)
+    return small, ~(sg.sign_decided | small)
+
+
+def describe(sg) -> str:
+    small, neither = verdicts(sg)
     return (
         f"orders {sg.samples:4} (stop: {sg.estimate.stop}), coalitions {sg.coalitions:6,}; "
         f"signs decided {int(sg.sign_decided.sum())}, within 5 % {int(small.sum())}, "
         f"undecided {int(neither.sum())}"
+    )
+
+
+def stratified(
+    v, k: int, targets: list[int], grand: float, seconds: float, seed: int, rounds: int = 0
+) -> tuple[dict[int, float], dict[int, float], int]:
+    """The Shapley values of the players ``targets`` only, stratified by position: for each
+    target ``u``, its marginal contributions at the first position (``v({u})``) and at the
+    last (``grand - v(N - u)``) valued exactly, and in each middle position ``s`` (``1`` to
+    ``k - 2``) one coalition ``S`` of ``s`` other players drawn uniformly per round,
+    ``v(S + u) - v(S)``; rounds over all targets until ``seconds`` are spent (at least 2, or
+    exactly ``rounds`` if given). ``phi_u`` is the mean over the ``k`` positions of the
+    positions' means; its 95 % half-width ``1.96 sqrt(sum_s var_s / n_s) / k`` (central
+    limit theorem over the strata). Costs 2 coalitions per draw, whatever ``k``: far more
+    draws per target than full orders give in the same time when the targets are few.
+    Returns ``(phi, halfwidth, rounds)``."""
+    rng = np.random.default_rng(seed)
+    first = {u: v(1 << u) for u in targets}
+    G = (1 << k) - 1
+    last = {u: grand - v(G ^ (1 << u)) for u in targets}
+    draws: dict[int, list[list[float]]] = {u: [[] for _ in range(k)] for u in targets}
+    t0 = time.perf_counter()
+    done = 0
+    while True:
+        for u in targets:
+            others = np.array([w for w in range(k) if w != u])
+            for s in range(1, k - 1):
+                m = 0
+                for w in rng.choice(others, size=s, replace=False):
+                    m |= 1 << int(w)
+                draws[u][s].append(v(m | 1 << u) - v(m))
+        done += 1
+        if rounds:
+            if done >= rounds:
+                break
+        elif done >= 2 and time.perf_counter() - t0 > seconds:
+            break
+    phi, hw = {}, {}
+    for u in targets:
+        mid = [np.asarray(draws[u][s]) for s in range(1, k - 1)]
+        phi[u] = (first[u] + last[u] + sum(float(x.mean()) for x in mid)) / k
+        var = sum(float(x.var(ddof=1)) / len(x) for x in mid) / k**2
+        hw[u] = 1.96 * var**0.5
+    return phi, hw, done
+
+
+def reference(inst, T, rule, sg, args) -> None:
+    """A reference for the budgeted run ``sg``: for each organization it left undecided or
+    only within 5 %, and the ``--reference-closest`` decided ones whose interval came
+    closest to ``psi``, a long stratified estimate (:func:`stratified`, seed
+    ``--reference-seed``, ``--reference`` seconds) of the same game (coalitions under
+    FAIRSHARE with the platform's rule, the grand coalition at the recorded total); printed
+    per organization with the budgeted run's estimate and the reference's verdict."""
+    from coopsched.audit.sampling import coalition_values, sign_decided, small_surplus
+
+    k = inst.k
+    psi = np.asarray(sg.psi, dtype=np.float64)
+    small, neither = verdicts(sg)
+    margin = np.abs(psi - sg.phi) / np.where(sg.halfwidth > 0, sg.halfwidth, np.inf)
+    decided = [int(u) for u in np.argsort(margin) if sg.sign_decided[u]]
+    open_ = [int(u) for u in np.flatnonzero(neither | small)]
+    targets = open_ + decided[: args.reference_closest]
+    if not targets:
+        print("  reference: nothing to settle", flush=True)
+        return
+    cache: dict[int, float] = {0: 0.0, (1 << k) - 1: float(psi.sum())}
+
+    def v(mask: int) -> float:
+        x = cache.get(mask)
+        if x is None:
+            x = cache[mask] = float(coalition_values(inst, T, [T], mask, "fairshare", 0, rule)[0])
+        return x
+
+    cpu0, w0 = time.process_time(), time.perf_counter()
+    phi, hw, rounds = stratified(
+        v, k, targets, float(psi.sum()), args.reference, args.reference_seed
+    )
+    wall, cpu = time.perf_counter() - w0, time.process_time() - cpu0
+    print(
+        f"  reference (stratified by position, seed {args.reference_seed}): {len(targets)} "
+        f"organizations, {rounds} draws per middle position each ({rounds * (k - 2):,} per "
+        f"organization; the budgeted run: {sg.samples} orders), {len(cache) - 2:,} coalitions "
+        f"valued; wall {wall:.1f} s CPU {cpu:.1f} s",
+        flush=True,
+    )
+    names = inst.names
+    counts = {"decided": 0, "within": 0, "open": 0, "contradicts": 0}
+    for u in targets:
+        p, w = np.array([phi[u]]), np.array([hw[u]])
+        was = (
+            "undecided"
+            if neither[u]
+            else "within 5 %"
+            if small[u]
+            else f"decided {'+' if psi[u] > sg.phi[u] else '-'}"
+        )
+        if sign_decided(psi[u : u + 1], p, w)[0]:
+            sign = "+" if psi[u] > phi[u] else "-"
+            now = f"sign decided {sign}"
+            if was.startswith("decided") and was[-1] != sign:
+                now += " CONTRADICTS THE BUDGETED RUN"
+                counts["contradicts"] += 1
+            counts["decided"] += 1
+        elif small_surplus(psi[u : u + 1], p, w, 0.05)[0]:
+            now = "|surplus| < 5 % of phi"
+            counts["within"] += 1
+        else:
+            now = "open"
+            counts["open"] += 1
+        lo, hi = (psi[u] - (phi[u] + hw[u])) / phi[u], (psi[u] - (phi[u] - hw[u])) / phi[u]
+        blo = (psi[u] - (sg.phi[u] + sg.halfwidth[u])) / sg.phi[u]
+        bhi = (psi[u] - (sg.phi[u] - sg.halfwidth[u])) / sg.phi[u]
+        print(
+            f"  {names[u]:>8} psi {psi[u]:.4e}; budgeted ({was}): phi {sg.phi[u]:.4e} "
+            f"+- {sg.halfwidth[u]:.2e}, surplus/phi {blo:+.3f} to {bhi:+.3f}; reference: "
+            f"phi {phi[u]:.4e} +- {hw[u]:.2e}, surplus/phi {lo:+.3f} to {hi:+.3f}: {now}",
+            flush=True,
+        )
+    print(
+        f"  reference verdicts: {counts['decided']} signs decided, {counts['within']} "
+        f"|surplus| < 5 % of phi, {counts['open']} open; {counts['contradicts']} contradict "
+        "the budgeted run",
+        flush=True,
     )
 
 
@@ -209,6 +350,16 @@ def main() -> None:
     ap.add_argument("--dask-orders", type=int, default=80)
     ap.add_argument("--valuation", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--estimator", default="split", choices=("split", "ends", "plain"))
+    ap.add_argument(
+        "--reference",
+        type=float,
+        metavar="SECONDS",
+        help="after each budgeted run, a stratified reference of this many seconds for the "
+        "organizations it left undecided (or only within 5 %%) and the closest decided ones",
+    )
+    ap.add_argument("--reference-seed", type=int, default=1)
+    ap.add_argument("--reference-closest", type=int, default=2)
     args = ap.parse_args()
     if args.quick:
         args.only, args.k, args.days, args.samples = ["ricc"], [20], 3, 40
@@ -240,6 +391,8 @@ def main() -> None:
                 for k in args.k if (args.k and name == "ricc") else ks:
                     inst, T, rule = window(log, t0, t0 + args.days * 86400, k, tmp)
                     label = f"{name} days {day}-{day + args.days} k={inst.k} jobs={inst.n:,}"
+                    if args.estimator != "split":
+                        label += f" estimator={args.estimator}"
                     one, wall1, cpu1 = run(inst, T, rule, args, None, seconds=budget(k, args))
                     b = budget(k, args)
                     print(
@@ -247,6 +400,8 @@ def main() -> None:
                         f"{wall1:7.1f} s CPU {cpu1:7.1f} s; " + describe(one),
                         flush=True,
                     )
+                    if args.reference:
+                        reference(inst, T, rule, one, args)
                     if client is None or name != "ricc" or k not in dask_k:
                         continue
                     n = args.dask_orders

@@ -26,6 +26,10 @@ The jobs (``--list`` prints their commands):
 * ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (about an hour: sampled
   audits up to 100 organizations, each within the issue's time target, in one process, and
   one case compared with 2 dask workers);
+* ``audit-reference``: ``benchmarks/audit_sampled.py --no-dask --samples 5120`` with
+  ``--reference`` on HPC2N and KTH-SP2, then RICC at N = 50 and 100, and KTH-SP2 with
+  ``--estimator ends`` (about 80 minutes: which organizations the budgeted runs leave open,
+  and whether their surplus is below 5 % of ``phi``);
 * ``audit-variance``: ``benchmarks/audit_variance.py`` (not a timing: the spread of the
   organizations' marginal contributions on the RICC month at N = 50, and the orders a
   decided sign needs; a few minutes);
@@ -91,6 +95,7 @@ class Job:
 def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
     """Every job, with the command lines of the committed results."""
     t = ["--traces", traces]
+    a = ["--no-dask", "--samples", "5120"]  # audit-reference: one process, no order cap
     b = str(BENCH)
     return [
         Job(
@@ -175,6 +180,22 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "sampled audits by user: RICC month at N = 20/50/100, HPC2N and KTH-SP2 months, "
             "within the targets' budgets; RICC N = 50 on 2 dask workers",
             needs="distributed",
+        ),
+        Job(
+            "audit-reference",
+            [
+                [py, f"{b}/audit_sampled.py", *t, *a, "--only", "hpc2n", "--only", "kth"]
+                + ["--reference", "600"],
+                [py, f"{b}/audit_sampled.py", *t, *a, "--only", "ricc", "--k", "50"]
+                + ["--reference", "600"],
+                [py, f"{b}/audit_sampled.py", *t, *a, "--only", "kth", "--estimator", "ends"],
+                [py, f"{b}/audit_sampled.py", *t, *a, "--only", "ricc", "--k", "100"]
+                + ["--reference", "480"],
+            ],
+            "results-audit-reference.txt",
+            "is the sampled audits' target met: HPC2N and KTH-SP2 with the order cap lifted "
+            "(600 s budgets), RICC at N = 50 and 100, each followed by a stratified reference "
+            "of the organizations it left open; KTH-SP2 with the ends estimator",
         ),
         Job(
             "audit-variance",

@@ -655,7 +655,8 @@ def test_readme_sampled_audits_quote_the_files():
     cases = [m.groups() for m in map(one.search, lines) if m]
     assert len(cases) == 5
     for log, k, jobs, budget, wall, orders, stop, dec, small, neither in cases:
-        row = [r for r in perf.splitlines() if r.startswith("|") and f"| {jobs} |" in r]
+        row = [r for r in perf.splitlines() if r.startswith("|") and r.count("|") == 8]
+        row = [r for r in row if f"| {jobs} |" in r]
         row = [r for r in row if f"N = {k} |" in r or f"all {k} users" in r]
         assert len(row) == 1, (log, k)
         cells = [c.strip() for c in row[0].strip("|").split("|")]
@@ -702,6 +703,108 @@ def test_readme_sampled_audits_quote_the_files():
     assert f"median of {median} orders and up to {largest}" in audit
     assert f"median {med:.0%} of the variance (at most {top:.0%})".replace("%", " %") in audit
     assert f"took {x:.2f} times less wall time" in audit
+
+
+_BUDGETED = re.compile(
+    r"(\w+) days \d+-\d+ k=(\d+) jobs=([\d,]+)(?: estimator=(\w+))?: one process, budget "
+    r"(\d+) s: wall\s+[\d.]+ s CPU\s+[\d.]+ s; orders\s+(\d+) \(stop: (\w+)\), "
+    r"coalitions\s+[\d,]+; signs decided (\d+), within 5 % (\d+), undecided (\d+)"
+)
+_REFERENCED = re.compile(
+    r"^\s+(\S+) psi (\S+); budgeted \(([^)]+)\): .*reference: phi (\S+) \+- (\S+), "
+    r"surplus/phi \S+ to \S+: (.+)$"
+)
+
+
+def reference_runs() -> list[dict]:
+    """The budgeted runs of ``benchmarks/results-audit-reference.txt``, each with the
+    organizations its reference estimated: name, budgeted verdict, the reference's verdict,
+    and what the reference's interval shows of ``|surplus|`` against 5 % of ``phi``
+    (``"big"``: at least 5 % over the whole interval, ``"small"``: below it, else ``None``)."""
+    runs: list[dict] = []
+    for line in _bench("results-audit-reference.txt").splitlines():
+        m = _BUDGETED.search(line)
+        if m:
+            log, k, jobs, est, budget, orders, stop, dec, small, neither = m.groups()
+            runs.append(
+                {
+                    "log": log,
+                    "k": k,
+                    "jobs": jobs,
+                    "estimator": est or "split",
+                    "budget": budget,
+                    "orders": orders,
+                    "stop": stop,
+                    "counts": [dec, small, neither],
+                    "orgs": [],
+                }
+            )
+            continue
+        m = _REFERENCED.match(line)
+        if m:
+            name, psi_, was, phi_, hw_, now = m.groups()
+            psi, phi, hw = float(psi_), float(phi_), float(hw_)
+            size = (
+                "big"
+                if phi + hw <= psi / 1.05 or phi - hw >= psi / 0.95
+                else "small"
+                if psi / 1.05 < phi - hw and phi + hw < psi / 0.95
+                else None
+            )
+            runs[-1]["orgs"].append({"name": name, "was": was, "now": now, "size": size})
+    return runs
+
+
+def _reference_cell(orgs: list[dict]) -> str:
+    """What the README's table says of the organizations a budgeted run left undecided."""
+    groups: dict[str, list[str]] = {"at least 5 %": [], "sign only": [], "below 5 %": []}
+    groups["open"] = []
+    for o in orgs:
+        if o["was"] != "undecided":
+            continue
+        sign = f" ({o['now'][-1]})" if o["now"].startswith("sign decided") else ""
+        if o["size"] == "big":
+            groups["at least 5 %"].append(o["name"] + sign)
+        elif o["size"] == "small":
+            groups["below 5 %"].append(o["name"])
+        elif sign:
+            groups["sign only"].append(o["name"] + sign)
+        else:
+            groups["open"].append(o["name"])
+    return "; ".join(f"{g}: {', '.join(n)}" for g, n in groups.items() if n)
+
+
+def test_readme_reference_runs_quote_the_file():
+    """The README's table of budgeted runs with their references, and its figures on the
+    ``ends`` estimator and on the decided signs the references checked, are the committed
+    ``benchmarks/results-audit-reference.txt``."""
+    readme = (ROOT / "README.md").read_text()
+    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    text = " ".join(perf.split())
+    runs = reference_runs()
+    split = [r for r in runs if r["estimator"] == "split"]
+    assert split
+    rows = [r for r in perf.splitlines() if r.startswith("|") and r.count("|") == 9]
+    for run in split:
+        k, jobs = run["k"], run["jobs"]
+        row = [r for r in rows if f"| {jobs} |" in r]
+        row = [r for r in row if f"N = {k} |" in r or f"all {k} users" in r]
+        assert len(row) == 1, (run["log"], k)
+        cells = [c.strip() for c in row[0].strip("|").split("|")]
+        assert cells[2:7] == [f"{run['budget']} s", f"{int(run['orders']):,}", *run["counts"]]
+        assert cells[7] == _reference_cell(run["orgs"]), (run["log"], k)
+        assert len([o for o in run["orgs"] if o["was"] == "undecided"]) == int(run["counts"][2])
+    checked = [o for r in split for o in r["orgs"] if o["was"].startswith("decided")]
+    against = [o for o in checked if "CONTRADICTS" in o["now"]]
+    assert f"{len(checked)} signs the budgeted runs called decided" in text
+    assert f"the references contradicted {len(against)}" in text
+    for run in runs:
+        if run["estimator"] == "ends":
+            dec, small, neither = run["counts"]
+            assert (
+                f"`--estimator ends` used {int(run['orders']):,} orders and left {dec} signs "
+                f"decided, {small} within 5 % and {neither} neither" in text
+            )
 
 
 def _round(x: str) -> str:

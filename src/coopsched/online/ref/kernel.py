@@ -703,7 +703,7 @@ def _float_decisions(t, utility, rule, co, mem, ready, nready, decide, pc, bitpo
                 stats[ST_UNPROVEN] += 1
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _complete_jobs(t, bh_t, bh_b, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis):
     """The completions at ``t``, in one walk over each bucket ending then (a job and its
     start time, with the coalitions that ran it): each coalition is visited, its value
@@ -734,7 +734,7 @@ def _complete_jobs(t, bh_t, bh_b, bn, b_u, b_head, b_next, bfree, ent, co, mem, 
     return bn, bfree, nvis
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _release_jobs(t, i, rel, org, relcnt, nrel, rel_ptr, rel_idx, co, vis, nvis):
     """The releases at ``t`` (jobs ``i`` on in FIFO order): each member's waiting jobs
     counted in every simulated coalition that holds it (and some machine), those with a

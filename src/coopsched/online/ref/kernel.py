@@ -531,7 +531,7 @@ def _simulated_values(utility, co, canon_list, t, vv):
         vv[S] = _value_at(utility, co[S, CO_VALUE], co[S, CO_WORK], r, d)
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _subset_values(t, ev, utility, co, canon, sym, ready, nready, decide, pot, vv, vstamp):
     """The exact values at ``t`` of the subsets of the deciding coalitions that Eq. (1)
     needs, each once per event ``ev`` (a subset that is not simulated takes its simulated

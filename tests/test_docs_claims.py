@@ -832,6 +832,13 @@ def test_read_large_figures_quote_the_file():
     assert f"({rows:,.0f} rows)" in readme
 
 
+def _assert_phrases(phrases: list[str], figures: dict, section: str) -> None:
+    """Each phrase, its ``{NAME}`` fields filled from ``figures``, stands in ``section``."""
+    for phrase in phrases:
+        text = phrase.format(**figures)
+        assert text in section, text
+
+
 def estimator_figures(k: int = 50) -> dict[str, str]:
     """The figures of docs/audit.md's estimator section ("The recorded total, taken out of
     the sampling"), as the page writes them, from the committed
@@ -959,9 +966,7 @@ def test_estimator_section_quotes_the_file():
         "its variance per pair is {ENDSQ} times `split`'s",
         "stopped at {ENDSSTOP} orders instead of {SPLITSTOP}",
     ]
-    for phrase in phrases:
-        text = phrase.format(**f)
-        assert text in section, text
+    _assert_phrases(phrases, f, section)
     f = estimator_figures(100)
     hundred = [
         "quartiles {SPLITQ} (a median reduction by a factor of {SPLITX})",
@@ -975,9 +980,7 @@ def test_estimator_section_quotes_the_file():
         "({SPLITCOV} of them, where exact intervals would hold about {EXPECTS})",
         "the equal share of the difference ({GAPSHARE} each)",
     ]
-    for phrase in hundred:
-        text = phrase.format(**f)
-        assert text in section, text
+    _assert_phrases(hundred, f, section)
     f = estimator_figures()
     readme = page("README.md")
     assert (

@@ -72,7 +72,8 @@ _MASK = (1 << 32) - 1
 NONE, FIRST_FIT, EASY = 0, 1, 2
 
 # co[C, .]: one record per coalition; fields 0-3 (value, work, running processors, time of
-# the last update) are those of the sequential kernel, which _float_potential reads
+# the last update) are those of the sequential kernel, copied for _float_potential into
+# State.fco by kernel._mirror at the end of each event time
 CO_FREE = 4  # free machines
 CO_WAITING = 5  # queued jobs
 CO_WAITW = 6  # their processors

@@ -14,21 +14,24 @@ coalitions valued under FAIRSHARE as the audit does by default):
 * KTH-SP2, days 180-210 (likewise: 84 users), N = 85.
 
 Each case runs :func:`coopsched.audit.sampling.sampled_game` as the audit does (25 curve
-times, 95 % intervals, adaptive, at most ``--samples`` orders) with ``negligible=0.05``:
+times, 95 % intervals, adaptive, the organizations the orders leave open refined by
+stratified sampling unless ``--no-refine``, at most ``--samples`` orders, default 5120, so
+that the time budget is what stops) with ``negligible=0.05``:
 sampling stops once every organization's sign is decided *or* its surplus is shown below
 5 % of its ``phi`` (the issue's target: a decided sign for every organization whose
 ``|surplus|`` is at least 5 % of its ``phi``), or when the case's time budget is spent:
 by default the issue's targets, 5 minutes of sampling up to N = 50 organizations and 10
 minutes above (``--seconds S`` for one budget for all, ``--seconds 0`` for none). Printed
-per case, in one process: wall and CPU seconds, orders used, coalitions valued, the stop
-reason, organizations with a decided sign, those shown within 5 %, those neither
-(undecided).
+per case, in one process: wall and CPU seconds, orders used (and when they handed over to
+the refinement, how many organizations it took and its most rounds), coalitions valued,
+the stop reason, organizations with a decided sign, those shown within 5 %, those neither
+(undecided); then each refined organization with its verdict and rounds.
 
 The dask comparison (``--dask-k``: the RICC cases compared, default 50; ``--no-dask`` to
 skip it) runs one case with at most ``--dask-orders`` orders and no time budget, once in
 one process and once on a local cluster of ``--workers`` processes (CPU of this process
 plus the workers'), with the speed-up in wall time and whether both gave the same
-estimate (they must: same seed, same orders, same values).
+estimate, refinement included (they must: same seed, same orders and rounds, same values).
 
 ``--valuation`` first times one coalition's valuation on the RICC month (k = 20): the
 schedule's simulation, the former ``sum(psi(t))`` at each curve time over every job, and
@@ -41,15 +44,15 @@ only the organizations the case left undecided or only within 5 %, and the
 organization: the budgeted and the reference estimates, intervals and surplus shares, and
 whether the reference decides the sign, shows ``|surplus|`` below 5 % of ``phi`` or leaves
 it open (and any decided sign it contradicts). ``--estimator`` picks the sampled audit's
-estimator (``split``, ``ends`` or ``plain``). ``--samples`` (default 400) also sets the
-looks the intervals are planned for: lift it (``--samples 5120``) for the budget to stop
-the small cases.
+estimator (``split``, ``ends`` or ``plain``). ``--samples`` also sets the looks the
+intervals are planned for (and the refinement's cap, half as many rounds).
 
 ``--quick``: RICC at N = 20 over 3 days only, at most 40 orders (a check that it runs,
 about 30 s).
 
-Duration: at most the sum of the budgets (55 minutes for the five cases) plus the dask
-comparison (80 orders at N = 50 twice, a few minutes) and reading the logs.
+Duration: at most the sum of the budgets (40 minutes for the five cases; with the
+refinement about half) plus the dask comparison (80 orders at N = 50 and their refinement,
+twice, a few minutes) and reading the logs.
 """
 
 from __future__ import annotations
@@ -133,6 +136,7 @@ def run(inst, T, rule, args, client, samples=None, seconds=None) -> tuple[object
         seconds=seconds,
         scheduler=client,
         estimator=args.estimator,
+        refine=not args.no_refine,
     )
     wall = time.perf_counter() - w0
     cpu = time.process_time() - cpu0 + worker_cpu(client) - c0
@@ -151,11 +155,38 @@ def verdicts(sg) -> tuple[np.ndarray, np.ndarray]:
 
 def describe(sg) -> str:
     small, neither = verdicts(sg)
-    return (
-        f"orders {sg.samples:4} (stop: {sg.estimate.stop}), coalitions {sg.coalitions:6,}; "
-        f"signs decided {int(sg.sign_decided.sum())}, within 5 % {int(small.sum())}, "
-        f"undecided {int(neither.sum())}"
+    r = sg.refinement
+    refined = (
+        ""
+        if r is None
+        else f", then {len(r.players)} refined, up to {int(r.rounds.max())} rounds (stop: {r.stop})"
     )
+    return (
+        f"orders {sg.samples:4} (stop: {sg.estimate.stop}){refined}, coalitions "
+        f"{sg.coalitions:6,}; signs decided {int(sg.sign_decided.sum())}, within 5 % "
+        f"{int(small.sum())}, undecided {int(neither.sum())}"
+    )
+
+
+def refined_verdicts(sg, names) -> str:
+    """Each refined organization with its verdict: ``+``/``-`` (sign decided), ``~5 %``
+    (shown within 5 %) or ``?`` (neither), and the rounds it used."""
+    r = sg.refinement
+    if r is None:
+        return "  nothing refined"
+    small, _ = verdicts(sg)
+    psi = np.asarray(sg.psi, dtype=np.float64)
+    out = []
+    for u, n in zip(r.players, r.rounds, strict=True):
+        mark = (
+            ("+" if psi[u] > sg.phi[u] else "-")
+            if sg.sign_decided[u]
+            else "~5 %"
+            if small[u]
+            else "?"
+        )
+        out.append(f"{names[u]} {mark} ({int(n)})")
+    return "  refined (verdict, rounds): " + ", ".join(out)
 
 
 def stratified(
@@ -341,7 +372,8 @@ def main() -> None:
     ap.add_argument("--only", choices=list(CASES), action="append")
     ap.add_argument("--k", type=int, action="append", help="RICC: these N only")
     ap.add_argument("--days", type=int, default=30)
-    ap.add_argument("--samples", type=int, default=400, help="most orders per case")
+    ap.add_argument("--samples", type=int, default=5120, help="most orders per case")
+    ap.add_argument("--no-refine", action="store_true", help="the orders alone")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seconds", type=float, help="one budget for every case (0: none)")
@@ -400,6 +432,7 @@ def main() -> None:
                         f"{wall1:7.1f} s CPU {cpu1:7.1f} s; " + describe(one),
                         flush=True,
                     )
+                    print(refined_verdicts(one, inst.names), flush=True)
                     if args.reference:
                         reference(inst, T, rule, one, args)
                     if client is None or name != "ricc" or k not in dask_k:
@@ -409,8 +442,9 @@ def main() -> None:
                     two, wall2, cpu2 = run(inst, T, rule, args, client, samples=n)
                     same = (
                         "same estimate"
-                        if np.array_equal(one.estimate.phi, two.estimate.phi)
-                        and np.array_equal(one.estimate.halfwidth, two.estimate.halfwidth)
+                        if np.array_equal(one.phi, two.phi)
+                        and np.array_equal(one.halfwidth, two.halfwidth)
+                        and one.coalitions == two.coalitions
                         else "ESTIMATES DIFFER"
                     )
                     print(

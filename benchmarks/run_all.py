@@ -23,7 +23,7 @@ The jobs (``--list`` prints their commands):
   LPC-EGEE window (summaries into ``results-ref-windows-all.txt``, every window into
   ``results-ref-windows-k16.csv`` / ``-k20.csv``); at k = 20 each window runs alone;
 * ``audit``: ``benchmarks/audit.py --phases``;
-* ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (about an hour: sampled
+* ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (about half an hour: sampled
   audits up to 100 organizations, each within the issue's time target, in one process, and
   one case compared with 2 dask workers);
 * ``audit-reference``: ``benchmarks/audit_sampled.py --no-dask --samples 5120`` with

@@ -17,6 +17,7 @@ from coopsched.audit.sampling import (
     coalition_values,
     curve_values,
     sampled_game,
+    sign_decided,
     small_surplus,
 )
 from coopsched.online.engine import simulate
@@ -178,6 +179,15 @@ def test_dask_cluster_of_two_workers_gives_the_single_process_estimate():
         # a scheduler address works too (its client is closed afterwards)
         three = sampled_game(rec, 60, [30], scheduler=cluster.scheduler_address, **kw)
         np.testing.assert_array_equal(three.estimate.phi, one.estimate.phi)
+        # the refinement of the organizations the orders leave open, on the cluster too
+        kw = {**kw, "samples": 12}
+        one = sampled_game(rec, 60, [30], **kw)
+        two = sampled_game(rec, 60, [30], scheduler=client, **kw)
+        assert one.refinement is not None and one.refinement.players == two.refinement.players
+        assert two.coalitions == one.coalitions
+        np.testing.assert_array_equal(two.refinement.phi, one.refinement.phi)
+        np.testing.assert_array_equal(two.phi, one.phi)
+        np.testing.assert_array_equal(two.halfwidth, one.halfwidth)
 
 
 def test_cli_scheduler_gives_the_single_process_report(tmp_path, capsys):
@@ -210,7 +220,7 @@ def test_small_surplus_needs_the_whole_interval_within_the_share():
 
 def test_negligible_surpluses_stop_the_sampling_sooner_on_the_same_orders():
     rec = _recorded(k=6, n=80, seed=11)
-    kw = dict(samples=160, seed=2, first_orders=8)
+    kw = dict(samples=160, seed=2, first_orders=8, refine=False)
     full = sampled_game(rec, 60, [], **kw)
     soon = sampled_game(rec, 60, [], negligible=0.2, **kw)
     assert soon.samples < full.samples and not soon.sign_decided.all()
@@ -287,7 +297,74 @@ def test_ref_runs_value_their_subcoalitions_once_with_the_same_estimate(rigid, m
     assert 0 < ref_runs < former / 2
 
 
-def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(tmp_path):
+@pytest.fixture(scope="module")
+def ricc_day(tmp_path_factory):
+    """RICC, one day, the 7 busiest users and 'other' (rigid jobs, EASY), every coalition of
+    the sampled game valued: ``(inst, T, rule, table, fair_grand, exact)``, ``table`` with the
+    grand coalition at the recorded total, ``exact`` its Shapley values."""
+    from coopsched.online.shapley import shapley
+
+    path = trace_path("RICC-2010-2.swf.gz")
+    tmp = tmp_path_factory.mktemp("ricc-day")
+    inst, T, rule = top_users_window(path, 30 * 86400, 31 * 86400, 7, tmp)
+    k, G = inst.k, (1 << inst.k) - 1
+    recorded = sum(psi_sp(inst.org, recorded_starts(inst), inst.size, T, k, inst.processors))
+    table = [0] + [coalition_values(inst, T, [T], m, backfill=rule)[0] for m in range(1, G)]
+    fair_grand = coalition_values(inst, T, [T], G, backfill=rule)[0]
+    table.append(recorded)
+    exact = np.array([float(x) for x in shapley(table)])
+    return inst, T, rule, table, fair_grand, exact
+
+
+def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatch):
+    """The whole two-phase estimate (orders, then the organizations they leave open refined
+    by stratified sampling) on the real game of :func:`ricc_day`, its coalitions read from
+    the table: over seeded runs, the final intervals cover the exact values in the stated
+    share, the refinement ran and decided organizations the orders had left open, and its
+    values are those of :func:`shapley_stratified` on the table for the same seed."""
+    from test_shapley_antithetic import CONF, upper_bound
+
+    from coopsched.audit import sampling
+    from coopsched.online.shapley import shapley_stratified
+
+    inst, T, rule, table, fair_grand, exact = ricc_day
+    fair = [*table[:-1], fair_grand]
+    monkeypatch.setattr(sampling, "coalition_values", lambda i, h, g, m, *a: [fair[m]])
+    shares, refined, settled, last = [], 0, 0, None
+    for seed in range(150):
+        sg = sampled_game(inst, T, [], samples=8, seed=seed, confidence=CONF, backfill=rule)
+        shares.append(np.mean(np.abs(sg.phi - exact) <= sg.halfwidth))
+        r = sg.refinement
+        if r is not None:
+            refined += 1
+            settled += int(r.decided.sum())
+            assert sg.estimate.stop == "orders" and sg.stop == r.stop and sg.refining
+            assert r.players == np.flatnonzero(~sg.estimate.decided).tolist()
+            np.testing.assert_array_equal(sg.phi[r.players], r.phi[:, 0])
+            last = seed, sg
+    assert refined >= 20 and settled > 0, (refined, settled)
+    assert upper_bound(shares) >= CONF, np.mean(shares)
+    # the refinement is shapley_stratified on the same table with the audit's seed stream
+    seed, sg = last
+    r = sg.refinement
+    psi = np.asarray(sg.psi, dtype=np.float64)
+    again = shapley_stratified(
+        table.__getitem__,
+        inst.k,
+        r.players,
+        4,  # the audit's cap: half its orders
+        seed=np.random.SeedSequence(seed).spawn(1)[0],
+        confidence=1 - (1 - CONF) / 2,
+        decide=lambda who, p, h: sign_decided(psi[who], p[:, 0], h[:, 0]),
+    )
+    np.testing.assert_array_equal(again.phi, r.phi)
+    np.testing.assert_array_equal(again.halfwidth, r.halfwidth)
+    off = sampled_game(inst, T, [], samples=8, seed=seed, confidence=CONF, refine=False)
+    assert off.refinement is None and not off.refining
+    assert off.estimate.level == CONF < sg.estimate.level == r.level == 1 - (1 - CONF) / 2
+
+
+def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(ricc_day):
     """RICC, one day, the 7 busiest users and 'other' (rigid jobs, EASY): every coalition of
     the sampled game valued (its grand coalition at the recorded total), so its Shapley values
     are exact. The default estimator (``split``: the grand coalition valued under FAIRSHARE
@@ -297,17 +374,12 @@ def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(t
     and are narrower than the plain estimator's at the same orders."""
     from test_shapley_antithetic import CONF, upper_bound
 
-    from coopsched.online.shapley import shapley, unanimity_control
+    from coopsched.online.shapley import unanimity_control
 
-    path = trace_path("RICC-2010-2.swf.gz")
-    inst, T, rule = top_users_window(path, 30 * 86400, 31 * 86400, 7, tmp_path)
-    k, G = inst.k, (1 << inst.k) - 1
+    inst, T, rule, table, fair_grand, exact = ricc_day
+    k = inst.k
     assert k == 8
-    recorded = sum(psi_sp(inst.org, recorded_starts(inst), inst.size, T, k, inst.processors))
-    table = [0] + [coalition_values(inst, T, [T], m, backfill=rule)[0] for m in range(1, G)]
-    fair_grand = coalition_values(inst, T, [T], G, backfill=rule)[0]
-    table.append(recorded)
-    exact = np.array([float(x) for x in shapley(table)])
+    recorded = table[-1]
     order = inst.canonical_order().tolist()
     g, phi_g = unanimity_control(k, recorded - fair_grand)
 
@@ -352,3 +424,38 @@ def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(t
     assert upper_bound(shares) >= CONF, np.mean(shares)
     with pytest.raises(ValueError, match="estimator: 'z'; choose split, ends, plain"):
         sampled_game(inst, T, [], samples=4, estimator="z")
+
+
+def test_the_handoff_prices_the_refinement_against_the_orders():
+    """k = 50, 8 runs of positions: the refinement's first look costs open * 2 * 8 * 8
+    coalitions, the orders' next look (next - pairs) * 2 * 49; one coalition per second."""
+    from coopsched.audit.sampling import REFINE_FIRST, handoff_rule
+
+    assert REFINE_FIRST == 8
+    rule = dict(k=50, runs=8, pairs=20, next_pairs=40, spent=980.0, coalitions=980)
+    inf = float("inf")
+    assert handoff_rule(open_=15, remaining=inf, **rule)  # 1,920 <= 1,960
+    assert not handoff_rule(open_=16, remaining=inf, **rule)  # 2,048 > 1,960
+    assert not handoff_rule(open_=0, remaining=inf, **rule)
+    # the rounds must fit in the time left
+    assert handoff_rule(open_=15, remaining=1_920.0, **rule)
+    assert not handoff_rule(open_=15, remaining=1_900.0, **rule)
+
+
+def test_the_report_names_the_refined_organizations(capsys):
+    """A sampled audit whose orders leave organizations open: the report says which were
+    refined, how, and why sampling stopped; ``--no-refine`` keeps the orders alone."""
+    from coopsched.audit import audit
+
+    rec = _recorded(k=7, n=70, seed=5)
+    kw = dict(horizon=60, method="sampled", samples=12, seed=3, points=0)
+    r = audit(rec, with_counterfactuals=False, **kw).to_dict()
+    ref = r["sampling"]["refinement"]
+    assert ref["organizations"] and len(ref["rounds"]) == len(ref["organizations"])
+    assert ref["orders_stop"] == "orders" and r["sampling"]["stop"] == ref["stop"]
+    assert "stratified by position" in ref["method"]
+    assert "half of 1 - confidence kept for the refinement" in r["sampling"]["interval"]
+    assert any("estimated again by stratified sampling" in n for n in r["notes"])
+    off = audit(rec, with_counterfactuals=False, refine=False, **kw).to_dict()
+    assert "refinement" not in off["sampling"]
+    assert "kept for the refinement" not in off["sampling"]["interval"]

@@ -190,6 +190,7 @@ def audit(
     adaptive: bool | None = None,
     interval: str | None = None,
     estimator: str | None = None,
+    refine: bool | None = None,
     points: int | None = None,
     jobs: str | None = None,
     backfill: str | None = None,
@@ -227,7 +228,9 @@ def audit(
     coalition valued under ``value_policy`` too, and the recorded total's difference to it
     is added in equal shares, exactly; far less variance per order), ``"ends"`` (every
     organization's first and last positions valued exactly, the middle ones sampled) or
-    ``"plain"``.
+    ``"plain"``. ``refine`` (default ``True``, adaptive only): once few organizations are
+    left undecided, only they are sampled further, stratified by position (the first and
+    last positions exact), with half of ``1 - confidence`` kept for that phase.
     Proper coalitions are valued under ``value_policy``, those of at most ``exact_upto``
     members under REF (default 0: one game); the report's ``sampling`` states which, with
     the measured gap to REF. ``scheduler``: a dask.distributed scheduler address or
@@ -318,7 +321,7 @@ def _audit(
     method, exact_max, samples, seed = e.method, e.exact_max, e.samples, e.seed
     confidence, value_policy, exact_upto = e.confidence, e.value_policy, e.exact_upto
     seconds, adaptive, interval, points = e.seconds, e.adaptive, e.interval, e.points
-    scheduler, estimator = e.scheduler, e.estimator
+    scheduler, estimator, refine = e.scheduler, e.estimator, e.refine
     if isinstance(source, str | Path):
         say(f"reading {source}")
         window_read = _sacct_window(source, t_from, t_to, horizon, timezone)
@@ -497,6 +500,7 @@ def _audit(
             backfill=rule,
             scheduler=scheduler,
             estimator=estimator,
+            refine=refine,
         )
         report["method"] = "sampled"
         report["confidence"] = confidence
@@ -516,7 +520,9 @@ def _audit(
                     "with the observed variance and range of the pair means",
                 }[est.interval]
                 + f"; each look at {est.level:.6g} (Bonferroni over {est.planned_looks} "
-                "planned looks)"
+                "planned looks"
+                + (", half of 1 - confidence kept for the refinement" if sg.refining else "")
+                + ")"
             ),
             "samples": sg.samples,
             "max_orders": samples,
@@ -524,7 +530,7 @@ def _audit(
             "adaptive": adaptive,
             "looks": est.looks,
             "planned_looks": est.planned_looks,
-            "stop": est.stop,
+            "stop": sg.stop,
             "undecided": undecided,
             "seed": seed,
             "value_policy": value_policy,
@@ -532,12 +538,43 @@ def _audit(
             "coalitions_valued": sg.coalitions,
             "game": game_statement(k, value_policy, exact_upto, inst.rigid),
         }
+        ref_ = sg.refinement
+        if ref_ is not None:
+            report["sampling"]["refinement"] = {
+                "method": (
+                    "the organizations the orders left undecided estimated again, "
+                    "stratified by position: the first and last positions exact, the middle "
+                    f"ones in {ref_.bins} runs of sizes, one coalition per run and round; "
+                    "Student t over the rounds; the orders' estimates of the others kept"
+                ),
+                "organizations": [names[u] for u in ref_.players],
+                "rounds": [int(r) for r in ref_.rounds],
+                "looks": ref_.looks,
+                "planned_looks": ref_.planned_looks,
+                "level": ref_.level,
+                "stop": ref_.stop,
+                "orders_stop": est.stop,
+                "error_split": "half of 1 - confidence to the orders' looks, half to the "
+                "refinement's (a union bound)",
+            }
         # stated wherever the notes are printed (text, CSV comment lines, HTML)
         notes.append("sampled game: " + report["sampling"]["game"]["text"])
+        after = f"{sg.samples} orders"
+        if ref_ is not None:
+            after += (
+                f" and up to {int(ref_.rounds.max(initial=0))} stratified rounds for the "
+                f"{len(ref_.players)} organizations they left open"
+            )
+            notes.append(
+                f"{len(ref_.players)} organizations left undecided by {sg.samples} orders were "
+                "estimated again by stratified sampling (their intervals are from it): "
+                + ", ".join(names[u] for u in ref_.players[:20])
+                + (" ..." if len(ref_.players) > 20 else "")
+            )
         if undecided:
             notes.append(
                 f"sign of the surplus undecided for {len(undecided)} of {k} organizations "
-                f"after {sg.samples} orders (stopped: {est.stop}): "
+                f"after {after} (stopped: {sg.stop}): "
                 + ", ".join(undecided[:20])
                 + (" ..." if len(undecided) > 20 else "")
             )

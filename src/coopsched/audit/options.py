@@ -107,7 +107,9 @@ class Estimation:
     counterfactual policies; ``scheduler``: a dask.distributed address or ``Client``.
     ``points``: checkpoints of the curves over the window. ``estimator``: ``split``
     (default: the grand coalition's recorded total split off exactly, a control variate),
-    ``ends`` (first and last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`)."""
+    ``ends`` (first and last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`).
+    ``refine`` (adaptive only): the organizations the orders leave undecided estimated again,
+    stratified by position (:mod:`coopsched.audit.sampling`)."""
 
     method: str = "auto"
     exact_max: int = 16
@@ -122,6 +124,7 @@ class Estimation:
     points: int = 24
     scheduler: object = None
     estimator: str = "split"
+    refine: bool = True
 
     def __post_init__(self) -> None:
         from ..online.shapley import resolve_interval

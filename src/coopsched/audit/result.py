@@ -171,6 +171,9 @@ class Sampling(Section):
     exact_upto: int
     coalitions_valued: int
     game: dict[str, Any]
+    #: the organizations the orders left open, refined by stratified sampling
+    #: (:mod:`coopsched.audit.sampling`): who, rounds, runs of positions, why it stopped
+    refinement: dict[str, Any] | None = _optional()
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,21 @@ exactly before the first order (``2 N`` coalitions), only the middle positions s
 the recorded total only within their intervals). With ``exact_upto >= N - 1`` (REF values
 the coalitions of ``N - 1``) ``"split"`` falls back to ``"plain"`` (REF on the grand
 coalition is what sampling avoids).
+
+The refinement (``refine``, default on when adaptive): full orders serve every
+organization at once, but a small organization's marginal contribution depends mostly on
+its random position, so the last undecided ones need many orders. Once few are left, the
+audit estimates only those, stratified by position
+(:func:`~coopsched.online.shapley.shapley_stratified`: the first and last positions exact,
+the middle ones in ``refine_bins`` runs, one coalition and its union with the organization
+per run and round), keeping the orders' estimates of the decided ones. The orders hand over
+at a look (:func:`handoff_rule`) when ``REFINE_FIRST`` rounds of the open organizations cost
+no more than the orders to their next look and fit in the time left; and after the orders'
+last planned look. The
+error probability ``1 - confidence`` is split in halves between the orders' looks and the
+rounds' looks (a union bound: every interval the audit reports covers its organization's
+value with probability at least ``confidence`` whatever stopped either phase). Measured:
+``benchmarks/audit_sampled.py`` (``benchmarks/results-audit-sampled.txt``), docs/audit.md.
 """
 
 from __future__ import annotations
@@ -45,7 +60,14 @@ from ..online.backends import compiled_rule
 from ..online.engine import Policy, simulate
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
-from ..online.shapley import AntitheticEstimate, shapley_antithetic, unanimity_control
+from ..online.shapley import (
+    AntitheticEstimate,
+    StratifiedEstimate,
+    position_bins,
+    shapley_antithetic,
+    shapley_stratified,
+    unanimity_control,
+)
 from ..online.utilities import ValueCurve, psi_sp
 from ..workloads.instance import Instance
 from .game import recorded_starts
@@ -123,6 +145,15 @@ class SampledGame:
     #: ``split``: that value at the horizon, exact (the reference of the report's
     #: ``efficiency``: what the platform lost against the stand-in's own total)
     grand_policy_total: int | None = None
+    #: the refinement (module doc) of the organizations the orders left open, if it ran
+    refinement: StratifiedEstimate | None = None
+    #: the refinement was on (half of the error probability kept for it)
+    refining: bool = False
+
+    @property
+    def stop(self) -> str:
+        """Why the sampling stopped: the refinement's reason if it ran, else the orders'."""
+        return self.estimate.stop if self.refinement is None else self.refinement.stop
 
 
 #: the estimators of :func:`sampled_game` (module doc)
@@ -291,6 +322,35 @@ class _DaskValues:
             self.client.close()
 
 
+#: the refinement's first look, in rounds (:func:`handoff_rule` prices that many)
+REFINE_FIRST = 8
+
+
+def handoff_rule(
+    k: int,
+    open_: int,
+    runs: int,
+    pairs: int,
+    next_pairs: int,
+    spent: float,
+    coalitions: int,
+    remaining: float,
+) -> bool:
+    """Whether the orders hand over to the refinement at a look (module doc): ``open_``
+    organizations undecided after ``pairs`` antithetic pairs, ``coalitions`` valued in
+    ``spent`` seconds (the cost of one, measured), ``remaining`` seconds of budget. The
+    refinement's first look costs ``open_ * 2 * runs * REFINE_FIRST`` coalitions, the
+    orders' next look ``(next_pairs - pairs) * 2 * (k - 1)``. Hand over when the rounds cost
+    no more than the orders and fit in the remaining time."""
+    if open_ == 0 or coalitions == 0:
+        return False
+    each = spent / coalitions
+    rounds = open_ * 2 * runs * REFINE_FIRST * each
+    if rounds > remaining:
+        return False
+    return rounds <= (next_pairs - pairs) * 2 * (k - 1) * each
+
+
 def sampled_game(
     inst: Instance,
     horizon: int,
@@ -311,6 +371,8 @@ def sampled_game(
     scheduler: Any = None,
     negligible: float = 0.0,
     estimator: str = "split",
+    refine: bool = True,
+    refine_bins: int = 8,
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
@@ -324,7 +386,10 @@ def sampled_game(
     when every organization whose sign is undecided is shown to have ``|psi - phi|`` below
     this share of ``phi`` (its whole interval lies in ``psi / (1 + negligible)`` to
     ``psi / (1 - negligible)``); such organizations stay reported as undecided.
-    ``estimator``: ``"split"`` (default), ``"ends"`` or ``"plain"``, see the module doc."""
+    ``estimator``: ``"split"`` (default), ``"ends"`` or ``"plain"``, see the module doc.
+    ``refine`` (default ``True``, only when ``adaptive``): refine the organizations the
+    orders leave undecided by stratified sampling, in ``refine_bins`` runs of positions (the
+    module doc)."""
     if not 0 <= negligible < 1:
         raise ValueError(f"negligible: {negligible}; a share in [0, 1)")
     if estimator not in ESTIMATORS:
@@ -436,29 +501,94 @@ def sampled_game(
         grand_exact = coalition_values(inst, horizon, grid, G, value_policy, 0, backfill)
         grand_policy = np.array([float(x) for x in grand_exact])
         control, control_phi = unanimity_control(k, grand - grand_policy)
+    refining = refine and adaptive and k > 2
+    # the error probability split between the orders' looks and the refinement's
+    conf_orders = 1 - (1 - confidence) / 2 if refining else confidence
+    runs = max(1, len(position_bins(k, refine_bins)))
+    cache: dict[int, np.ndarray] = {}
+    began = time.perf_counter()
+
+    def handoff(
+        phi: np.ndarray,
+        hw: np.ndarray,
+        decided: np.ndarray,
+        pairs: int,
+        spent: float,
+        coalitions: int,
+        next_pairs: int,
+    ) -> bool:
+        remaining = np.inf if seconds is None else seconds - spent
+        go = handoff_rule(
+            k, int((~decided).sum()), runs, pairs, next_pairs, spent, coalitions, remaining
+        )
+        if go and progress_text is not None:
+            progress_text(
+                f"{int((~decided).sum())} organizations left undecided after {2 * pairs} "
+                "orders: refining them by stratified sampling"
+            )
+        return go
+
+    value_batch = values if batch is not None else reuse_ref if exact_upto > 0 else None
+    refinement = None
     try:
         est = shapley_antithetic(
             vec,
             k,
             samples,
             seed=seed,
-            confidence=confidence,
+            confidence=conf_orders,
             order=order,
             first_orders=first_orders,
             decide=decide if adaptive else None,
             seconds=seconds,
             on_look=on_look,
             interval=interval,
-            values=values if batch is not None else reuse_ref if exact_upto > 0 else None,
+            values=value_batch,
             control=control,
             control_phi=control_phi,
             ends=estimator == "ends",
+            cache=cache,
+            handoff=handoff if refining else None,
         )
+        open_ = [u for u in range(k) if not est.decided[u]]
+        left = None if seconds is None else seconds - (time.perf_counter() - began)
+        if refining and open_ and est.stop in ("handoff", "orders") and (left is None or left > 0):
+
+            def decide_refined(who: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarray:
+                out = sign_decided(psi_h[who], p[:, h], w[:, h])
+                if negligible > 0:
+                    out |= small_surplus(psi_h[who], p[:, h], w[:, h], negligible)
+                if progress_text is not None:
+                    progress_text(
+                        f"refinement: sign undecided for {int((~out).sum())} of the "
+                        f"{len(open_)} organizations refined"
+                    )
+                return out
+
+            refinement = shapley_stratified(
+                vec,
+                k,
+                open_,
+                max(2, samples // 2),
+                seed=np.random.SeedSequence(seed % 2**64).spawn(1)[0],
+                confidence=1 - (1 - confidence) / 2,
+                bins=refine_bins,
+                first_rounds=REFINE_FIRST,
+                decide=decide_refined,
+                seconds=left,
+                interval="t" if interval == "auto" else interval,
+                values=value_batch,
+                cache=cache,
+            )
     finally:
         if batch is not None:
             batch.close()
-    phi = symmetrize(est.phi[:, h], groups)
-    hw = symmetrize(est.halfwidth[:, h], groups, worst=True)
+    full_phi, full_hw = est.phi.copy(), est.halfwidth.copy()
+    if refinement is not None:
+        full_phi[refinement.players] = refinement.phi
+        full_hw[refinement.players] = refinement.halfwidth
+    phi = symmetrize(full_phi[:, h], groups)
+    hw = symmetrize(full_hw[:, h], groups, worst=True)
     keep = [t for t in grid if t in set(times)]
     return SampledGame(
         psi=psi_grid[h],
@@ -466,12 +596,12 @@ def sampled_game(
         halfwidth=hw,
         times=keep,
         psi_at=[psi_grid[at[t]] for t in keep],
-        phi_at=[symmetrize(est.phi[:, at[t]], groups) for t in keep],
+        phi_at=[symmetrize(full_phi[:, at[t]], groups) for t in keep],
         samples=est.orders,
         confidence=confidence,
         value_policy=value_policy,
         exact_upto=exact_upto,
-        coalitions=est.evaluations + (grand_policy is not None),
+        coalitions=len(cache) + (grand_policy is not None),
         sign_decided=sign_decided(psi_h, phi, hw),
         estimate=est,
         max_orders=samples,
@@ -481,4 +611,6 @@ def sampled_game(
         if grand_policy is None
         else [float(grand_policy[at[t]]) for t in keep],
         grand_policy_total=None if grand_exact is None else int(grand_exact[h]),
+        refinement=refinement,
+        refining=refining,
     )

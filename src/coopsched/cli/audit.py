@@ -93,6 +93,13 @@ def audit(
             "positions exact) or plain."
         ),
     ] = "split",
+    refine: Annotated[
+        bool,
+        typer.Option(
+            help="Sampled, adaptive: once few organizations are undecided, sample only "
+            "them, stratified by position (first and last positions exact)."
+        ),
+    ] = True,
     value_policy: Annotated[
         str, typer.Option(help="Sampled: policy valuing the proper coalitions (REF's stand-in).")
     ] = "fairshare",
@@ -181,6 +188,7 @@ def audit(
             adaptive=adaptive,
             interval=interval,
             estimator=estimator,
+            refine=refine,
             seed=seed,
             confidence=confidence,
             value_policy=value_policy,
@@ -216,7 +224,7 @@ def audit(
 _FLAG_OF = {"t_from": "--from", "t_to": "--to", "with_counterfactuals": "--counterfactuals"}
 _PARAMS = (
     "t_from|t_to|org_by|mapping|shares|other|horizon|timezone|machines|contribution|method|"
-    "exact_max|samples|seconds|adaptive|interval|estimator|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
+    "exact_max|samples|seconds|adaptive|interval|estimator|refine|confidence|value_policy|exact_upto|seed|points|jobs|backfill|"
     "skip_malformed|owen|scheduler"
 )
 

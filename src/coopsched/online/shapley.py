@@ -20,6 +20,9 @@ A table ``v`` has ``2**k`` entries, ``v[0] = 0``.
   an adaptive number of orders: batches until a caller's test decides every player, or a
   budget of orders or seconds is spent; optionally with a control variate, a surrogate game
   whose Shapley values are known exactly (:func:`unanimity_control`).
+* :func:`shapley_stratified` -- some players only, stratified by position (the first and
+  last positions exact, the middle ones in runs, one draw per run and round), adaptive in
+  the same way: the sampled audit's refinement of the players the orders left undecided.
 """
 
 from __future__ import annotations
@@ -382,6 +385,9 @@ def shapley_antithetic(
     control: Callable[[int], object] | None = None,
     control_phi: object = None,
     ends: bool = False,
+    cache: dict[int, np.ndarray] | None = None,
+    handoff: Callable[[np.ndarray, np.ndarray, np.ndarray, int, float, int, int], bool]
+    | None = None,
 ) -> AntitheticEstimate:
     """Estimate Shapley values (Eq. 2) from antithetic pairs of orders, adaptively.
 
@@ -466,6 +472,15 @@ def shapley_antithetic(
     contributions are averaged over about ``(k - 2) / k`` of the pairs, so at few orders
     skewed games are covered less well (tests/test_shapley_antithetic.py: 0.85 for a nominal
     0.90 at 40 orders on airport games, nominal at 80).
+
+    ``cache``, if given, holds the values (1-D arrays) of coalitions already valued and
+    receives the new ones (a later estimate of the same game reuses them,
+    :func:`shapley_stratified`). ``handoff(phi, halfwidth, decided, pairs, seconds,
+    coalitions, next_pairs)``, if given, is asked at each look but the last that leaves a
+    player undecided (``next_pairs``: the pairs of the next planned look; ``seconds``: the
+    sampling's time so far, ``coalitions`` the distinct ones valued); if it
+    answers ``True``, sampling stops there with ``stop="handoff"``: the caller goes on
+    another way (the sampled audit's refinement of the undecided players).
     """
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
@@ -478,7 +493,8 @@ def shapley_antithetic(
     level = 1 - (1 - confidence) / planned
     players = list(range(k)) if order is None else [int(u) for u in order]
     G = (1 << k) - 1
-    cache: dict[int, np.ndarray] = {}
+    if cache is None:
+        cache = {}
 
     def val(mask: int) -> np.ndarray:
         x = cache.get(mask)
@@ -577,6 +593,15 @@ def shapley_antithetic(
         if out_of_time:
             stop = "seconds"
             break
+        if (
+            handoff is not None
+            and look < len(looks)
+            and handoff(
+                phi, hw, decided, done, time.perf_counter() - start, len(cache), looks[look]
+            )
+        ):
+            stop = "handoff"
+            break
     return AntitheticEstimate(
         phi=phi,
         halfwidth=hw,
@@ -610,6 +635,210 @@ def _middle(
             phi[u] += weight * y.mean(axis=0)
         hw[u] = weight * pair_halfwidth(y, level, interval) if len(y) >= 2 else np.inf
     return phi, hw
+
+
+def position_bins(k: int, bins: int) -> list[tuple[int, int]]:
+    """The middle positions of ``k`` players, as sizes ``1`` to ``k - 2`` of the set of
+    players before the estimated one, cut into ``min(bins, k - 2)`` runs of consecutive
+    sizes of near-equal length: ``(first, last)`` pairs (none for ``k <= 2``)."""
+    if bins < 1:
+        raise ValueError(f"bins: {bins}; at least 1")
+    mid = k - 2
+    if mid <= 0:
+        return []
+    b = min(bins, mid)
+    edges = [1 + (mid * i) // b for i in range(b + 1)]
+    return [(edges[i], edges[i + 1] - 1) for i in range(b)]
+
+
+def refine_schedule(max_rounds: int, first_rounds: int) -> list[int]:
+    """The rounds at which :func:`shapley_stratified` looks: ``first_rounds``, then doubling,
+    the last at ``max_rounds`` (planned before sampling, as :func:`look_schedule`)."""
+    if max_rounds < 2:
+        raise ValueError(f"max_rounds: {max_rounds}; at least 2 rounds")
+    out = [min(max_rounds, max(2, first_rounds))]
+    while out[-1] < max_rounds:
+        out.append(min(max_rounds, 2 * out[-1]))
+    return out
+
+
+@dataclass
+class StratifiedEstimate:
+    """Shapley estimates of some players by stratified sampling (:func:`shapley_stratified`).
+
+    ``phi`` and ``halfwidth``: one row per player of ``players`` (in that order), one column
+    per component of the value. ``rounds``: per player, the rounds its estimate uses (it
+    stops being sampled at the look that decides it). ``level``, ``looks``,
+    ``planned_looks``: as :class:`AntitheticEstimate`; ``stop``: ``"decided"``,
+    ``"rounds"`` (``max_rounds`` used) or ``"seconds"``; ``evaluations``: coalitions this
+    estimate valued (not found in the cache); ``bins``: strata of middle positions."""
+
+    players: list[int]
+    phi: np.ndarray
+    halfwidth: np.ndarray
+    rounds: np.ndarray
+    looks: int
+    planned_looks: int
+    level: float
+    stop: str
+    decided: np.ndarray
+    evaluations: int
+    bins: int
+    interval: str = "t"
+
+
+def shapley_stratified(
+    value: Callable[[int], object],
+    k: int,
+    players: Sequence[int],
+    max_rounds: int,
+    *,
+    seed: int | np.random.SeedSequence = 0,
+    confidence: float = 0.95,
+    bins: int = 8,
+    first_rounds: int = 8,
+    decide: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    seconds: float | None = None,
+    interval: str = "t",
+    values: Callable[[list[int]], Sequence[object]] | None = None,
+    cache: dict[int, np.ndarray] | None = None,
+) -> StratifiedEstimate:
+    """Estimate the Shapley values of the players ``players`` only, stratified by position.
+
+    A player's Shapley value (Eq. 2) is the mean over the ``k`` positions ``s`` (the number
+    of players before it, ``0`` to ``k - 1``) of its expected marginal contribution
+    ``v(S + u) - v(S)`` over the sets ``S`` of ``s`` other players drawn uniformly
+    (stratified sampling by position: Maleki, Tran-Thanh, Hines, Rahwan & Rogers, "Bounding
+    the estimation error of sampling-based Shapley value approximation", 2013; Castro,
+    Gomez, Molina & Tejada, "Improving polynomial estimation of the Shapley value by
+    stratified random sampling with optimum allocation", Computers & Operations Research
+    82, 2017). The first position (``v({u})``) and the last (``v(N) - v(N - u)``) are
+    valued exactly; the middle sizes ``1`` to ``k - 2`` are cut into ``bins`` runs of
+    consecutive sizes (:func:`position_bins`), and each round draws, per player and run, one
+    size uniformly in the run and one set of that size uniformly: ``2`` coalitions per run,
+    whatever ``k``. A round's value ``Z = (v({u}) + v(N) - v(N - u)) / k + sum_b (n_b / k)
+    (v(S_b + u) - v(S_b))`` (``n_b`` sizes in run ``b``) is unbiased for ``phi_u``, and the
+    rounds are i.i.d.: the estimate is their mean, its interval the central limit theorem's
+    (:func:`pair_halfwidth` on the rounds, Student t by default). Unlike full orders, a round
+    serves one player; it pays when few players are left to decide, as the position, which
+    full orders leave random, no longer adds to the variance.
+
+    Adaptive as :func:`shapley_antithetic`: looks planned before sampling
+    (:func:`refine_schedule`), each at level ``1 - (1 - confidence) / planned`` (Bonferroni);
+    at each look ``decide(players, phi, halfwidth)`` (the players still sampled, their
+    estimates; one boolean each) and a decided player is no longer sampled, its estimate
+    kept; the sampling stops when every player is decided, ``max_rounds`` are used, or
+    ``seconds`` have passed (checked after each round, at least 2 rounds; the rounds done
+    make the last look). ``values(masks)``: values a batch (one round with ``seconds``, else
+    the rounds up to the next look), with the same draws and so the same estimate.
+    ``cache``: coalitions valued before (e.g. by :func:`shapley_antithetic` on the same
+    game), reused and extended."""
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    interval = resolve_interval(interval, decide is not None)
+    plan = refine_schedule(max_rounds, first_rounds) if decide is not None else [max_rounds]
+    if decide is None:
+        refine_schedule(max_rounds, max_rounds)  # checks max_rounds
+    level = 1 - (1 - confidence) / len(plan)
+    who = [int(u) for u in players]
+    G = (1 << k) - 1
+    if cache is None:
+        cache = {}
+    before = len(cache)
+
+    def val(mask: int) -> np.ndarray:
+        x = cache.get(mask)
+        if x is None:
+            x = cache[mask] = np.atleast_1d(np.asarray(value(mask), dtype=np.float64))
+        return x
+
+    def fill(masks: list[int]) -> None:
+        todo = [m for m in dict.fromkeys(masks) if m not in cache]
+        if values is not None and todo:
+            for mask, x in zip(todo, values(todo), strict=True):
+                cache[mask] = np.atleast_1d(np.asarray(x, dtype=np.float64))
+
+    fill([c for u in who for c in (1 << u, G ^ (1 << u))] + [G])
+    grand = val(G)
+    m = grand.shape[0]
+    runs = position_bins(k, bins)
+    exact = {u: (val(1 << u) + grand - val(G ^ (1 << u))) / k if k > 1 else grand for u in who}
+    share = [(hi - lo + 1) / k for lo, hi in runs]
+    others = {u: np.array([w for w in range(k) if w != u]) for u in who}
+    rng = np.random.default_rng(seed)
+    Z: dict[int, list[np.ndarray]] = {u: [] for u in who}
+    phi = np.array([exact[u] for u in who]).reshape(len(who), m)
+    hw = np.zeros((len(who), m)) if not runs else np.full((len(who), m), np.inf)
+    decided = np.zeros(len(who), dtype=bool)
+    active = list(range(len(who))) if runs else []
+    stop, look, done = "decided", 0, 0
+    start = time.perf_counter()
+
+    def draw_round() -> list[tuple[int, list[int]]]:
+        out = []
+        for i in active:
+            u = who[i]
+            sets = []
+            for lo, hi in runs:
+                s = int(rng.integers(lo, hi + 1))
+                S = 0
+                for w in rng.choice(others[u], size=s, replace=False):
+                    S |= 1 << int(w)
+                sets.append(S)
+            out.append((i, sets))
+        return out
+
+    for i_look, target in enumerate(plan, 1):
+        if not active:
+            break
+        look = i_look
+        out_of_time = False
+        while done < target:
+            batch = [draw_round() for _ in range(1 if seconds is not None else target - done)]
+            fill([c for rd in batch for i, sets in rd for S in sets for c in (S, S | 1 << who[i])])
+            for rd in batch:
+                for i, sets in rd:
+                    u = who[i]
+                    z = exact[u].copy()
+                    for w, S in zip(share, sets, strict=True):
+                        z += w * (val(S | 1 << u) - val(S))
+                    Z[u].append(z)
+                done += 1
+            if seconds is not None and time.perf_counter() - start > seconds and done >= 2:
+                out_of_time = True
+                break
+        for i in active:
+            y = np.array(Z[who[i]])
+            phi[i] = y.mean(axis=0)
+            hw[i] = pair_halfwidth(y, level, interval)
+        if decide is not None:
+            got = np.asarray(decide(np.array([who[i] for i in active]), phi[active], hw[active]))
+            for i, d in zip(list(active), got, strict=True):
+                decided[i] = bool(d)
+            active = [i for i in active if not decided[i]]
+            if not active:
+                stop = "decided"
+                break
+        if out_of_time:
+            stop = "seconds"
+            break
+        stop = "rounds"
+    if not runs:
+        decided[:] = True
+    return StratifiedEstimate(
+        players=who,
+        phi=phi,
+        halfwidth=hw,
+        rounds=np.array([len(Z[u]) for u in who], dtype=np.int64),
+        looks=look,
+        planned_looks=len(plan),
+        level=level,
+        stop=stop,
+        decided=decided,
+        evaluations=len(cache) - before,
+        bins=len(runs),
+        interval=interval,
+    )
 
 
 def unanimity_control(k: int, offset: object) -> tuple[Callable[[int], object], np.ndarray]:

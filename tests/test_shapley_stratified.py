@@ -1,0 +1,169 @@
+"""Stratified sampling of some players' Shapley values (issue 29, item 3: the sampled audit's
+refinement of the organizations its orders leave undecided). Coverage is checked as in
+tests/test_shapley_antithetic.py, on games with known exact values: random additive +
+interaction games, airport games (closed form) and the REF game of a real LPC-EGEE window."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import trace_path
+from hypothesis import given
+from hypothesis import strategies as st
+from test_shapley_antithetic import CONF, upper_bound
+
+from coopsched.online.shapley import (
+    position_bins,
+    refine_schedule,
+    shapley,
+    shapley_antithetic,
+    shapley_stratified,
+)
+from coopsched.testing import additive_interaction_game as additive_interaction
+from coopsched.testing import airport_game as airport
+
+RUNS = 300
+
+
+@given(k=st.integers(1, 300), bins=st.integers(1, 40))
+def test_position_bins_cut_the_middle_sizes_into_near_equal_runs(k, bins):
+    runs = position_bins(k, bins)
+    sizes = [s for lo, hi in runs for s in range(lo, hi + 1)]
+    assert sizes == list(range(1, k - 1))
+    assert len(runs) == min(bins, max(0, k - 2))
+    lengths = [hi - lo + 1 for lo, hi in runs]
+    assert not lengths or max(lengths) - min(lengths) <= 1
+
+
+def test_refine_schedule_doubles_up_to_the_cap():
+    assert refine_schedule(100, 8) == [8, 16, 32, 64, 100]
+    assert refine_schedule(5, 8) == [5]
+    with pytest.raises(ValueError, match="at least 2 rounds"):
+        refine_schedule(1, 8)
+
+
+def test_exact_when_the_marginal_contributions_do_not_vary():
+    """An additive game: every marginal contribution is the player's own value, so every
+    round is the exact value and the interval has width 0; k <= 2 needs no sampling."""
+    k = 9
+    a = np.arange(1, k + 1) * 10.0
+
+    def v(mask):
+        return sum(a[u] for u in range(k) if mask >> u & 1)
+
+    est = shapley_stratified(v, k, [0, 4, 8], 6, seed=1)
+    np.testing.assert_allclose(est.phi[:, 0], a[[0, 4, 8]])
+    assert np.all(est.halfwidth == 0) and est.rounds.tolist() == [6, 6, 6]
+    two = shapley_stratified(lambda m: [0, 1.0, 5.0, 9.0][m], 2, [0, 1], 4)
+    np.testing.assert_allclose(two.phi[:, 0], [2.5, 6.5])
+    assert two.bins == 0 and np.all(two.halfwidth == 0) and two.decided.all()
+
+
+def _coverage(v, exact, k, players, rounds, runs=RUNS, **kw):
+    shares, widths = [], []
+    for seed in range(runs):
+        est = shapley_stratified(
+            v.__getitem__, k, players, rounds, seed=seed, confidence=CONF, **kw
+        )
+        phi, hw = est.phi[:, 0], est.halfwidth[:, 0]
+        shares.append(np.mean(np.abs(phi - exact[players]) <= hw))
+        widths.append(hw)
+    return np.array(shares), np.mean(widths, axis=0)
+
+
+@pytest.mark.parametrize("game", ["additive", "airport"])
+def test_intervals_cover_the_exact_value_in_the_stated_share(game):
+    """One look at 24 rounds (Hall's interval, the default with one look), 4 runs of sizes."""
+    k = 9
+    for g in range(2):
+        if game == "additive":
+            v = additive_interaction(k, g)
+            exact = np.array([float(x) for x in shapley(v)])
+        else:
+            v, exact = airport(k, g)
+        shares, _ = _coverage(v, exact, k, list(range(k)), 24, bins=4)
+        assert upper_bound(shares) >= CONF, (game, g, shares.mean())
+
+
+def test_adaptive_looks_keep_the_coverage_and_drop_decided_players():
+    """Targets near phi, so that players are decided at different looks: the decided ones
+    stop being sampled, and the final intervals keep the coverage (Bonferroni over the
+    planned looks)."""
+    k = 9
+    v = additive_interaction(k, 11)
+    exact = np.array([float(x) for x in shapley(v)])
+    offset = np.array([100, 150, 200, 250, 300, 350, 400, 450, 500])
+    target = exact + offset * np.where(np.arange(k) % 2, 1, -1)
+
+    def decide(who, phi, hw):
+        t = target[who]
+        return (t < phi[:, 0] - hw[:, 0]) | (t > phi[:, 0] + hw[:, 0])
+
+    shares, spread = [], set()
+    for seed in range(RUNS):
+        est = shapley_stratified(
+            v.__getitem__, k, range(k), 256, seed=seed, confidence=CONF, decide=decide, bins=4
+        )
+        spread.add(tuple(est.rounds))
+        shares.append(np.mean(np.abs(est.phi[:, 0] - exact) <= est.halfwidth[:, 0]))
+    assert est.interval == "t" and est.planned_looks == len(refine_schedule(256, 8))
+    assert any(len(set(r)) > 1 for r in spread)  # players stopped at different looks
+    assert upper_bound(shares) >= CONF, np.mean(shares)
+
+
+def test_batches_and_a_cache_give_the_same_estimate():
+    k = 8
+    v = additive_interaction(k, 3)
+    calls: list[int] = []
+
+    def values(masks):
+        calls.append(len(masks))
+        return [v[m] for m in masks]
+
+    kw = dict(seed=5, decide=lambda who, p, h: h[:, 0] < 0, bins=3)
+    a = shapley_stratified(v.__getitem__, k, [1, 6], 32, **kw)
+    b = shapley_stratified(v.__getitem__, k, [1, 6], 32, values=values, **kw)
+    c = shapley_stratified(v.__getitem__, k, [1, 6], 32, values=values, seconds=1e9, **kw)
+    assert calls and a.evaluations == b.evaluations == c.evaluations > 0
+    for x in (b, c):
+        np.testing.assert_array_equal(a.phi, x.phi)
+        np.testing.assert_array_equal(a.halfwidth, x.halfwidth)
+    cache: dict[int, np.ndarray] = {m: np.array([float(v[m])]) for m in range(1 << k)}
+    seen: list[int] = []
+    d = shapley_stratified(lambda m: seen.append(m) or v[m], k, [1, 6], 32, cache=cache, **kw)
+    assert not seen and d.evaluations == 0
+    np.testing.assert_array_equal(a.phi, d.phi)
+
+
+def test_a_time_budget_stops_after_two_rounds_and_says_so():
+    v, _ = airport(9, 2)
+    est = shapley_stratified(
+        v.__getitem__, 9, [0, 3], 1024, seconds=1e-9, decide=lambda who, p, h: h[:, 0] < 0
+    )
+    assert est.stop == "seconds" and est.rounds.tolist() == [2, 2] and est.looks == 1
+
+
+def test_real_window_narrower_than_orders_at_equal_coalitions():
+    """The REF game of a real LPC-EGEE window (k = 12, sequential jobs): for the two players
+    with the widest intervals under orders, stratified rounds spending the same number of
+    distinct coalitions give intervals that cover (one look) and are narrower."""
+    from coopsched.online.ref import ref_schedule
+    from coopsched.workloads.prepare import trace_to_instance
+    from coopsched.workloads.swf import read_swf
+
+    k = 12
+    tr = read_swf(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz"))
+    inst = trace_to_instance(tr, k=k, start=11_050_000, length=50_000, seed=1)
+    _, vals = ref_schedule(inst, 50_000)
+    exact = np.array([float(x) for x in shapley(vals)])
+    orders = [
+        shapley_antithetic(vals.__getitem__, k, 40, seed=s, confidence=CONF) for s in range(40)
+    ]
+    width = np.mean([o.halfwidth[:, 0] / np.abs(exact) for o in orders], axis=0)
+    players = [int(u) for u in np.argsort(width)[-2:]]
+    spent = np.mean([o.evaluations for o in orders])
+    rounds = int(spent // (2 * len(position_bins(k, 8)) * len(players)))
+    shares, hw = _coverage(vals, exact, k, players, rounds, runs=RUNS)
+    assert upper_bound(shares) >= CONF, shares.mean()
+    ordered = np.mean([o.halfwidth[players, 0] for o in orders], axis=0)
+    assert np.all(hw < ordered), (hw, ordered)

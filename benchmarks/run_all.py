@@ -30,6 +30,9 @@ The jobs (``--list`` prints their commands):
   ``--reference`` on HPC2N and KTH-SP2, then RICC at N = 50 and 100, and KTH-SP2 with
   ``--estimator ends`` (about 80 minutes: which organizations the budgeted runs leave open,
   and whether their surplus is below 5 % of ``phi``);
+* ``refine-tails``: ``benchmarks/refine_tails.py`` (not a timing: how often the sampled
+  audit's refinement calls a wrong sign on a heavy-tailed user, by first look and
+  interval; about two minutes);
 * ``audit-variance``: ``benchmarks/audit_variance.py`` (not a timing: the spread of the
   organizations' marginal contributions on the RICC month at N = 50, and the orders a
   decided sign needs; a few minutes);
@@ -196,6 +199,13 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "is the sampled audits' target met: HPC2N and KTH-SP2 with the order cap lifted "
             "(600 s budgets), RICC at N = 50 and 100, each followed by a stratified reference "
             "of the organizations it left open; KTH-SP2 with the ends estimator",
+        ),
+        Job(
+            "refine-tails",
+            [[py, f"{b}/refine_tails.py", *t]],
+            "results-refine-tails.txt",
+            "the refinement's wrong sign calls on a heavy-tailed user (HPC2N u5), by first "
+            "look and interval, on bootstrap replays of 300 measured rounds",
         ),
         Job(
             "audit-variance",

@@ -356,6 +356,7 @@ def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatc
         seed=np.random.SeedSequence(seed).spawn(1)[0],
         confidence=1 - (1 - CONF) / 2,
         decide=lambda who, p, h: sign_decided(psi[who], p[:, 0], h[:, 0]),
+        interval="hall",  # the audit's refinement with the default interval
     )
     np.testing.assert_array_equal(again.phi, r.phi)
     np.testing.assert_array_equal(again.halfwidth, r.halfwidth)
@@ -427,19 +428,19 @@ def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(r
 
 
 def test_the_handoff_prices_the_refinement_against_the_orders():
-    """k = 50, 8 runs of positions: the refinement's first look costs open * 2 * 8 * 8
+    """k = 50, 8 runs of positions: the refinement's first look costs open * 2 * 8 * 32
     coalitions, the orders' next look (next - pairs) * 2 * 49; one coalition per second."""
     from coopsched.audit.sampling import REFINE_FIRST, handoff_rule
 
-    assert REFINE_FIRST == 8
+    assert REFINE_FIRST == 32
     rule = dict(k=50, runs=8, pairs=20, next_pairs=40, spent=980.0, coalitions=980)
     inf = float("inf")
-    assert handoff_rule(open_=15, remaining=inf, **rule)  # 1,920 <= 1,960
-    assert not handoff_rule(open_=16, remaining=inf, **rule)  # 2,048 > 1,960
+    assert handoff_rule(open_=3, remaining=inf, **rule)  # 1,536 <= 1,960
+    assert not handoff_rule(open_=4, remaining=inf, **rule)  # 2,048 > 1,960
     assert not handoff_rule(open_=0, remaining=inf, **rule)
     # the rounds must fit in the time left
-    assert handoff_rule(open_=15, remaining=1_920.0, **rule)
-    assert not handoff_rule(open_=15, remaining=1_900.0, **rule)
+    assert handoff_rule(open_=3, remaining=1_536.0, **rule)
+    assert not handoff_rule(open_=3, remaining=1_500.0, **rule)
 
 
 def test_the_report_names_the_refined_organizations(capsys):

@@ -545,7 +545,12 @@ def _audit(
                     "the organizations the orders left undecided estimated again, "
                     "stratified by position: the first and last positions exact, the middle "
                     f"ones in {ref_.bins} runs of sizes, one coalition per run and round; "
-                    "Student t over the rounds; the orders' estimates of the others kept"
+                    + {
+                        "t": "Student t",
+                        "hall": "Student t with Hall's skewness correction",
+                        "bernstein": "empirical Bernstein",
+                    }[ref_.interval]
+                    + " over the rounds; the orders' estimates of the others kept"
                 ),
                 "organizations": [names[u] for u in ref_.players],
                 "rounds": [int(r) for r in ref_.rounds],

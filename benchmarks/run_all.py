@@ -26,6 +26,8 @@ The jobs (``--list`` prints their commands):
 * ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (about half an hour: sampled
   audits up to 100 organizations, each within the issue's time target, in one process, and
   one case compared with 2 dask workers);
+* ``audit-sampled-machine``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` on 2 dask
+  workers, the whole machine, within the same 10-minute budgets (about 20 minutes);
 * ``audit-reference``: ``benchmarks/audit_sampled.py --no-dask --samples 5120`` with
   ``--reference`` on HPC2N and KTH-SP2, then RICC at N = 50 and 100, and KTH-SP2 with
   ``--estimator ends`` (about 80 minutes: which organizations the budgeted runs leave open,
@@ -182,6 +184,17 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "results-audit-sampled.txt",
             "sampled audits by user: RICC month at N = 20/50/100, HPC2N and KTH-SP2 months, "
             "within the targets' budgets; RICC N = 50 on 2 dask workers",
+            needs="distributed",
+        ),
+        Job(
+            "audit-sampled-machine",
+            [
+                [py, f"{b}/audit_sampled.py", *t, "--only", "hpc2n", "--only", "kth"]
+                + ["--budget-on-dask", "--workers", "2"]
+            ],
+            "results-audit-sampled-machine.txt",
+            "sampled audits of the HPC2N and KTH-SP2 months by user on the whole machine "
+            "(2 dask workers) within the 10-minute budget",
             needs="distributed",
         ),
         Job(

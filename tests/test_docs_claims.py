@@ -640,6 +640,45 @@ def test_estimator_table_quotes_the_results_file():
     assert table["antithetic, Hall, adaptive"][0] == span(cols["ad hl"])
 
 
+_SAMPLED = re.compile(
+    r"(\w+) days \d+-\d+ k=(\d+) jobs=([\d,]+): one process, budget (\d+) s: wall\s+([\d.]+)"
+    r" s CPU\s+[\d.]+ s; orders\s+(\d+) \(stop: (\w+)\)(?:, then (\d+) refined, up to (\d+) "
+    r"rounds \(stop: (\w+)\))?, coalitions\s+[\d,]+; signs decided (\d+), within 5 % (\d+), "
+    r"undecided (\d+)"
+)
+_VERDICT = re.compile(r"(\S+) (\+|-|~5 %|\?) \((\d+)\)")
+
+
+def sampled_cases() -> list[dict]:
+    """The budgeted cases of ``benchmarks/results-audit-sampled.txt``, each with its refined
+    organizations' verdicts (``+``, ``-``, ``~5 %`` or ``?``)."""
+    cases: list[dict] = []
+    for line in _bench("results-audit-sampled.txt").splitlines():
+        m = _SAMPLED.search(line)
+        if m:
+            log, k, jobs, budget, wall, orders, stop, nref, rounds, rstop, dec, small, neither = (
+                m.groups()
+            )
+            cases.append(
+                {
+                    "log": log,
+                    "k": k,
+                    "jobs": jobs,
+                    "budget": budget,
+                    "wall": float(wall),
+                    "orders": orders,
+                    "stop": stop,
+                    "refined": nref,
+                    "rounds": rounds,
+                    "counts": [dec, small, neither],
+                    "verdicts": {},
+                }
+            )
+        elif line.startswith("  refined (verdict, rounds): "):
+            cases[-1]["verdicts"] = {n: v for n, v, _ in _VERDICT.findall(line)}
+    return cases
+
+
 def test_readme_sampled_audits_quote_the_files():
     """The README's sampled-audit table, dask comparison and variance figures are the
     committed ``benchmarks/results-audit-sampled.txt`` and ``results-audit-variance.txt``."""
@@ -647,29 +686,23 @@ def test_readme_sampled_audits_quote_the_files():
     perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
     text = " ".join(perf.split())
     lines = _bench("results-audit-sampled.txt").splitlines()
-    one = re.compile(
-        r"(\w+) days \d+-\d+ k=(\d+) jobs=([\d,]+): one process, budget (\d+) s: wall\s+([\d.]+)"
-        r" s CPU\s+[\d.]+ s; orders\s+(\d+) \(stop: (\w+)\), coalitions\s+[\d,]+; signs "
-        r"decided (\d+), within 5 % (\d+), undecided (\d+)"
-    )
-    cases = [m.groups() for m in map(one.search, lines) if m]
+    cases = sampled_cases()
     assert len(cases) == 5
-    for log, k, jobs, budget, wall, orders, stop, dec, small, neither in cases:
-        row = [r for r in perf.splitlines() if r.startswith("|") and r.count("|") == 8]
-        row = [r for r in row if f"| {jobs} |" in r]
+    rows = [r for r in perf.splitlines() if r.startswith("|") and r.count("|") == 10]
+    for c in cases:
+        k, jobs = c["k"], c["jobs"]
+        row = [r for r in rows if f"| {jobs} |" in r]
         row = [r for r in row if f"N = {k} |" in r or f"all {k} users" in r]
-        assert len(row) == 1, (log, k)
-        cells = [c.strip() for c in row[0].strip("|").split("|")]
-        assert cells[2] == f"{budget} s"
-        assert (
-            cells[3]
-            == {
-                "seconds": orders,
-                "orders": f"{orders} (all, in {float(wall):.0f} s)",
-                "decided": f"{orders} (done in {float(wall):.0f} s)",
-            }[stop]
-        )
-        assert cells[4:] == [dec, small, neither], (log, k, cells)
+        assert len(row) == 1, (c["log"], k)
+        cells = [x.strip() for x in row[0].strip("|").split("|")]
+        refined = "none" if c["refined"] is None else f"{c['refined']} (up to {c['rounds']} rounds)"
+        assert cells[2:] == [
+            f"{c['budget']} s",
+            f"{c['wall']:.0f} s",
+            c["orders"],
+            refined,
+            *c["counts"],
+        ], (c["log"], k, cells)
     dask = next(x for x in lines if "dask comparison" in x)
     w1, c1, w2, c2, x = (
         _num(p, dask)
@@ -775,36 +808,47 @@ def _reference_cell(orgs: list[dict]) -> str:
 
 
 def test_readme_reference_runs_quote_the_file():
-    """The README's table of budgeted runs with their references, and its figures on the
-    ``ends`` estimator and on the decided signs the references checked, are the committed
-    ``benchmarks/results-audit-reference.txt``."""
+    """What the README and docs/audit.md say of the references: the orders-alone runs'
+    undecided counts, the refinement's calls against the references' (from
+    ``results-audit-sampled.txt`` and ``results-audit-reference.txt``), and which open
+    organizations the references put at 5 % or more."""
     readme = (ROOT / "README.md").read_text()
     perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
     text = " ".join(perf.split())
-    runs = reference_runs()
-    split = [r for r in runs if r["estimator"] == "split"]
-    assert split
-    rows = [r for r in perf.splitlines() if r.startswith("|") and r.count("|") == 9]
-    for run in split:
-        k, jobs = run["k"], run["jobs"]
-        row = [r for r in rows if f"| {jobs} |" in r]
-        row = [r for r in row if f"N = {k} |" in r or f"all {k} users" in r]
-        assert len(row) == 1, (run["log"], k)
-        cells = [c.strip() for c in row[0].strip("|").split("|")]
-        assert cells[2:7] == [f"{run['budget']} s", f"{int(run['orders']):,}", *run["counts"]]
-        assert cells[7] == _reference_cell(run["orgs"]), (run["log"], k)
-        assert len([o for o in run["orgs"] if o["was"] == "undecided"]) == int(run["counts"][2])
-    checked = [o for r in split for o in r["orgs"] if o["was"].startswith("decided")]
-    against = [o for o in checked if "CONTRADICTS" in o["now"]]
-    assert f"{len(checked)} signs the budgeted runs called decided" in text
-    assert f"the references contradicted {len(against)}" in text
-    for run in runs:
-        if run["estimator"] == "ends":
-            dec, small, neither = run["counts"]
-            assert (
-                f"`--estimator ends` used {int(run['orders']):,} orders and left {dec} signs "
-                f"decided, {small} within 5 % and {neither} neither" in text
-            )
+    audit = " ".join((ROOT / "docs" / "audit.md").read_text().split())
+    runs = {(r["log"], r["k"]): r for r in reference_runs() if r["estimator"] == "split"}
+    order = [("ricc", "50"), ("ricc", "100"), ("hpc2n", "70"), ("kth", "84")]
+    assert set(runs) == set(order)
+    counts = [runs[c]["counts"][2] for c in order]
+    assert f"{', '.join(counts[:3])} and {counts[3]} organizations were left neither" in text
+    cases = {(c["log"], c["k"]): c for c in sampled_cases()}
+    agree = against = 0
+    for key, run in runs.items():
+        for o in run["orgs"]:
+            new = cases[key]["verdicts"].get(o["name"])
+            if new in ("+", "-") and o["now"].startswith("sign decided"):
+                agree += o["now"][-1] == new
+                against += o["now"][-1] != new
+    assert agree > 0 and against == 0
+    assert (
+        f"of the signs both decided, {agree} in all, the refinement agrees with every one" in text
+    )
+    assert f"the refinement called {agree} signs and every one agrees with the reference" in audit
+    # the open organizations the README names, by what the references found
+    for key, where in ((("hpc2n", "70"), "Among HPC2N's six are "), (("kth", "84"), "open user, ")):
+        c = cases[key]
+        still = {n for n, v in c["verdicts"].items() if v == "?"}
+        assert len(still) == int(c["counts"][2])
+        big = sorted(
+            o["name"] for o in runs[key]["orgs"] if o["name"] in still and o["size"] == "big"
+        )
+        if big:
+            assert where + " and ".join(big) + ", which the long references" in text
+        else:
+            (name,) = still
+            ref = next(o for o in runs[key]["orgs"] if o["name"] == name)
+            assert ref["now"] == "open" and f"{where}{name}, was open for its reference" in text
+    assert f"HPC2N leaves {cases[('hpc2n', '70')]['counts'][2]} users open" in text
 
 
 def _round(x: str) -> str:

@@ -641,24 +641,25 @@ def test_estimator_table_quotes_the_results_file():
 
 
 _SAMPLED = re.compile(
-    r"(\w+) days \d+-\d+ k=(\d+) jobs=([\d,]+): one process, budget (\d+) s: wall\s+([\d.]+)"
-    r" s CPU\s+[\d.]+ s; orders\s+(\d+) \(stop: (\w+)\)(?:, then (\d+) refined, up to (\d+) "
+    r"(\w+) days \d+-\d+ k=(\d+) jobs=([\d,]+): (?:one process|\d+ dask workers), budget "
+    r"(\d+) s: wall\s+([\d.]+) s CPU\s+([\d.]+) s; orders\s+(\d+) \(stop: (\w+)\)(?:, then (\d+) refined, up to (\d+) "
     r"rounds \(stop: (\w+)\))?, coalitions\s+[\d,]+; signs decided (\d+), within 5 % (\d+), "
     r"undecided (\d+)"
 )
 _VERDICT = re.compile(r"(\S+) (\+|-|~5 %|\?) \((\d+)\)")
 
 
-def sampled_cases() -> list[dict]:
-    """The budgeted cases of ``benchmarks/results-audit-sampled.txt``, each with its refined
-    organizations' verdicts (``+``, ``-``, ``~5 %`` or ``?``)."""
+def sampled_cases(name: str = "results-audit-sampled.txt") -> list[dict]:
+    """The budgeted cases of ``benchmarks/<name>``, each with its refined organizations'
+    verdicts (``+``, ``-``, ``~5 %`` or ``?``)."""
     cases: list[dict] = []
-    for line in _bench("results-audit-sampled.txt").splitlines():
+    for line in _bench(name).splitlines():
         m = _SAMPLED.search(line)
         if m:
-            log, k, jobs, budget, wall, orders, stop, nref, rounds, rstop, dec, small, neither = (
-                m.groups()
+            (log, k, jobs, budget, wall, cpu, orders, stop, nref, rounds, rstop, dec, small) = (
+                m.groups()[:13]
             )
+            neither = m.groups()[13]
             cases.append(
                 {
                     "log": log,
@@ -666,6 +667,7 @@ def sampled_cases() -> list[dict]:
                     "jobs": jobs,
                     "budget": budget,
                     "wall": float(wall),
+                    "cpu": float(cpu),
                     "orders": orders,
                     "stop": stop,
                     "refined": nref,
@@ -835,6 +837,7 @@ def test_readme_reference_runs_quote_the_file():
     )
     assert f"the refinement called {agree} signs and every one agrees with the reference" in audit
     # the open organizations the README names, by what the references found
+    big_hpc2n: list[str] = []
     for key, where in ((("hpc2n", "70"), "Among HPC2N's six are "), (("kth", "84"), "open user, ")):
         c = cases[key]
         still = {n for n, v in c["verdicts"].items() if v == "?"}
@@ -842,6 +845,8 @@ def test_readme_reference_runs_quote_the_file():
         big = sorted(
             o["name"] for o in runs[key]["orgs"] if o["name"] in still and o["size"] == "big"
         )
+        if key[0] == "hpc2n":
+            big_hpc2n = big
         if big:
             assert where + " and ".join(big) + ", which the long references" in text
         else:
@@ -849,6 +854,20 @@ def test_readme_reference_runs_quote_the_file():
             ref = next(o for o in runs[key]["orgs"] if o["name"] == name)
             assert ref["now"] == "open" and f"{where}{name}, was open for its reference" in text
     assert f"HPC2N leaves {cases[('hpc2n', '70')]['counts'][2]} users open" in text
+    # the whole machine
+    machine = {(c["log"], c["k"]): c for c in sampled_cases("results-audit-sampled-machine.txt")}
+    h, t = machine[("hpc2n", "70")], machine[("kth", "84")]
+    open_h = [n for n, v in h["verdicts"].items() if v == "?"]
+    dec, small, neither = h["counts"]
+    assert (
+        f"HPC2N: {dec} signs decided, {small} shown within 5 %, {neither} neither "
+        f"({', '.join(open_h)}); {h['cpu']:,.0f} s of CPU" in text
+    )
+    assert big_hpc2n and all(h["verdicts"][n] in ("+", "-") for n in big_hpc2n)
+    dec, small, neither = t["counts"]
+    open_t = [n for n, v in t["verdicts"].items() if v == "?"]
+    assert f"KTH-SP2: {dec}, {small} and {neither} ({', '.join(open_t)})" in text
+    assert f"It ended at {t['wall']:.0f} s" in text
 
 
 def _round(x: str) -> str:

@@ -32,9 +32,9 @@ the coalitions of ``N - 1``) ``"split"`` falls back to ``"plain"`` (REF on the g
 coalition is what sampling avoids).
 
 The refinement (``refine``, default on when adaptive): full orders serve every
-organization at once, but a small organization's marginal contribution depends mostly on
-its random position, so the last undecided ones need many orders. Once few are left, the
-audit estimates only those, stratified by position
+organization at once, but the last undecided ones need many more contributions than the
+others, and every order pays for all. Once few are left, the audit estimates only those,
+stratified by position
 (:func:`~coopsched.online.shapley.shapley_stratified`: the first and last positions exact,
 the middle ones in ``refine_bins`` runs, one coalition and its union with the organization
 per run and round), keeping the orders' estimates of the decided ones. The orders hand over
@@ -324,8 +324,8 @@ class _DaskValues:
 
 #: the refinement's first look, in rounds (:func:`handoff_rule` prices that many). Fewer
 #: decide wrongly on heavy-tailed organizations: on HPC2N's user u5 (skewness of its rounds
-#: about 6), Hall's interval called the wrong sign in 5.4 % of bootstrap runs with a first
-#: look at 8 rounds, 2.5 % at 32 (``benchmarks/refine_tails.py``).
+#: about 6), Hall's interval called the wrong sign in 5.3 % of bootstrap runs with a first
+#: look at 8 rounds, 2.6 % at 32 (``benchmarks/refine_tails.py``).
 REFINE_FIRST = 32
 
 

@@ -553,7 +553,7 @@ def sampled_game(
             cache=cache,
             handoff=handoff if refining else None,
         )
-        open_ = [u for u in range(k) if not est.decided[u]]
+        open_ = [u for u in order if not est.decided[u]]  # canonical: names do not matter
         left = None if seconds is None else seconds - (time.perf_counter() - began)
         if refining and open_ and est.stop in ("handoff", "orders") and (left is None or left > 0):
 
@@ -582,6 +582,7 @@ def sampled_game(
                 interval="hall" if interval == "auto" else interval,
                 values=value_batch,
                 cache=cache,
+                order=order,
             )
     finally:
         if batch is not None:

@@ -702,6 +702,7 @@ def shapley_stratified(
     interval: str = "t",
     values: Callable[[list[int]], Sequence[object]] | None = None,
     cache: dict[int, np.ndarray] | None = None,
+    order: Sequence[int] | None = None,
 ) -> StratifiedEstimate:
     """Estimate the Shapley values of the players ``players`` only, stratified by position.
 
@@ -732,7 +733,10 @@ def shapley_stratified(
     make the last look). ``values(masks)``: values a batch (one round with ``seconds``, else
     the rounds up to the next look), with the same draws and so the same estimate.
     ``cache``: coalitions valued before (e.g. by :func:`shapley_antithetic` on the same
-    game), reused and extended."""
+    game), reused and extended. ``order`` (default ``0..k-1``): the coalitions are drawn over
+    positions of it, as :func:`shapley_antithetic` draws its orders, and the players are
+    sampled in the order given, so that with a canonical order and players listed in it the
+    estimate does not depend on how the players are numbered."""
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
     interval = resolve_interval(interval, decide is not None)
@@ -764,7 +768,8 @@ def shapley_stratified(
     runs = position_bins(k, bins)
     exact = {u: (val(1 << u) + grand - val(G ^ (1 << u))) / k if k > 1 else grand for u in who}
     share = [(hi - lo + 1) / k for lo, hi in runs]
-    others = {u: np.array([w for w in range(k) if w != u]) for u in who}
+    rank = list(range(k)) if order is None else [int(w) for w in order]
+    others = {u: np.array([w for w in rank if w != u]) for u in who}
     rng = np.random.default_rng(seed)
     Z: dict[int, list[np.ndarray]] = {u: [] for u in who}
     phi = np.array([exact[u] for u in who]).reshape(len(who), m)

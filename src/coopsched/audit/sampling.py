@@ -458,12 +458,15 @@ def sampled_game(
     groups = interchangeable(inst)
     psi_h = np.array(psi_grid[h], dtype=np.float64)
 
-    def decide(phi: np.ndarray, hw: np.ndarray) -> np.ndarray:
-        p, w = symmetrize(phi[:, h], groups), symmetrize(hw[:, h], groups, True)
-        out = sign_decided(psi_h, p, w)
+    def settled(psi: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Sign decided, or (with ``negligible``) the surplus shown below that share."""
+        out = sign_decided(psi, p, w)
         if negligible > 0:
-            out |= small_surplus(psi_h, p, w, negligible)
+            out |= small_surplus(psi, p, w, negligible)
         return out
+
+    def decide(phi: np.ndarray, hw: np.ndarray) -> np.ndarray:
+        return settled(psi_h, symmetrize(phi[:, h], groups), symmetrize(hw[:, h], groups, True))
 
     clock = time.perf_counter()
 
@@ -558,9 +561,7 @@ def sampled_game(
         if refining and open_ and est.stop in ("handoff", "orders") and (left is None or left > 0):
 
             def decide_refined(who: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarray:
-                out = sign_decided(psi_h[who], p[:, h], w[:, h])
-                if negligible > 0:
-                    out |= small_surplus(psi_h[who], p[:, h], w[:, h], negligible)
+                out = settled(psi_h[who], p[:, h], w[:, h])
                 if progress_text is not None:
                     progress_text(
                         f"refinement: sign undecided for {int((~out).sum())} of the "

@@ -83,7 +83,11 @@ def counterfactuals(
 
     rows.append(row("recorded", recorded))
     # one processor per job: the sequential engines give the rigid schedules under every
-    # rule, faster (RAND above all: its coalitions come from the FIFO kernel)
+    # rule, faster (RAND above all: its coalitions come from the FIFO kernel). Not for a
+    # policy that draws machines at random (DIRECTCONTR): the sequential engines return the
+    # machines freed at one time in machine order, the rigid ones in start order, so the
+    # same seed draws other machines; the rigid engine keeps the row equal to running the
+    # policy on the rigid instance
     seq = inst.one_processor_sequential()
     for name in policy_names():
         if name in skip:
@@ -101,7 +105,7 @@ def counterfactuals(
                 policy = get_policy(name, seed=seed)
             except (TypeError, ValueError):  # a policy without a seed parameter
                 policy = get_policy(name)
-            if seq is not None:
+            if seq is not None and not policy.random_machines:
                 sched = policy.run(seq, horizon)
             elif inst.rigid:
                 sched = policy.run(inst, horizon, backfill=backfill)

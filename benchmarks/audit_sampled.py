@@ -173,14 +173,16 @@ def describe(sg) -> str:
 
 def refined_verdicts(sg, names) -> str:
     """Each refined organization with its verdict: ``+``/``-`` (sign decided), ``~5 %``
-    (shown within 5 %) or ``?`` (neither), and the rounds it used."""
+    (shown within 5 %) or ``?`` (neither), and the rounds it used (after the first look,
+    its draws per run of positions, the optimum allocation)."""
     r = sg.refinement
     if r is None:
         return "  nothing refined"
     small, _ = verdicts(sg)
     psi = np.asarray(sg.psi, dtype=np.float64)
     out = []
-    for u, n in zip(r.players, r.rounds, strict=True):
+    alloc = r.allocation or [None] * len(r.players)
+    for u, n, a in zip(r.players, r.rounds, alloc, strict=True):
         mark = (
             ("+" if psi[u] > sg.phi[u] else "-")
             if sg.sign_decided[u]
@@ -188,7 +190,8 @@ def refined_verdicts(sg, names) -> str:
             if small[u]
             else "?"
         )
-        out.append(f"{names[u]} {mark} ({int(n)})")
+        draws = "" if a is None else ", draws " + "/".join(str(x) for x in a)
+        out.append(f"{names[u]} {mark} ({int(n)}{draws})")
     return "  refined (verdict, rounds): " + ", ".join(out)
 
 

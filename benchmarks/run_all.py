@@ -35,6 +35,9 @@ The jobs (``--list`` prints their commands):
 * ``refine-tails``: ``benchmarks/refine_tails.py`` (not a timing: how often the sampled
   audit's refinement calls a wrong sign on a heavy-tailed user, by first look and
   interval; about two minutes);
+* ``refine-cost``: ``benchmarks/refine_cost.py`` (what valuing a coalition costs against its
+  jobs, and what the refinement's optimum allocation gains on the organizations the
+  sampled audit left open; a few minutes);
 * ``audit-variance``: ``benchmarks/audit_variance.py`` (not a timing: the spread of the
   organizations' marginal contributions on the RICC month at N = 50, and the orders a
   decided sign needs; a few minutes);
@@ -219,6 +222,13 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "results-refine-tails.txt",
             "the refinement's wrong sign calls on a heavy-tailed user (HPC2N u5), by first "
             "look and interval, on bootstrap replays of 300 measured rounds",
+        ),
+        Job(
+            "refine-cost",
+            [[py, f"{b}/refine_cost.py", *t]],
+            "results-refine-cost.txt",
+            "the refinement's optimum allocation: a coalition's valuation time against its "
+            "jobs, and the rounds of one draw per run the same precision would take",
         ),
         Job(
             "audit-variance",

@@ -316,12 +316,16 @@ def ricc_day(tmp_path_factory):
     return inst, T, rule, table, fair_grand, exact
 
 
-def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatch):
+@pytest.mark.parametrize("first", [32, 2])
+def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatch, first):
     """The whole two-phase estimate (orders, then the organizations they leave open refined
     by stratified sampling) on the real game of :func:`ricc_day`, its coalitions read from
     the table: over seeded runs, the final intervals cover the exact values in the stated
     share, the refinement ran and decided organizations the orders had left open, and its
-    values are those of :func:`shapley_stratified` on the table for the same seed."""
+    values are those of :func:`shapley_stratified` on the table for the same seed. At most 8
+    orders, so at most 4 rounds: with the audit's first look (32 rounds) the refinement has
+    one look; with a first look at 2 rounds, two looks, the organizations open after the
+    first with their own allocation of draws."""
     from test_shapley_antithetic import CONF, upper_bound
 
     from coopsched.audit import sampling
@@ -330,19 +334,24 @@ def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatc
     inst, T, rule, table, fair_grand, exact = ricc_day
     fair = [*table[:-1], fair_grand]
     monkeypatch.setattr(sampling, "coalition_values", lambda i, h, g, m, *a: [fair[m]])
-    shares, refined, settled, last = [], 0, 0, None
+    monkeypatch.setattr(sampling, "REFINE_FIRST", first)
+    samples = 8
+    shares, refined, settled, allocated, last = [], 0, 0, 0, None
     for seed in range(150):
-        sg = sampled_game(inst, T, [], samples=8, seed=seed, confidence=CONF, backfill=rule)
+        sg = sampled_game(inst, T, [], samples=samples, seed=seed, confidence=CONF, backfill=rule)
         shares.append(np.mean(np.abs(sg.phi - exact) <= sg.halfwidth))
         r = sg.refinement
         if r is not None:
             refined += 1
             settled += int(r.decided.sum())
-            assert sg.estimate.stop == "orders" and sg.stop == r.stop and sg.refining
+            allocated += sum(a is not None for a in r.allocation or [])
+            assert sg.estimate.stop in ("orders", "handoff") and sg.stop == r.stop
+            assert sg.refining
             assert sorted(r.players) == np.flatnonzero(~sg.estimate.decided).tolist()
             np.testing.assert_array_equal(sg.phi[r.players], r.phi[:, 0])
             last = seed, sg
     assert refined >= 20 and settled > 0, (refined, settled)
+    assert (allocated > 0) == (first < 4), allocated
     assert upper_bound(shares) >= CONF, np.mean(shares)
     # the refinement is shapley_stratified on the same table with the audit's seed stream
     seed, sg = last
@@ -352,18 +361,22 @@ def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatc
         table.__getitem__,
         inst.k,
         r.players,
-        4,  # the audit's cap: half its orders
+        samples // 2,  # the audit's cap: half its orders
         seed=np.random.SeedSequence(seed).spawn(1)[0],
         confidence=1 - (1 - CONF) / 2,
         decide=lambda who, p, h: sign_decided(psi[who], p[:, 0], h[:, 0]),
         interval="hall",  # the audit's refinement with the default interval
         order=inst.canonical_order().tolist(),
+        first_rounds=first,
+        allocate=sampling.REFINE_ALLOCATE,
+        cost=sampling.coalition_cost(inst),
     )
     np.testing.assert_array_equal(again.phi, r.phi)
     np.testing.assert_array_equal(again.halfwidth, r.halfwidth)
-    off = sampled_game(inst, T, [], samples=8, seed=seed, confidence=CONF, refine=False)
+    off = sampled_game(inst, T, [], samples=samples, seed=seed, confidence=CONF, refine=False)
     assert off.refinement is None and not off.refining
-    assert off.estimate.level == CONF < sg.estimate.level == r.level == 1 - (1 - CONF) / 2
+    assert off.estimate.level == CONF < sg.estimate.level == 1 - (1 - CONF) / 2
+    assert r.level == 1 - (1 - CONF) / 2 / r.planned_looks
 
 
 def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(ricc_day):

@@ -550,10 +550,17 @@ def _audit(
                         "hall": "Student t with Hall's skewness correction",
                         "bernstein": "empirical Bernstein",
                     }[ref_.interval]
-                    + " over the rounds; the orders' estimates of the others kept"
+                    + " over the rounds; after the first look each organization still open "
+                    "gets its own number of coalitions per run (optimum allocation: more "
+                    "where its first-look contributions spread more and coalitions cost "
+                    "less), its estimate from those later rounds alone; the orders' "
+                    "estimates of the others kept"
                 ),
                 "organizations": [names[u] for u in ref_.players],
                 "rounds": [int(r) for r in ref_.rounds],
+                "draws_per_run": [
+                    None if a is None else [int(x) for x in a] for a in (ref_.allocation or [])
+                ],
                 "looks": ref_.looks,
                 "planned_looks": ref_.planned_looks,
                 "level": ref_.level,

@@ -685,6 +685,37 @@ class StratifiedEstimate:
     evaluations: int
     bins: int
     interval: str = "t"
+    allocation: list[tuple[int, ...] | None] | None = None
+
+
+def optimum_allocation(
+    weight: np.ndarray, spread: np.ndarray, cost: np.ndarray, budget: float, rounded: bool = True
+) -> tuple[float, ...]:
+    """Draws per stratum minimizing the variance ``sum_b weight_b**2 spread_b**2 / n_b`` of
+    a stratified mean at the cost ``sum_b n_b cost_b = budget``, at least one draw each
+    (every stratum must be sampled for the mean to be unbiased): ``n_b`` proportional to
+    ``weight_b spread_b / sqrt(cost_b)`` (Cochran, "Sampling Techniques", 3rd ed., 1977,
+    Sec. 5.5; with equal costs Neyman's allocation, the "optimum allocation" of Castro et
+    al. 2017), strata that would get less than one draw given one and the rest of the
+    budget shared again, then rounded (at least 1; ``rounded=False``: the real optimum)."""
+    weight, spread = np.asarray(weight, float), np.asarray(spread, float)
+    cost = np.asarray(cost, float)
+    if np.any(cost <= 0) or np.any(spread < 0) or len({len(weight), len(spread), len(cost)}) != 1:
+        raise ValueError("optimum_allocation: positive costs, spreads >= 0, one per stratum")
+    n = np.ones(len(cost))
+    free = weight * spread > 0
+    while free.any():
+        left = budget - cost[~free].sum()
+        a = weight * spread / np.sqrt(cost)
+        n_free = left * a / float((weight * spread * np.sqrt(cost))[free].sum())
+        low = free & (n_free < 1)
+        if not low.any():
+            n[free] = n_free[free]
+            break
+        free &= ~low
+    if not rounded:
+        return tuple(float(x) for x in n)
+    return tuple(int(x) for x in np.maximum(1, np.rint(n)))
 
 
 def shapley_stratified(
@@ -703,6 +734,9 @@ def shapley_stratified(
     values: Callable[[list[int]], Sequence[object]] | None = None,
     cache: dict[int, np.ndarray] | None = None,
     order: Sequence[int] | None = None,
+    allocate: float = 0,
+    cost: Callable[[int], float] | None = None,
+    component: int = -1,
 ) -> StratifiedEstimate:
     """Estimate the Shapley values of the players ``players`` only, stratified by position.
 
@@ -736,9 +770,24 @@ def shapley_stratified(
     game), reused and extended. ``order`` (default ``0..k-1``): the coalitions are drawn over
     positions of it, as :func:`shapley_antithetic` draws its orders, and the players are
     sampled in the order given, so that with a canonical order and players listed in it the
-    estimate does not depend on how the players are numbered."""
+    estimate does not depend on how the players are numbered.
+
+    ``allocate`` (adaptive only; ``0``, the default, keeps one draw per run): optimum
+    allocation after the first look (Castro et al. 2017; Cochran 1977, Sec. 5.5). A player
+    still open after the first look gets a fixed number of draws per run for its later
+    rounds, :func:`optimum_allocation` of the first look's spread of its marginal
+    contributions in each run (``component`` of the value) and of the cost of the run's
+    coalitions (``cost(mask)``, relative; equal by default), for ``allocate`` times the
+    cost of a first-look round; a later round's value is ``exact + sum_b (n_b / k)`` times
+    the mean of its draws in run ``b``. Those rounds are i.i.d. given the first look, and
+    from then on the player's estimate and interval use them only (the first look's rounds,
+    which chose the allocation, are not of the same law); below two of them the first
+    look's estimate stands. ``allocation``: per player, its draws per run (``None`` if it
+    was decided at the first look)."""
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
+    if allocate and not allocate >= 1:
+        raise ValueError(f"allocate: {allocate}; 0 (off) or at least 1 first-look round")
     interval = resolve_interval(interval, decide is not None)
     plan = refine_schedule(max_rounds, first_rounds) if decide is not None else [max_rounds]
     if decide is None:
@@ -772,6 +821,7 @@ def shapley_stratified(
     others = {u: np.array([w for w in rank if w != u]) for u in who}
     rng = np.random.default_rng(seed)
     Z: dict[int, list[np.ndarray]] = {u: [] for u in who}
+    n_rounds = {u: 0 for u in who}
     phi = np.array([exact[u] for u in who]).reshape(len(who), m)
     hw = np.zeros((len(who), m)) if not runs else np.full((len(who), m), np.inf)
     decided = np.zeros(len(who), dtype=bool)
@@ -779,19 +829,37 @@ def shapley_stratified(
     stop, look, done = "decided", 0, 0
     start = time.perf_counter()
 
-    def draw_round() -> list[tuple[int, list[int]]]:
+    draws: list[tuple[int, ...] | None] = [None] * len(who)
+    pilot = plan[0] if allocate and len(plan) > 1 else None
+    D: dict[int, list[list[np.ndarray]]] = {u: [] for u in who}  # the first look's deltas
+    C: dict[int, list[list[float]]] = {u: [] for u in who}  # and their costs
+
+    def draw_round() -> list[tuple[int, list[list[int]]]]:
         out = []
         for i in active:
             u = who[i]
             sets = []
-            for lo, hi in runs:
-                s = int(rng.integers(lo, hi + 1))
-                S = 0
-                for w in rng.choice(others[u], size=s, replace=False):
-                    S |= 1 << int(w)
-                sets.append(S)
+            for b, (lo, hi) in enumerate(runs):
+                run = []
+                for _ in range(1 if draws[i] is None else draws[i][b]):
+                    s = int(rng.integers(lo, hi + 1))
+                    S = 0
+                    for w in rng.choice(others[u], size=s, replace=False):
+                        S |= 1 << int(w)
+                    run.append(S)
+                sets.append(run)
             out.append((i, sets))
         return out
+
+    def allocate_open() -> None:
+        for i in active:
+            u = who[i]
+            d = np.array(D[u])  # rounds x runs x components
+            spread = d[:, :, component].std(axis=0, ddof=1)
+            c = np.array(C[u]).mean(axis=0)
+            n = optimum_allocation(np.array(share), spread, c, allocate * c.sum())
+            draws[i] = tuple(int(x) for x in n)
+            Z[u] = []
 
     for i_look, target in enumerate(plan, 1):
         if not active:
@@ -800,22 +868,42 @@ def shapley_stratified(
         out_of_time = False
         while done < target:
             batch = [draw_round() for _ in range(1 if seconds is not None else target - done)]
-            fill([c for rd in batch for i, sets in rd for S in sets for c in (S, S | 1 << who[i])])
+            fill(
+                [
+                    c
+                    for rd in batch
+                    for i, sets in rd
+                    for run in sets
+                    for S in run
+                    for c in (S, S | 1 << who[i])
+                ]
+            )
             for rd in batch:
                 for i, sets in rd:
                     u = who[i]
                     z = exact[u].copy()
-                    for w, S in zip(share, sets, strict=True):
-                        z += w * (val(S | 1 << u) - val(S))
+                    deltas = [
+                        np.mean([val(S | 1 << u) - val(S) for S in run], axis=0) for run in sets
+                    ]
+                    for w, d in zip(share, deltas, strict=True):
+                        z += w * d
                     Z[u].append(z)
+                    if pilot is not None and draws[i] is None:
+                        D[u].append(deltas)
+                        if cost is not None:
+                            C[u].append([cost(S) + cost(S | 1 << u) for (S,) in sets])
+                        else:
+                            C[u].append([2.0] * len(sets))
+                    n_rounds[u] += 1
                 done += 1
             if seconds is not None and time.perf_counter() - start > seconds and done >= 2:
                 out_of_time = True
                 break
         for i in active:
             y = np.array(Z[who[i]])
-            phi[i] = y.mean(axis=0)
-            hw[i] = pair_halfwidth(y, level, interval)
+            if len(y) >= 2 or draws[i] is None:
+                phi[i] = y.mean(axis=0)
+                hw[i] = pair_halfwidth(y, level, interval)
         if decide is not None:
             got = np.asarray(decide(np.array([who[i] for i in active]), phi[active], hw[active]))
             for i, d in zip(list(active), got, strict=True):
@@ -824,6 +912,8 @@ def shapley_stratified(
             if not active:
                 stop = "decided"
                 break
+            if pilot is not None and i_look == 1 and not out_of_time:
+                allocate_open()
         if out_of_time:
             stop = "seconds"
             break
@@ -834,7 +924,7 @@ def shapley_stratified(
         players=who,
         phi=phi,
         halfwidth=hw,
-        rounds=np.array([len(Z[u]) for u in who], dtype=np.int64),
+        rounds=np.array([n_rounds[u] for u in who], dtype=np.int64),
         looks=look,
         planned_looks=len(plan),
         level=level,
@@ -843,6 +933,7 @@ def shapley_stratified(
         evaluations=len(cache) - before,
         bins=len(runs),
         interval=interval,
+        allocation=draws if pilot is not None else None,
     )
 
 

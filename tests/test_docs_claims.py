@@ -646,7 +646,7 @@ _SAMPLED = re.compile(
     r"rounds \(stop: (\w+)\))?, coalitions\s+[\d,]+; signs decided (\d+), within 5 % (\d+), "
     r"undecided (\d+)"
 )
-_VERDICT = re.compile(r"(\S+) (\+|-|~5 %|\?) \((\d+)\)")
+_VERDICT = re.compile(r"(\S+) (\+|-|~5 %|\?) \((\d+)(?:, draws [\d/]+)?\)")
 
 
 def sampled_cases(name: str = "results-audit-sampled.txt") -> list[dict]:

@@ -258,6 +258,7 @@ def test_allocated_rounds_keep_the_coverage(game, interval):
             allocate=4,
             cost=lambda m: 1 + m.bit_count(),
             interval=interval,
+            allocate_gain=1,  # always: the test is of the allocated rounds' coverage
         )
         assert est.allocation is not None and len(est.allocation) == k
         for n, r in zip(est.allocation, est.rounds, strict=True):
@@ -269,3 +270,18 @@ def test_allocated_rounds_keep_the_coverage(game, interval):
     assert upper_bound(shares) >= CONF, np.mean(shares)
     with pytest.raises(ValueError, match="allocate"):
         shapley_stratified(v.__getitem__, k, [0], 8, decide=decide, allocate=0.5)
+
+
+def test_no_allocation_where_the_first_look_predicts_too_little_gain():
+    """With a gain threshold no player reaches, every player keeps one draw per run and its
+    first-look rounds: the estimate is the one without allocation, draw for draw."""
+    k = 9
+    v = additive_interaction(k, 5)
+    kw = dict(seed=3, decide=lambda who, p, h: np.zeros(len(who), bool), bins=4)
+    plain = shapley_stratified(v.__getitem__, k, range(k), 64, **kw)
+    high = shapley_stratified(v.__getitem__, k, range(k), 64, allocate=4, allocate_gain=1e9, **kw)
+    assert high.allocation == [None] * k
+    np.testing.assert_array_equal(plain.phi, high.phi)
+    np.testing.assert_array_equal(plain.halfwidth, high.halfwidth)
+    low = shapley_stratified(v.__getitem__, k, range(k), 64, allocate=4, allocate_gain=1, **kw)
+    assert all(a is not None for a in low.allocation)

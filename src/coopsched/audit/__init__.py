@@ -544,7 +544,7 @@ def _audit(
                 "method": (
                     "the organizations the orders left undecided estimated again, "
                     "stratified by position: the first and last positions exact, the middle "
-                    f"ones in {ref_.bins} runs of sizes, one coalition per run and round; "
+                    f"ones in {ref_.bins} runs of sizes, one coalition per run and round at the first look; "
                     + {
                         "t": "Student t",
                         "hall": "Student t with Hall's skewness correction",

@@ -97,7 +97,8 @@ def audit(
         bool,
         typer.Option(
             help="Sampled, adaptive: once few organizations are undecided, sample only "
-            "them, stratified by position (first and last positions exact)."
+            "them, stratified by position (first and last positions exact; after a first "
+            "look, more draws where an organization's contributions vary most)."
         ),
     ] = True,
     value_policy: Annotated[

@@ -737,6 +737,7 @@ def shapley_stratified(
     allocate: float = 0,
     cost: Callable[[int], float] | None = None,
     component: int = -1,
+    allocate_gain: float = 2.0,
 ) -> StratifiedEstimate:
     """Estimate the Shapley values of the players ``players`` only, stratified by position.
 
@@ -782,8 +783,13 @@ def shapley_stratified(
     the mean of its draws in run ``b``. Those rounds are i.i.d. given the first look, and
     from then on the player's estimate and interval use them only (the first look's rounds,
     which chose the allocation, are not of the same law); below two of them the first
-    look's estimate stands. ``allocation``: per player, its draws per run (``None`` if it
-    was decided at the first look)."""
+    look's estimate stands. A player gets an allocation only if the first look predicts it
+    worth the first look's rounds, which it gives up: one draw per run would need at least
+    ``allocate_gain`` times the optimum's variance at equal cost (Cochran's
+    ``(sum_b w_b sd_b sqrt(c_b))**2 / sum_b c_b`` against ``sum_b w_b**2 sd_b**2``, ``w_b =
+    n_b / k``); otherwise it keeps one draw per run and its first-look rounds.
+    ``allocation``: per player, its draws per run (``None`` if it was decided at the first
+    look or kept one draw per run)."""
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
     if allocate and not allocate >= 1:
@@ -857,7 +863,12 @@ def shapley_stratified(
             d = np.array(D[u])  # rounds x runs x components
             spread = d[:, :, component].std(axis=0, ddof=1)
             c = np.array(C[u]).mean(axis=0)
-            n = optimum_allocation(np.array(share), spread, c, allocate * c.sum())
+            w = np.array(share)
+            one = float((w**2 * spread**2).sum())  # variance of a round, one draw per run
+            best = float((w * spread * np.sqrt(c)).sum() ** 2 / c.sum())  # optimum, same cost
+            if best == 0 or one < allocate_gain * best:
+                continue  # not worth its first look: one draw per run, those rounds kept
+            n = optimum_allocation(w, spread, c, allocate * c.sum())
             draws[i] = tuple(int(x) for x in n)
             Z[u] = []
 

@@ -15,7 +15,8 @@ coalitions valued under FAIRSHARE as the audit does by default):
 
 Each case runs :func:`coopsched.audit.sampling.sampled_game` as the audit does (25 curve
 times, 95 % intervals, adaptive, the organizations the orders leave open refined by
-stratified sampling unless ``--no-refine``, at most ``--samples`` orders, default 5120, so
+stratified sampling unless ``--no-refine``, with its optimum allocation after the
+first look if ``--allocate``, at most ``--samples`` orders, default 5120, so
 that the time budget is what stops) with ``negligible=0.05``:
 sampling stops once every organization's sign is decided *or* its surplus is shown below
 5 % of its ``phi`` (the issue's target: a decided sign for every organization whose
@@ -140,6 +141,7 @@ def run(inst, T, rule, args, client, samples=None, seconds=None) -> tuple[object
         scheduler=client,
         estimator=args.estimator,
         refine=not args.no_refine,
+        allocate=args.allocate,
     )
     wall = time.perf_counter() - w0
     cpu = time.process_time() - cpu0 + worker_cpu(client) - c0
@@ -380,6 +382,9 @@ def main() -> None:
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--samples", type=int, default=5120, help="most orders per case")
     ap.add_argument("--no-refine", action="store_true", help="the orders alone")
+    ap.add_argument(
+        "--allocate", action="store_true", help="the refinement's optimum allocation (off)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seconds", type=float, help="one budget for every case (0: none)")

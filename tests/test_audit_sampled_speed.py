@@ -325,7 +325,7 @@ def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatc
     values are those of :func:`shapley_stratified` on the table for the same seed. At most 8
     orders, so at most 4 rounds: with the audit's first look (32 rounds) the refinement has
     one look; with a first look at 2 rounds, two looks, the organizations open after the
-    first with their own allocation of draws."""
+    first with their own allocation of draws (``allocate=True``; off by default)."""
     from test_shapley_antithetic import CONF, upper_bound
 
     from coopsched.audit import sampling
@@ -338,7 +338,16 @@ def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatc
     samples = 8
     shares, refined, settled, allocated, last = [], 0, 0, 0, None
     for seed in range(150):
-        sg = sampled_game(inst, T, [], samples=samples, seed=seed, confidence=CONF, backfill=rule)
+        sg = sampled_game(
+            inst,
+            T,
+            [],
+            samples=samples,
+            seed=seed,
+            confidence=CONF,
+            backfill=rule,
+            allocate=first < 4,
+        )
         shares.append(np.mean(np.abs(sg.phi - exact) <= sg.halfwidth))
         r = sg.refinement
         if r is not None:
@@ -368,7 +377,7 @@ def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatc
         interval="hall",  # the audit's refinement with the default interval
         order=inst.canonical_order().tolist(),
         first_rounds=first,
-        allocate=sampling.REFINE_ALLOCATE,
+        allocate=sampling.REFINE_ALLOCATE if first < 4 else 0,
         cost=sampling.coalition_cost(inst),
     )
     np.testing.assert_array_equal(again.phi, r.phi)

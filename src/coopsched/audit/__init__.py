@@ -191,6 +191,7 @@ def audit(
     interval: str | None = None,
     estimator: str | None = None,
     refine: bool | None = None,
+    allocate: bool | None = None,
     points: int | None = None,
     jobs: str | None = None,
     backfill: str | None = None,
@@ -230,7 +231,9 @@ def audit(
     organization's first and last positions valued exactly, the middle ones sampled) or
     ``"plain"``. ``refine`` (default ``True``, adaptive only): once few organizations are
     left undecided, only they are sampled further, stratified by position (the first and
-    last positions exact), with half of ``1 - confidence`` kept for that phase.
+    last positions exact), with half of ``1 - confidence`` kept for that phase. ``allocate``
+    (default ``False``): after the refinement's first look, each organization still open
+    gets its own number of draws per run of positions (optimum allocation).
     Proper coalitions are valued under ``value_policy``, those of at most ``exact_upto``
     members under REF (default 0: one game); the report's ``sampling`` states which, with
     the measured gap to REF. ``scheduler``: a dask.distributed scheduler address or
@@ -322,6 +325,7 @@ def _audit(
     confidence, value_policy, exact_upto = e.confidence, e.value_policy, e.exact_upto
     seconds, adaptive, interval, points = e.seconds, e.adaptive, e.interval, e.points
     scheduler, estimator, refine = e.scheduler, e.estimator, e.refine
+    allocate = e.allocate
     if isinstance(source, str | Path):
         say(f"reading {source}")
         window_read = _sacct_window(source, t_from, t_to, horizon, timezone)
@@ -501,6 +505,7 @@ def _audit(
             scheduler=scheduler,
             estimator=estimator,
             refine=refine,
+            allocate=allocate,
         )
         report["method"] = "sampled"
         report["confidence"] = confidence
@@ -544,23 +549,26 @@ def _audit(
                 "method": (
                     "the organizations the orders left undecided estimated again, "
                     "stratified by position: the first and last positions exact, the middle "
-                    f"ones in {ref_.bins} runs of sizes, one coalition per run and round at the first look; "
+                    f"ones in {ref_.bins} runs of sizes, one coalition per run and round; "
                     + {
                         "t": "Student t",
                         "hall": "Student t with Hall's skewness correction",
                         "bernstein": "empirical Bernstein",
                     }[ref_.interval]
-                    + " over the rounds; after the first look each organization still open "
-                    "gets its own number of coalitions per run (optimum allocation: more "
-                    "where its first-look contributions spread more and coalitions cost "
-                    "less), its estimate from those later rounds alone; the orders' "
-                    "estimates of the others kept"
+                    + " over the rounds"
+                    + (
+                        "; after the first look an organization still open gets its own "
+                        "number of coalitions per run where that promises at least half the "
+                        "rounds (optimum allocation: more where its first-look "
+                        "contributions spread more and coalitions cost less), its estimate "
+                        "from those later rounds alone"
+                        if ref_.allocation is not None
+                        else ""
+                    )
+                    + "; the orders' estimates of the others kept"
                 ),
                 "organizations": [names[u] for u in ref_.players],
                 "rounds": [int(r) for r in ref_.rounds],
-                "draws_per_run": [
-                    None if a is None else [int(x) for x in a] for a in (ref_.allocation or [])
-                ],
                 "looks": ref_.looks,
                 "planned_looks": ref_.planned_looks,
                 "level": ref_.level,
@@ -569,6 +577,10 @@ def _audit(
                 "error_split": "half of 1 - confidence to the orders' looks, half to the "
                 "refinement's (a union bound)",
             }
+            if ref_.allocation is not None:
+                report["sampling"]["refinement"]["draws_per_run"] = [
+                    None if a is None else [int(x) for x in a] for a in ref_.allocation
+                ]
         # stated wherever the notes are printed (text, CSV comment lines, HTML)
         notes.append("sampled game: " + report["sampling"]["game"]["text"])
         after = f"{sg.samples} orders"

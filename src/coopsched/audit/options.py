@@ -109,7 +109,8 @@ class Estimation:
     (default: the grand coalition's recorded total split off exactly, a control variate),
     ``ends`` (first and last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`).
     ``refine`` (adaptive only): the organizations the orders leave undecided estimated again,
-    stratified by position (:mod:`coopsched.audit.sampling`)."""
+    stratified by position (:mod:`coopsched.audit.sampling`); ``allocate``: the refinement's
+    optimum allocation of draws after its first look (off by default)."""
 
     method: str = "auto"
     exact_max: int = 16
@@ -125,6 +126,7 @@ class Estimation:
     scheduler: object = None
     estimator: str = "split"
     refine: bool = True
+    allocate: bool = False
 
     def __post_init__(self) -> None:
         from ..online.shapley import resolve_interval

@@ -37,9 +37,9 @@ others, and every order pays for all. Once few are left, the audit estimates onl
 stratified by position
 (:func:`~coopsched.online.shapley.shapley_stratified`: the first and last positions exact,
 the middle ones in ``refine_bins`` runs, one coalition and its union with the organization
-per run and round), keeping the orders' estimates of the decided ones. After the
-refinement's first look, each organization still open gets its own number of coalitions
-per run (optimum allocation: more where its marginal contributions spread more and the
+per run and round), keeping the orders' estimates of the decided ones. With ``allocate``
+(off by default), after the refinement's first look each organization still open gets its
+own number of coalitions per run (optimum allocation: more where its marginal contributions spread more and the
 coalitions cost less, :func:`~coopsched.online.shapley.optimum_allocation` with
 :func:`coalition_cost`, ``REFINE_ALLOCATE`` first-look rounds' worth per round), its
 later rounds alone making its estimate. The orders hand over
@@ -403,6 +403,7 @@ def sampled_game(
     estimator: str = "split",
     refine: bool = True,
     refine_bins: int = 8,
+    allocate: bool = False,
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
@@ -419,7 +420,9 @@ def sampled_game(
     ``estimator``: ``"split"`` (default), ``"ends"`` or ``"plain"``, see the module doc.
     ``refine`` (default ``True``, only when ``adaptive``): refine the organizations the
     orders leave undecided by stratified sampling, in ``refine_bins`` runs of positions (the
-    module doc)."""
+    module doc). ``allocate`` (default ``False``): the refinement's optimum allocation after
+    its first look (module doc; measured to help on some months and cost time on others,
+    docs/audit.md)."""
     if not 0 <= negligible < 1:
         raise ValueError(f"negligible: {negligible}; a share in [0, 1)")
     if estimator not in ESTIMATORS:
@@ -611,7 +614,7 @@ def sampled_game(
                 values=value_batch,
                 cache=cache,
                 order=order,
-                allocate=REFINE_ALLOCATE,
+                allocate=REFINE_ALLOCATE if allocate else 0,
                 cost=coalition_cost(inst),
                 component=h,
             )

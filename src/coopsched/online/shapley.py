@@ -667,8 +667,9 @@ class StratifiedEstimate:
     """Shapley estimates of some players by stratified sampling (:func:`shapley_stratified`).
 
     ``phi`` and ``halfwidth``: one row per player of ``players`` (in that order), one column
-    per component of the value. ``rounds``: per player, the rounds its estimate uses (it
-    stops being sampled at the look that decides it). ``level``, ``looks``,
+    per component of the value. ``rounds``: per player, the rounds drawn for it (it stops
+    being sampled at the look that decides it; with an ``allocation``, the first look's
+    rounds are counted but its estimate uses the later ones). ``level``, ``looks``,
     ``planned_looks``: as :class:`AntitheticEstimate`; ``stop``: ``"decided"``,
     ``"rounds"`` (``max_rounds`` used) or ``"seconds"``; ``evaluations``: coalitions this
     estimate valued (not found in the cache); ``bins``: strata of middle positions."""
@@ -685,6 +686,8 @@ class StratifiedEstimate:
     evaluations: int
     bins: int
     interval: str = "t"
+    #: per player, its draws per run after the first look (``None``: one draw per run);
+    #: ``None`` when the estimate was not asked to allocate
     allocation: list[tuple[int, ...] | None] | None = None
 
 

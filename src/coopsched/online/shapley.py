@@ -848,9 +848,10 @@ def shapley_stratified(
         for i in active:
             u = who[i]
             sets = []
+            per = draws[i]
             for b, (lo, hi) in enumerate(runs):
                 run = []
-                for _ in range(1 if draws[i] is None else draws[i][b]):
+                for _ in range(1 if per is None else per[b]):
                     s = int(rng.integers(lo, hi + 1))
                     S = 0
                     for w in rng.choice(others[u], size=s, replace=False):

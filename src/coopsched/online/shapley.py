@@ -903,7 +903,7 @@ def shapley_stratified(
                     for w, d in zip(share, deltas, strict=True):
                         z += w * d
                     Z[u].append(z)
-                    if pilot is not None and draws[i] is None:
+                    if pilot is not None and done < pilot:  # the first look only
                         D[u].append(deltas)
                         if cost is not None:
                             C[u].append([cost(S) + cost(S | 1 << u) for (S,) in sets])

@@ -197,6 +197,28 @@ def refined_verdicts(sg, names) -> str:
     return "  refined (verdict, rounds): " + ", ".join(out)
 
 
+def settle_times(sg, names) -> str:
+    """When the organizations were settled (sign decided or shown within 5 %; recorded at
+    the looks, so to a look's precision), and for each one left open the projection of
+    what settling it would take at its observed spread."""
+    at = np.asarray(sg.settled_at, dtype=np.float64)
+    done = np.sort(at[~np.isnan(at)])
+    if len(done) == 0:
+        line = "  settled: none"
+    else:
+        q = {p: done[min(len(done) - 1, int(np.ceil(p * len(done))) - 1)] for p in (0.5, 0.9)}
+        line = (
+            f"  settled: {len(done)} of {len(at)}; half by {q[0.5]:.0f} s, 90 % by "
+            f"{q[0.9]:.0f} s, the last at {done[-1]:.0f} s"
+        )
+    for u, p in sorted((sg.projection or {}).items(), key=lambda kv: kv[1].seconds):
+        line += (
+            f"\n  open {names[u]}: after {p.done} {p.unit}, projected {p.samples:,.0f} more "
+            f"({p.coalitions:,.0f} coalitions, {p.seconds / 3600:,.1f} h at this run's pace)"
+        )
+    return line
+
+
 def stratified(
     v, k: int, targets: list[int], grand: float, seconds: float, seed: int, rounds: int = 0
 ) -> tuple[dict[int, float], dict[int, float], int]:
@@ -452,6 +474,7 @@ def main() -> None:
                         flush=True,
                     )
                     print(refined_verdicts(one, inst.names), flush=True)
+                    print(settle_times(one, inst.names), flush=True)
                     if args.reference:
                         reference(inst, T, rule, one, args)
                     if client is None or args.budget_on_dask or name != "ricc" or k not in dask_k:

@@ -28,6 +28,9 @@ The jobs (``--list`` prints their commands):
   one case compared with 2 dask workers);
 * ``audit-sampled-machine``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` on 2 dask
   workers, the whole machine, within the same 10-minute budgets (about 20 minutes);
+* ``audit-sampled-long``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` in one process
+  with a 30-minute budget each (about an hour: when each organization is settled, and the
+  projection for those still open);
 * ``audit-reference``: ``benchmarks/audit_sampled.py --no-dask --samples 5120`` with
   ``--reference`` on HPC2N and KTH-SP2, then RICC at N = 50 and 100, and KTH-SP2 with
   ``--estimator ends`` (about 80 minutes: which organizations the budgeted runs leave open,
@@ -199,6 +202,16 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "sampled audits of the HPC2N and KTH-SP2 months by user on the whole machine "
             "(2 dask workers) within the 10-minute budget",
             needs="distributed",
+        ),
+        Job(
+            "audit-sampled-long",
+            [
+                [py, f"{b}/audit_sampled.py", *t, "--only", "hpc2n", "--only", "kth"]
+                + ["--no-dask", "--seconds", "1800"]
+            ],
+            "results-audit-sampled-long.txt",
+            "the HPC2N and KTH-SP2 months by user in one process with 30 minutes each: when "
+            "each organization is settled, and what the ones still open would take",
         ),
         Job(
             "audit-reference",

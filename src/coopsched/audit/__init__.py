@@ -45,7 +45,13 @@ from .result import (
     OwenUnit,
     Sampling,
 )
-from .sampling import describe_estimator, game_statement, sampled_game
+from .sampling import (
+    describe_estimator,
+    game_statement,
+    projection_note,
+    projection_report,
+    sampled_game,
+)
 from .window import WindowError, expand_parallel, format_time, parse_time, window_instance
 
 __all__ = [
@@ -602,6 +608,9 @@ def _audit(
                 + ", ".join(undecided[:20])
                 + (" ..." if len(undecided) > 20 else "")
             )
+        if sg.projection:
+            report["sampling"]["projection"] = projection_report(sg, names)
+            notes.append(projection_note(sg, names))
         rows = [
             org_row(
                 names[u],

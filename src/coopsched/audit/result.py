@@ -174,6 +174,9 @@ class Sampling(Section):
     #: the organizations the orders left open, refined by stratified sampling
     #: (:mod:`coopsched.audit.sampling`): who, rounds, runs of positions, why it stopped
     refinement: dict[str, Any] | None = _optional()
+    #: per organization left undecided, what settling it would take at its observed spread
+    #: (:func:`coopsched.audit.sampling.projection_report`)
+    projection: dict[str, Any] | None = _optional()
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,11 @@ value with probability at least ``confidence`` whatever stopped either phase). M
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -72,6 +74,7 @@ from ..online.shapley import (
     refine_schedule,
     shapley_antithetic,
     shapley_stratified,
+    t_quantile,
     unanimity_control,
 )
 from ..online.utilities import ValueCurve, psi_sp
@@ -132,30 +135,47 @@ SETTLE_SHARE = 0.05
 def samples_to_settle(
     psi: np.ndarray,
     phi: np.ndarray,
-    halfwidth: np.ndarray,
-    samples: np.ndarray,
+    se: np.ndarray,
+    draws: np.ndarray,
+    level: float,
     share: float = SETTLE_SHARE,
 ) -> np.ndarray:
-    """Per organization, the samples (in the unit of ``samples``: orders or rounds) after
+    """Per organization, the i.i.d. draws (antithetic pairs of orders, or rounds) after
     which its interval would decide the sign of its surplus or show the surplus below
-    ``share`` of ``phi`` (:func:`small_surplus`), if its estimate stayed where it is and the
-    interval shrank as ``1 / sqrt(samples)``: ``samples * (halfwidth / h)**2``, ``h`` the
-    larger of ``|psi - phi|`` (what deciding the sign needs) and the room ``phi`` leaves
-    inside ``psi / (1 + share)`` to ``psi / (1 - share)``; never fewer than ``samples``;
-    ``inf`` where neither can be shown. A projection from one run's spread (the central
-    limit theorem's half-width), not a promise: the estimate moves as samples come, and
-    later looks are taken at a stricter level."""
+    ``share`` of ``phi`` (:func:`small_surplus`), if its estimate and the spread of its
+    draws stayed as observed: ``se`` is the standard error ``s / sqrt(n)`` over the
+    ``draws`` done, so the spread is ``s = se * sqrt(n)``; the half-width needed, ``h``, is
+    the larger of ``|psi - phi|`` (what deciding the sign needs) and the room ``phi`` leaves
+    inside ``psi / (1 + share)`` to ``psi / (1 - share)``; the answer is the fewest ``m``
+    with Student's ``t_{m-1} s / sqrt(m) <= h`` at ``level``, never fewer than ``draws``;
+    ``inf`` where neither can be shown. A projection from one run's spread, not a promise:
+    the estimate moves as draws come, Hall's interval on skewed contributions is wider than
+    ``t``, and later looks are taken at a stricter level."""
     psi = np.asarray(psi, dtype=np.float64)
     phi = np.asarray(phi, dtype=np.float64)
-    w = np.asarray(halfwidth, dtype=np.float64)
-    n = np.asarray(samples, dtype=np.float64)
-    sign = np.abs(psi - phi)
+    n = np.asarray(draws, dtype=np.float64)
+    spread = np.asarray(se, dtype=np.float64) * np.sqrt(n)
     room = np.minimum(phi - psi / (1 + share), psi / (1 - share) - phi)
-    room = np.where(psi > 0, room, 0.0)
-    h = np.maximum(sign, room)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.where(h > 0, np.ceil(n * (w / np.where(h > 0, h, 1.0)) ** 2), np.inf)
-    return np.maximum(need, n)
+    h = np.maximum(np.abs(psi - phi), np.where(psi > 0, room, 0.0))
+    p = 1 - (1 - level) / 2
+    out = np.full(len(n), np.inf)
+    for i in np.flatnonzero((h > 0) & np.isfinite(spread)):
+        r = float(spread[i] / h[i])
+
+        def fits(m: int, r: float = r) -> bool:
+            return t_quantile(p, m - 1) * r <= math.sqrt(m)
+
+        # the fewest draws that fit (t_{m-1} / sqrt(m) decreases in m): from the normal
+        # quantile's answer, doubling, then bisection
+        lo = max(2, math.floor((NormalDist().inv_cdf(p) * r) ** 2))
+        hi = lo
+        while not fits(hi):
+            lo, hi = hi, 2 * hi
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if fits(mid) else (mid + 1, hi)
+        out[i] = hi
+    return np.maximum(out, n)
 
 
 @dataclass
@@ -702,7 +722,7 @@ def sampled_game(
     settled_at[final & np.isnan(settled_at)] = spent  # settled by the last estimates only
     first_look = refine_schedule(max(2, samples // 2), REFINE_FIRST)[0]
     projection = _project(
-        k, psi_h, phi, hw, final, est, refinement, runs, first_look, spent / max(1, valued[0])
+        k, psi_h, phi, final, est, refinement, runs, first_look, spent / max(1, valued[0]), h
     )
     keep = [t for t in grid if t in set(times)]
     return SampledGame(
@@ -738,38 +758,37 @@ def _project(
     k: int,
     psi: np.ndarray,
     phi: np.ndarray,
-    hw: np.ndarray,
     final: np.ndarray,
     est: AntitheticEstimate,
     refinement: StratifiedEstimate | None,
     runs: int,
     first_look: int,
     per_coalition: float,
+    h: int,
 ) -> dict[int, Projection]:
     """:class:`Projection` of every organization left unsettled: in the refinement's
     rounds (``2 * runs`` coalitions each, times its draws per run after an allocation, whose
     first-look rounds its estimate does not use) if it was refined, else in orders (``k - 1``
-    coalitions each)."""
-    done = np.full(k, float(est.orders))
-    unit = ["orders"] * k
-    per = np.full(k, float(k - 1))
-    if refinement is not None:
-        alloc = refinement.allocation or [None] * len(refinement.players)
-        for u, n, a in zip(refinement.players, refinement.rounds, alloc, strict=True):
-            unit[u] = "rounds"
-            done[u] = float(n) - (first_look if a is not None else 0)
-            per[u] = 2.0 * (runs if a is None else sum(a))
-    need = samples_to_settle(psi, phi, hw, np.maximum(done, 1))
+    coalitions each, antithetic pairs the draws), at the level of the last look; ``h``: the
+    horizon's component of the estimates."""
+
     out = {}
-    for u in np.flatnonzero(~final):
-        more = float(need[u] - done[u])
-        out[int(u)] = Projection(
-            unit[u],
-            int(done[u]),
-            more,
-            more * float(per[u]),
-            more * float(per[u]) * per_coalition,
-        )
+    for u in np.flatnonzero(~final).tolist():
+        unit, done, per, draw = "orders", est.orders, k - 1, 2
+        se, level = float(est.se[u, h]), est.level
+        if refinement is not None and u in refinement.players:
+            j = refinement.players.index(u)
+            a = None if refinement.allocation is None else refinement.allocation[j]
+            unit, draw, level = "rounds", 1, refinement.level
+            done = int(refinement.rounds[j]) - (first_look if a is not None else 0)
+            per = 2 * (runs if a is None else sum(a))
+            se = float(refinement.se[j, h])
+        m = max(2, done // draw)
+        need = samples_to_settle(
+            psi[u : u + 1], phi[u : u + 1], np.array([se]), np.array([m]), level
+        )[0]
+        more = float(need - m) * draw
+        out[u] = Projection(unit, done, more, more * per, more * per * per_coalition)
     return out
 
 

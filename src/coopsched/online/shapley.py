@@ -267,6 +267,10 @@ class AntitheticEstimate:
 
     phi: np.ndarray
     halfwidth: np.ndarray
+    #: per player (and component), the standard error ``s / sqrt(n)`` of the estimate
+    #: over its ``n`` pair means (``ends``: its valid ones, times the middle's weight), the
+    #: half-width before its quantile: what projections of further sampling start from
+    se: np.ndarray
     orders: int
     looks: int
     planned_looks: int
@@ -605,6 +609,7 @@ def shapley_antithetic(
     return AntitheticEstimate(
         phi=phi,
         halfwidth=hw,
+        se=_standard_error(Y[:done], valid[:done] if ends else None, weight if ends else 1.0),
         orders=2 * done,
         looks=look,
         planned_looks=planned,
@@ -635,6 +640,18 @@ def _middle(
             phi[u] += weight * y.mean(axis=0)
         hw[u] = weight * pair_halfwidth(y, level, interval) if len(y) >= 2 else np.inf
     return phi, hw
+
+
+def _standard_error(Y: np.ndarray, valid: np.ndarray | None, weight: float) -> np.ndarray:
+    """Per player (and component), ``weight`` times the standard error ``s / sqrt(n)`` of
+    the mean of its rows of ``Y`` (with ``valid``, its valid rows only); ``inf`` below two."""
+    k, m = Y.shape[1], Y.shape[2]
+    out = np.full((k, m), np.inf)
+    for u in range(k):
+        y = Y[:, u] if valid is None else Y[valid[:, u], u]
+        if len(y) >= 2:
+            out[u] = weight * y.std(axis=0, ddof=1) / math.sqrt(len(y))
+    return out
 
 
 def position_bins(k: int, bins: int) -> list[tuple[int, int]]:
@@ -677,6 +694,9 @@ class StratifiedEstimate:
     players: list[int]
     phi: np.ndarray
     halfwidth: np.ndarray
+    #: per player, the standard error ``s / sqrt(n)`` of its estimate over the ``n`` rounds
+    #: it uses (as :class:`AntitheticEstimate`'s)
+    se: np.ndarray
     rounds: np.ndarray
     looks: int
     planned_looks: int
@@ -833,6 +853,7 @@ def shapley_stratified(
     n_rounds = {u: 0 for u in who}
     phi = np.array([exact[u] for u in who]).reshape(len(who), m)
     hw = np.zeros((len(who), m)) if not runs else np.full((len(who), m), np.inf)
+    se = hw.copy()
     decided = np.zeros(len(who), dtype=bool)
     active = list(range(len(who))) if runs else []
     stop, look, done = "decided", 0, 0
@@ -919,6 +940,7 @@ def shapley_stratified(
             if len(y) >= 2 or draws[i] is None:
                 phi[i] = y.mean(axis=0)
                 hw[i] = pair_halfwidth(y, level, interval)
+                se[i] = y.std(axis=0, ddof=1) / math.sqrt(len(y))
         if decide is not None:
             got = np.asarray(decide(np.array([who[i] for i in active]), phi[active], hw[active]))
             for i, d in zip(list(active), got, strict=True):
@@ -939,6 +961,7 @@ def shapley_stratified(
         players=who,
         phi=phi,
         halfwidth=hw,
+        se=se,
         rounds=np.array([n_rounds[u] for u in who], dtype=np.int64),
         looks=look,
         planned_looks=len(plan),

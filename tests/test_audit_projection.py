@@ -92,3 +92,24 @@ def test_the_report_projects_the_undecided_organizations():
     proj = r["sampling"]["projection"]
     assert set(proj["organizations"]) == set(r["sampling"]["undecided"])
     assert any("would take, projected" in n for n in r["notes"])
+
+
+@pytest.mark.parametrize("ends", [False, True])
+def test_the_standard_errors_are_the_t_half_widths_before_their_quantile(ends):
+    """``se`` of both estimators: Student's t half-width divided by its quantile, over the
+    antithetic pairs (the valid ones with ``ends``) or the rounds."""
+    from coopsched.online.shapley import shapley_antithetic, shapley_stratified, t_quantile
+    from coopsched.testing import airport_game
+
+    table, _ = airport_game(7, seed=2)
+    v = table.__getitem__
+    a = shapley_antithetic(v, 7, 40, seed=1, interval="t", ends=ends)
+    assert np.all(np.isfinite(a.se)) and np.all(a.se >= 0)
+    np.testing.assert_array_equal(a.se == 0, a.halfwidth == 0)  # no spread, no width
+    if not ends:  # every player in every pair
+        q = t_quantile(1 - (1 - a.level) / 2, a.orders // 2 - 1)
+        np.testing.assert_allclose(a.halfwidth, q * a.se)
+    s = shapley_stratified(v, 7, [0, 3], 30, seed=1, interval="t")
+    for j, n in enumerate(s.rounds):
+        q = t_quantile(1 - (1 - s.level) / 2, int(n) - 1)
+        np.testing.assert_allclose(s.halfwidth[j], q * s.se[j])

@@ -48,7 +48,10 @@ no more than the orders to their next look and fit in the time left; and after t
 last planned look. The
 error probability ``1 - confidence`` is split in halves between the orders' looks and the
 rounds' looks (a union bound: every interval the audit reports covers its organization's
-value with probability at least ``confidence`` whatever stopped either phase). Measured:
+value with probability at least ``confidence`` whatever stopped either phase). When the
+sampling stops, ``SampledGame.settled_at`` says when each organization was settled, and
+``SampledGame.projection`` what each one left open would need at its observed spread
+(:func:`samples_to_settle`; the report's ``sampling.projection``). Measured:
 ``benchmarks/audit_sampled.py`` (``benchmarks/results-audit-sampled.txt``), docs/audit.md.
 """
 
@@ -800,9 +803,11 @@ def projection_report(sg: SampledGame, names: list[str]) -> dict:
         "method": (
             "per organization left undecided: the samples after which its interval would "
             "decide the sign of its surplus or show it below "
-            f"{SETTLE_SHARE:.0%} of phi, if its estimate stayed and the interval shrank as "
-            "1/sqrt(samples) (a projection from this run's spread, not a promise); seconds "
-            "at this run's mean time per coalition valued"
+            f"{SETTLE_SHARE:.0%} of phi, if its estimate and the spread of its draws "
+            "(antithetic pairs of orders, or rounds of the refinement) stayed as observed: "
+            "the fewest draws whose Student t interval at the level of the last look is that "
+            "narrow (a projection from this run's spread, not a promise); seconds at this "
+            "run's mean time per coalition valued"
         ),
         "share": SETTLE_SHARE,
         "organizations": {

@@ -940,7 +940,8 @@ def shapley_stratified(
             if len(y) >= 2 or draws[i] is None:
                 phi[i] = y.mean(axis=0)
                 hw[i] = pair_halfwidth(y, level, interval)
-                se[i] = y.std(axis=0, ddof=1) / math.sqrt(len(y))
+                if len(y) >= 2:
+                    se[i] = y.std(axis=0, ddof=1) / math.sqrt(len(y))
         if decide is not None:
             got = np.asarray(decide(np.array([who[i] for i in active]), phi[active], hw[active]))
             for i, d in zip(list(active), got, strict=True):

@@ -678,7 +678,57 @@ def sampled_cases(name: str = "results-audit-sampled.txt") -> list[dict]:
             )
         elif line.startswith("  refined (verdict, rounds): "):
             cases[-1]["verdicts"] = {n: v for n, v, _ in _VERDICT.findall(line)}
+            cases[-1]["rounds_of"] = {n: int(r) for n, _, r in _VERDICT.findall(line)}
+        elif line.startswith("  settled: ") and "none" not in line:
+            got = _SETTLED.match(line)
+            assert got is not None, line
+            cases[-1]["settled"] = [int(x) for x in got.groups()]
     return cases
+
+
+_SETTLED = re.compile(
+    r"  settled: (\d+) of (\d+); half by (\d+) s, 90 % by (\d+) s, the last at (\d+) s"
+)
+
+
+def test_readme_time_to_settle_quotes_the_file():
+    """The README's table of the 30-minute runs (every organization settled, and when) is
+    ``benchmarks/results-audit-sampled-long.txt``."""
+    readme = (ROOT / "README.md").read_text()
+    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    text = " ".join(perf.split())
+    cases = sampled_cases("results-audit-sampled-long.txt")
+    assert [c["log"] for c in cases] == ["hpc2n", "kth"]
+    rows = [r for r in perf.splitlines() if r.startswith("|") and r.count("|") == 9]
+    for c in cases:
+        done, k, half, ninety, last = c["settled"]
+        row = [r for r in rows if f"all {c['k']} users" in r and f"| {c['budget']} s |" in r]
+        assert len(row) == 1, c["log"]
+        cells = [x.strip() for x in row[0].strip("|").split("|")]
+        assert cells[1:] == [
+            f"{c['budget']} s",
+            f"{done} of {k}, the last at {last} s",
+            f"{half} s",
+            f"{ninety} s",
+            f"{c['refined']} (up to {c['rounds']} rounds)",
+            *c["counts"][:2],
+        ], (c["log"], cells)
+        assert c["counts"][2] == "0" and done == k  # every organization settled
+        hardest = sorted(n for n, r in c["rounds_of"].items() if r == int(c["rounds"]))
+        verdicts = [f"{n} ({c['verdicts'][n]})" for n in hardest]
+        assert f"most rounds: {' and '.join(verdicts)}" in text, (c["log"], verdicts)
+    # their calls against the references' (benchmarks/results-audit-reference.txt)
+    runs = {(r["log"], r["k"]): r for r in reference_runs() if r["estimator"] == "split"}
+    agree = against = 0
+    for c in cases:
+        for o in runs[(c["log"], c["k"])]["orgs"]:
+            new = c["verdicts"].get(o["name"])
+            if new in ("+", "-") and o["now"].startswith("sign decided"):
+                agree += o["now"][-1] == new
+                against += o["now"][-1] != new
+    audit = " ".join((ROOT / "docs" / "audit.md").read_text().split())
+    assert agree > 0 and against == 0
+    assert f"The 30-minute runs of HPC2N and KTH-SP2 refined {agree} users" in audit
 
 
 def test_readme_sampled_audits_quote_the_files():

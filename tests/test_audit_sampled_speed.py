@@ -10,10 +10,13 @@ import pytest
 from conftest import fifo_recorded, small_instances, trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_rigid import RULES, rigid_instances
 
+from coopsched import make_instance
 from coopsched.audit.game import recorded_starts
 from coopsched.audit.sampling import (
     COMPILE_FROM_JOBS,
+    CoalitionValuer,
     coalition_values,
     curve_values,
     sampled_game,
@@ -64,6 +67,43 @@ def test_coalition_values_equal_the_former_valuation(inst, data):
         assert coalition_values(inst, T, grid, mask, pol) == old_values(sched, grid)
     ref, _ = ref_schedule(inst.restrict(members), T)
     assert coalition_values(inst, T, grid, mask, exact_upto=inst.k) == old_values(ref, grid)
+
+
+@settings(max_examples=120, deadline=None)
+@given(inst=rigid_instances(pins=True), data=st.data())
+def test_the_valuer_runs_the_compiled_engine_directly_with_simulates_values(inst, data):
+    """:class:`CoalitionValuer` runs the compiled rigid engine on inputs prepared once
+    (not through ``simulate``): every coalition's values are those of the Python engine's
+    schedule, whatever the coalitions valued before on the same inputs."""
+    from unittest import mock
+
+    from coopsched.audit import sampling
+
+    T = data.draw(st.integers(1, 30))
+    grid = sorted({3, 11, T})
+    rule = data.draw(st.sampled_from(RULES))
+    pol = data.draw(st.sampled_from(["fifo", "fairshare", "utfairshare", "currfairshare"]))
+    with mock.patch.object(sampling, "COMPILE_FROM_JOBS", 0):
+        value = CoalitionValuer(inst, T, grid, pol, backfill=rule)
+    assert value.direct is not None
+    for mask in data.draw(st.lists(st.integers(1, (1 << inst.k) - 1), min_size=1, max_size=4)):
+        members = [u for u in range(inst.k) if mask >> u & 1]
+        sched = simulate(inst, get_policy(pol), T, members, backfill=rule, engine="python")
+        assert value(mask) == old_values(sched, grid)
+
+
+def test_rigid_inputs_serve_only_their_instance():
+    from coopsched.online.compiled_rigid import RigidInputs, run_compiled_rigid
+
+    a = make_instance([2, 1], [(0, 0, 3), (1, 1, 2)])
+    a = dataclasses.replace(a, processors=np.array([1, 1]), requested=np.array([3, 2]))
+    b = dataclasses.replace(a)
+    with pytest.raises(ValueError, match="another instance"):
+        run_compiled_rigid(b, "fifo", "easy", horizon=None, members=(0, 1), inputs=RigidInputs(a))
+    start, *_ = run_compiled_rigid(
+        a, "fifo", "easy", horizon=None, members=(0, 1), inputs=RigidInputs(a)
+    )
+    assert start.tolist() == [0, 1]  # the second job is released at 1
 
 
 def top_users_window(path, t0, t1, top, tmp, jobs="rigid"):
@@ -334,6 +374,7 @@ def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatc
     inst, T, rule, table, fair_grand, exact = ricc_day
     fair = [*table[:-1], fair_grand]
     monkeypatch.setattr(sampling, "coalition_values", lambda i, h, g, m, *a: [fair[m]])
+    monkeypatch.setattr(sampling, "CoalitionValuer", lambda *a: lambda m: [fair[m]])
     monkeypatch.setattr(sampling, "REFINE_FIRST", first)
     samples = 8
     shares, refined, settled, allocated, last = [], 0, 0, 0, None

@@ -47,6 +47,7 @@ from .backends import (
 from .kernels import JIT_OPTIONS
 from .kernels import _heap_pop as _pop
 from .kernels import _heap_push as _push
+from .utilities import exact_total
 
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
 _BIG = np.int64(2**62)
@@ -410,15 +411,6 @@ def _engine(
 # ---------------------------------------------------------------------------- driver
 
 
-def _sum_bound(x: np.ndarray) -> int:
-    """``sum(x)`` exactly (int64 when it provably fits)."""
-    if len(x) == 0:
-        return 0
-    if int(x.max()) * len(x) < _LIMIT:
-        return int(x.sum())
-    return sum(x.tolist())
-
-
 def int64_bounds(
     rule: str,
     release: np.ndarray,
@@ -451,7 +443,7 @@ def int64_bounds(
     p_max = int(size.max())
     # greedy: a job waits only while all Mc machines are busy with other jobs, so every
     # job ends by r_max + W / Mc + p_max (W: the coalition's total work)
-    t_end = int(release.max()) + -(-_sum_bound(size) // (1 if rigid else Mc)) + p_max
+    t_end = int(release.max()) + -(-exact_total(size) // (1 if rigid else Mc)) + p_max
     if horizon is not None:
         t_end = min(t_end, int(horizon))
     if M >= 2**31:

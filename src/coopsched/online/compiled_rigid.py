@@ -100,6 +100,46 @@ def _key_cmp(key, key_f, x, u):
     return 1 if d > 0 else (-1 if d < 0 else 0)
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _share_pick(rule, act, t, shown, qptr, qjobs, head, rhead, machines, running, psi, work, tl):
+    """FIFO's and the fair shares' pick among the organizations ``shown`` (as :func:`_pick`),
+    scanning only ``act`` (those with a waiting job). Inlined in the engine: a call passing
+    :func:`_pick`'s many arrays cost more than the pick."""
+    u = np.int64(-1)
+    if rule == FIFO:
+        for x in act:
+            if shown[x] > 0 and (u < 0 or _older(x, u, qjobs, qptr, head)):
+                u = x
+        return u
+    bn = np.int64(0)
+    bd = np.int64(0)
+    # strict improvements only, ties to the older queue head
+    for x in act:
+        if shown[x] == 0:
+            continue
+        if rule == CURRFAIRSHARE:
+            num = running[x]
+        else:
+            d = t - tl[x]
+            if rule == FAIRSHARE:
+                num = work[x] + running[x] * d
+            else:
+                num = psi[x] + work[x] * d + running[x] * (d * (d + 1) // 2)
+        dx = machines[x]
+        if u < 0:
+            u, bn, bd = x, num, dx
+            continue
+        if dx == 0:
+            better = bd == 0 and _older(x, u, qjobs, qptr, rhead)
+        elif bd == 0 or _mul_lt(num, bd, bn, dx):
+            better = True
+        else:
+            better = not _mul_lt(bn, dx, num, bd) and _older(x, u, qjobs, qptr, rhead)
+        if better:
+            u, bn, bd = x, num, dx
+    return u
+
+
 @numba.njit(**JIT_OPTIONS)
 def _pick(
     rule,
@@ -341,6 +381,11 @@ def _engine_rigid(
     track = rule in (FAIRSHARE, UTFAIRSHARE, DIRECTCONTR, RAND, REFC)
     queued = np.zeros(k, np.int64)
     shown = np.zeros(k, np.int64)
+    # the organizations with a waiting job, in no particular order (every pick is the
+    # same whatever the order it scans them in: ties go to the older queue head)
+    act = np.zeros(k, np.int64)
+    apos = np.zeros(k, np.int64)
+    nact = 0
     head = np.zeros(k, np.int64)
     rhead = np.zeros(k, np.int64)  # the queue heads as the rule's picks at t began: ties
     ranked_at = np.int64(-1)
@@ -432,7 +477,12 @@ def _engine_rigid(
                         by_owner[v] = 0
         while i < n and rel[i] == t:  # releases
             if not wide[i]:
-                queued[owner[i]] += 1
+                u = owner[i]
+                if queued[u] == 0:
+                    apos[u] = nact
+                    act[nact] = u
+                    nact += 1
+                queued[u] += 1
                 total += 1
                 if pinned[i]:
                     pin_waiting += 1
@@ -462,60 +512,78 @@ def _engine_rigid(
                     ranked_at = t
                     rhead[:] = head
                 anyone = False
-                for x in range(k):
-                    ok = queued[x] > 0
-                    if ok and phase == 2:  # EASY's backfill beside the reservation
+                for a in range(nact):
+                    x = act[a]
+                    ok = True
+                    if phase == 2:  # EASY's backfill beside the reservation
                         h = qjobs[qptr[x] + head[x]]
                         ok = (
                             x != res_u
                             and width[h] <= nfree
                             and (t + req[h] <= shadow or width[h] <= extra)
                         )
-                    elif ok and bf == FIRST_FIT:
+                    elif bf == FIRST_FIT:
                         ok = width[qjobs[qptr[x] + head[x]]] <= nfree
                     shown[x] = queued[x] if ok else 0
                     anyone = anyone or ok
                 if not anyone:
                     break
-                u = _pick(
-                    rule,
-                    k,
-                    t,
-                    shown,
-                    head,
-                    rhead,
-                    qptr,
-                    qjobs,
-                    machines,
-                    running,
-                    psi,
-                    work,
-                    tl,
-                    member,
-                    key,
-                    misc,
-                    order,
-                    phi,
-                    wc,
-                    rc,
-                    tv,
-                    c_ptr,
-                    c_time,
-                    c_delta,
-                    coeff,
-                    n_samples,
-                    cV,
-                    cW,
-                    cR,
-                    cT,
-                    cpos,
-                    key_f,
-                    phi_f,
-                    psi_f,
-                    queued,
-                    own,
-                    rank,
-                )
+                if rule in (FIFO, FAIRSHARE, UTFAIRSHARE, CURRFAIRSHARE):
+                    u = _share_pick(
+                        rule,
+                        act[:nact],
+                        t,
+                        shown,
+                        qptr,
+                        qjobs,
+                        head,
+                        rhead,
+                        machines,
+                        running,
+                        psi,
+                        work,
+                        tl,
+                    )
+                else:
+                    u = _pick(
+                        rule,
+                        k,
+                        t,
+                        shown,
+                        head,
+                        rhead,
+                        qptr,
+                        qjobs,
+                        machines,
+                        running,
+                        psi,
+                        work,
+                        tl,
+                        member,
+                        key,
+                        misc,
+                        order,
+                        phi,
+                        wc,
+                        rc,
+                        tv,
+                        c_ptr,
+                        c_time,
+                        c_delta,
+                        coeff,
+                        n_samples,
+                        cV,
+                        cW,
+                        cR,
+                        cT,
+                        cpos,
+                        key_f,
+                        phi_f,
+                        psi_f,
+                        queued,
+                        own,
+                        rank,
+                    )
                 pos = qjobs[qptr[u] + head[u]]
                 if width[pos] > nfree:
                     if bf == EASY and phase == 1:
@@ -532,6 +600,12 @@ def _engine_rigid(
             q = width[pos]
             head[u] += 1
             queued[u] -= 1
+            if queued[u] == 0:  # out of the waiting list (swap with its last)
+                shown[u] = 0
+                nact -= 1
+                y = act[nact]
+                act[apos[u]] = y
+                apos[y] = apos[u]
             total -= 1
             if pinned[pos]:
                 pin_waiting -= 1
@@ -578,6 +652,35 @@ def _engine_rigid(
     state[4, 0] = misc[1]
 
 
+class RigidInputs:
+    """What the engine reads of an instance, whatever the coalition: its jobs in global
+    submission order (:meth:`~coopsched.workloads.instance.Instance.fifo_order`) and
+    the organizations' canonical order and machines. Built once, it serves every
+    coalition of the instance (:func:`run_compiled_rigid`'s ``inputs``: the sampled audit
+    simulates thousands); the instance must not change meanwhile."""
+
+    def __init__(self, instance: Instance) -> None:
+        inst = instance
+        self.instance = inst
+        self.order = inst.fifo_order()
+        o = self.order
+        self.owner = inst.org[o]
+        self.release = inst.release[o]
+        self.size = inst.size[o]
+        self.width = inst.width[o]
+        self.requested = (
+            np.full(len(o), -1, dtype=np.int64) if inst.requested is None else inst.requested[o]
+        )
+        self.pinned = None if inst.pinned is None else inst.pinned[o]
+        self.machines = inst.machines
+        self.canon = inst.canonical_order()
+        self.machine_owner = np.repeat(self.canon, self.machines[self.canon])
+
+    def coalition(self, is_member: np.ndarray) -> np.ndarray:
+        """Positions (in submission order) of the jobs of the members ``is_member``."""
+        return np.flatnonzero(is_member[self.owner])
+
+
 def run_compiled_rigid(
     instance: Instance,
     rule: str,
@@ -590,26 +693,28 @@ def run_compiled_rigid(
     rand: dict | None = None,
     state: np.ndarray | None = None,
     own: np.ndarray | None = None,
+    inputs: RigidInputs | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | str:
     """Starts (instance job order), the final state, and the too-wide jobs (instance
     indices), or why int64 cannot be proven exact (a str); the arguments as
-    :func:`~coopsched.online.compiled.run_compiled`'s."""
+    :func:`~coopsched.online.compiled.run_compiled`'s. ``inputs``: the instance's
+    :class:`RigidInputs`, when several coalitions of it are run (built here otherwise)."""
     inst = instance
     k = inst.k
+    if inputs is None:
+        inputs = RigidInputs(inst)
+    elif inputs.instance is not inst:
+        raise ValueError("inputs: prepared for another instance")
     is_member = np.zeros(k, dtype=bool)
     is_member[list(members)] = True
-    order = inst.fifo_order()
-    order = order[is_member[inst.org[order]]]
-    rel = np.ascontiguousarray(inst.release[order])
-    owner = np.ascontiguousarray(inst.org[order])
-    size = np.ascontiguousarray(inst.size[order])
-    width = np.ascontiguousarray(inst.width[order])
-    req = (
-        np.full(len(order), -1, dtype=np.int64)
-        if inst.requested is None
-        else np.ascontiguousarray(inst.requested[order])
-    )
-    machines = inst.machines
+    sel = inputs.coalition(is_member)
+    order = inputs.order[sel]
+    rel = inputs.release[sel]
+    owner = inputs.owner[sel]
+    size = inputs.size[sel]
+    width = inputs.width[sel]
+    req = inputs.requested[sel]
+    machines = inputs.machines
     M = int(machines[is_member].sum())
     n_samples = rand["n_samples"] if rand is not None else 0
     wrapped = False  # DIRECTCONTR's contributions kept modulo 2^64 (unwrapped at the end)
@@ -623,7 +728,7 @@ def run_compiled_rigid(
             rule,
             rel,
             size,
-            inst.total_machines,
+            int(machines.sum()),
             M,
             int(machines.max()) if k else 0,
             horizon,
@@ -649,11 +754,11 @@ def run_compiled_rigid(
     qptr[1:] = np.cumsum(np.bincount(owner[fits], minlength=k))
     pinned = (
         np.zeros(len(order), dtype=np.bool_)
-        if inst.pinned is None
-        else np.ascontiguousarray(inst.pinned[order], dtype=np.bool_)
+        if inputs.pinned is None
+        else np.ascontiguousarray(inputs.pinned[sel], dtype=np.bool_)
     )
-    canon = inst.canonical_order()
-    machine_owner = np.repeat(canon, machines[canon])  # inst.machine_owner()
+    canon = inputs.canon
+    machine_owner = inputs.machine_owner  # inst.machine_owner()
     free_init = np.flatnonzero(is_member[machine_owner]).astype(np.int64)
     state = np.zeros((5, k + 2), dtype=np.int64) if state is None else state.copy()
     if state.shape[1] < k + 2:

@@ -31,6 +31,23 @@ def group_sum(values: np.ndarray, groups: np.ndarray, k: int, bound: int) -> lis
     return sums
 
 
+def exact_total(x: np.ndarray, weight: np.ndarray | None = None) -> int:
+    """``sum(x)`` (with ``weight``: ``sum(x * weight)``) of non-negative integers, exactly:
+    in int64 when ``len * max(x) * max(weight)`` proves it fits, in Python integers
+    otherwise."""
+    if len(x) == 0:
+        return 0
+    if weight is not None and len(weight) != len(x):
+        raise ValueError(f"{len(x)} values, {len(weight)} weights")
+    if x.dtype != object and (weight is None or weight.dtype != object):
+        top = int(x.max()) * (1 if weight is None else max(int(weight.max()), 1))
+        if top * len(x) < _I64_SAFE:
+            return int(x.sum() if weight is None else np.dot(x, weight))
+    if weight is None:
+        return sum(x.tolist())
+    return sum(a * b for a, b in zip(x.tolist(), weight.tolist(), strict=True))
+
+
 def _wide(*arrays: np.ndarray, t: int) -> bool:
     """Whether ``t`` or a start plus a size could reach ``2^62`` (then use Python ints)."""
     top = sum(int(a.max()) for a in arrays if len(a))
@@ -166,9 +183,12 @@ def step_events(
     s, p = s.astype(dt), p.astype(dt)
     times = np.concatenate([s, s + p])
     sign = np.concatenate([w, -w])
-    times, inverse = np.unique(times, return_inverse=True)
-    delta = np.zeros(len(times), dtype=np.int64)
-    np.add.at(delta, inverse.ravel(), sign)
+    by = np.argsort(times, kind="stable")
+    times, sign = times[by], sign[by]
+    first = np.ones(len(times), dtype=bool)  # the first event of each distinct time
+    first[1:] = np.not_equal(times[1:], times[:-1])
+    at = np.flatnonzero(first)
+    times, delta = times[at], np.add.reduceat(sign, at).astype(np.int64)
     keep = delta != 0
     return times[keep], delta[keep]
 
@@ -211,12 +231,7 @@ class ValueCurve:
         s, p = start[ok], size[ok]
         w = None if weight is None else np.asarray(weight)[ok]
         times, delta = step_events(s, p, w)
-        total = (
-            sum(p.tolist())
-            if w is None
-            else sum(a * b for a, b in zip(p.tolist(), w.tolist(), strict=True))
-        )
-        self._init(times, delta, total if len(p) else 0)
+        self._init(times, delta, exact_total(p, w))
 
     @classmethod
     def from_events(cls, times: np.ndarray, delta: np.ndarray, work: int) -> ValueCurve:

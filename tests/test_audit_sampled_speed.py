@@ -170,9 +170,22 @@ def test_batch_valuation_gives_the_same_estimate(seconds):
     a = shapley_antithetic(value, 5, 40, **kw)
     b = shapley_antithetic(value, 5, 40, values=values, **kw)
     assert calls and (seconds is not None or len(calls) <= b.looks)
-    assert (a.orders, a.evaluations, a.looks, a.stop) == (b.orders, b.evaluations, b.looks, b.stop)
-    np.testing.assert_array_equal(a.phi, b.phi)
-    np.testing.assert_array_equal(a.halfwidth, b.halfwidth)
+    # with a time budget, pairs of orders of at least 20 coalitions per batch (8 per pair)
+    calls.clear()
+    c = shapley_antithetic(value, 5, 40, values=values, batch=20, **kw)
+    if seconds is not None:
+        assert max(calls) > 8 and len(calls) < c.orders // 2
+    for x in (b, c):
+        assert (a.orders, a.evaluations, a.looks, a.stop) == (
+            x.orders,
+            x.evaluations,
+            x.looks,
+            x.stop,
+        )
+        np.testing.assert_array_equal(a.phi, x.phi)
+        np.testing.assert_array_equal(a.halfwidth, x.halfwidth)
+    with pytest.raises(ValueError, match="batch"):
+        shapley_antithetic(value, 5, 40, batch=0, **kw)
 
 
 def _recorded(k=7, n=70, seed=5):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import trace_path
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from test_shapley_antithetic import CONF, upper_bound
 
@@ -125,8 +125,14 @@ def test_batches_and_a_cache_give_the_same_estimate():
     a = shapley_stratified(v.__getitem__, k, [1, 6], 32, **kw)
     b = shapley_stratified(v.__getitem__, k, [1, 6], 32, values=values, **kw)
     c = shapley_stratified(v.__getitem__, k, [1, 6], 32, values=values, seconds=1e9, **kw)
-    assert calls and a.evaluations == b.evaluations == c.evaluations > 0
-    for x in (b, c):
+    calls.clear()
+    # with a time budget, rounds of at least 40 coalitions per batch (12 per round here)
+    e = shapley_stratified(v.__getitem__, k, [1, 6], 32, values=values, seconds=1e9, batch=40, **kw)
+    assert calls and max(calls) > 12 and len(calls) < e.rounds.max()
+    with pytest.raises(ValueError, match="batch"):
+        shapley_stratified(v.__getitem__, k, [1, 6], 32, seconds=1, batch=0, **kw)
+    assert a.evaluations == b.evaluations == c.evaluations == e.evaluations > 0
+    for x in (b, c, e):
         np.testing.assert_array_equal(a.phi, x.phi)
         np.testing.assert_array_equal(a.halfwidth, x.halfwidth)
     cache: dict[int, np.ndarray] = {m: np.array([float(v[m])]) for m in range(1 << k)}
@@ -175,6 +181,7 @@ def test_real_window_narrower_than_orders_at_equal_coalitions():
     seed=st.integers(0, 2**16),
     factor=st.floats(1, 6),
 )
+@example(spread=[5e-324], seed=0, factor=1.0)  # a subnormal spread: found by hypothesis
 def test_optimum_allocation_is_the_optimum(spread, seed, factor):
     """The real-valued allocation meets the budget, gives every stratum at least one draw,
     and has a variance no larger than random feasible allocations (the problem is convex:

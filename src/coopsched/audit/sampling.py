@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -356,12 +357,12 @@ class CoalitionValuer:
         self.exact_upto = exact_upto
         self.policy = get_policy(value_policy)
         self.backfill = backfill
-        self.direct: tuple[str, Any] | None = None
+        self.direct: tuple[str, str, Any] | None = None
         if inst.rigid:
             from ..online.compiled_rigid import RigidInputs
             from ..online.rigid import resolve_backfill
 
-            self.backfill = resolve_backfill(inst, backfill)
+            rule = self.backfill = resolve_backfill(inst, backfill)
             entry = compiled_rule(self.policy)
             if (
                 entry is not None
@@ -370,7 +371,7 @@ class CoalitionValuer:
                 and entry.done is None
                 and not self.policy.random_machines
             ):
-                self.direct = (entry.name, RigidInputs(inst))
+                self.direct = (entry.name, rule, RigidInputs(inst))
 
     def __call__(self, mask: int) -> list[int]:
         inst, horizon = self.inst, self.horizon
@@ -384,9 +385,9 @@ class CoalitionValuer:
         if self.direct is not None:
             from ..online.compiled_rigid import run_compiled_rigid
 
-            rule, inputs = self.direct
+            name, rule, inputs = self.direct
             out = run_compiled_rigid(
-                inst, rule, self.backfill, horizon=horizon, members=tuple(members), inputs=inputs
+                inst, name, rule, horizon=horizon, members=tuple(members), inputs=inputs
             )
             if not isinstance(out, str):  # else int64 not proven exact: simulate says why
                 return curve_values(inst, out[0], self.grid)
@@ -410,6 +411,11 @@ def _engine(inst: Instance, policy: Policy) -> str:
     return "auto"
 
 
+#: a worker's valuers (:class:`CoalitionValuer`), kept between tasks: the instance a
+#: cluster holds (scattered once) comes back in every task as the same object
+_VALUERS: dict[tuple, tuple[weakref.ref, CoalitionValuer]] = {}
+
+
 def _values_task(
     inst: Instance,
     horizon: int,
@@ -419,14 +425,39 @@ def _values_task(
     exact_upto: int,
     backfill: str | None,
 ) -> list[list[int]]:
-    """:func:`coalition_values` of several coalitions (one task on a dask worker)."""
-    value = CoalitionValuer(inst, horizon, grid, value_policy, exact_upto, backfill)
+    """:func:`coalition_values` of several coalitions (one task on a dask worker), with the
+    worker's valuer of that instance, prepared by its first task."""
+    key = (id(inst), horizon, tuple(grid), value_policy, exact_upto, backfill)
+    kept = _VALUERS.get(key)
+    if kept is None or kept[0]() is not inst:
+        if len(_VALUERS) >= 4:
+            _VALUERS.clear()
+        kept = (
+            weakref.ref(inst),
+            CoalitionValuer(inst, horizon, grid, value_policy, exact_upto, backfill),
+        )
+        _VALUERS[key] = kept
+    value = kept[1]
     return [value(m) for m in masks]
+
+
+#: the tasks of one batch per worker thread (:class:`_DaskValues`)
+TASKS_PER_THREAD = 4
+
+#: with a time budget on a cluster, the orders or rounds valued per batch are at least this
+#: many coalitions (whole orders or rounds; ``batch`` of
+#: :func:`~coopsched.online.shapley.shapley_antithetic` and
+#: :func:`~coopsched.online.shapley.shapley_stratified`): one round of the refinement of
+#: one organization is 16 coalitions, too few to keep the workers busy between two
+#: barriers, and each task costs the scheduler a round trip
+DASK_BATCH = 256
 
 
 class _DaskValues:
     """Values batches of coalitions on a dask.distributed cluster: the instance is sent to
-    every worker once, each batch split into about 16 tasks per worker thread."""
+    every worker once, and each batch is split into :data:`TASKS_PER_THREAD` tasks per
+    worker thread of about equal cost (:func:`coalition_cost`), the costliest coalitions
+    first (each batch ends at a barrier: the workers should finish together)."""
 
     def __init__(self, scheduler: Any, inst: Instance, args: tuple) -> None:
         from distributed import Client
@@ -435,14 +466,23 @@ class _DaskValues:
         self.client = Client(scheduler) if self.own else scheduler
         self.inst = self.client.scatter(inst, broadcast=True)
         self.args = args
+        self.cost = coalition_cost(inst)
+
+    @property
+    def threads(self) -> int:
+        return max(1, sum(self.client.nthreads().values()))
 
     def __call__(self, masks: list[int]) -> list[list[int]]:
-        # the largest coalitions (the costliest) first, in small tasks: the workers finish
-        # together (each round ends at a look, a barrier)
-        todo = sorted(masks, key=int.bit_count, reverse=True)
-        threads = max(1, sum(self.client.nthreads().values()))
-        size = max(1, -(-len(todo) // (16 * threads)))
-        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+        # greedy, the costliest first, each to the cheapest task so far (LPT)
+        cost = {m: self.cost(m) for m in masks}
+        todo = sorted(masks, key=cost.__getitem__, reverse=True)
+        n_tasks = min(len(todo), TASKS_PER_THREAD * self.threads)
+        chunks: list[list[int]] = [[] for _ in range(n_tasks)]
+        load = [0.0] * n_tasks
+        for m in todo:
+            i = load.index(min(load))
+            chunks[i].append(m)
+            load[i] += cost[m]
         horizon, grid, *rest = self.args
         futures = [
             self.client.submit(_values_task, self.inst, horizon, grid, c, *rest, pure=False)
@@ -726,6 +766,7 @@ def sampled_game(
             ends=estimator == "ends",
             cache=cache,
             handoff=handoff if refining else None,
+            batch=1 if batch is None else DASK_BATCH,
         )
         open_ = [u for u in order if not est.decided[u]]  # canonical: names do not matter
         left = None if seconds is None else seconds - (time.perf_counter() - began)
@@ -759,6 +800,7 @@ def sampled_game(
                 allocate=REFINE_ALLOCATE if allocate else 0,
                 cost=coalition_cost(inst),
                 component=h,
+                batch=1 if batch is None else DASK_BATCH,
             )
     finally:
         if batch is not None:

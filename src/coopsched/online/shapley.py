@@ -392,6 +392,7 @@ def shapley_antithetic(
     cache: dict[int, np.ndarray] | None = None,
     handoff: Callable[[np.ndarray, np.ndarray, np.ndarray, int, float, int, int], bool]
     | None = None,
+    batch: int = 1,
 ) -> AntitheticEstimate:
     """Estimate Shapley values (Eq. 2) from antithetic pairs of orders, adaptively.
 
@@ -440,8 +441,10 @@ def shapley_antithetic(
 
     ``values(masks)``, if given, values a batch of coalitions at once (one result per mask,
     in order, e.g. on a cluster): the orders up to the next look are drawn first and their
-    new coalitions valued in one call (one pair at a time with ``seconds``). The orders
-    drawn and the values used are the same, so is the estimate.
+    new coalitions valued in one call (with ``seconds``, pairs of orders up to ``batch``
+    coalitions at a time, at least one pair: the time is checked after each batch, so a
+    larger batch, which keeps a cluster's workers busy, may overshoot the budget by up to
+    one batch). The orders drawn and the values used are the same, so is the estimate.
 
     ``control(mask)`` and ``control_phi``, if given: a control variate, a surrogate game
     ``g`` (cheap to value, ``g(0) = 0``, numbers or 1-D arrays as ``value``) with its exact
@@ -525,6 +528,9 @@ def shapley_antithetic(
         if np.any(gval(0) != 0):
             raise ValueError("control: the surrogate game must value the empty coalition 0")
     rng = np.random.default_rng(seed)
+    if batch < 1:
+        raise ValueError(f"batch: {batch}; at least 1 coalition")
+    per_batch = max(1, -(-batch // (2 * max(1, k - 1))))  # pairs of orders per batch
     Y = np.zeros((looks[-1], k, m), dtype=np.float64)
     valid = np.ones((looks[-1], k), dtype=bool)  # ends: u neither first nor last in the pair
     weight = 1.0
@@ -555,15 +561,16 @@ def shapley_antithetic(
         out_of_time = False
         while done < target:
             if values is not None and not ahead:
-                ahead = [one(rng) for _ in range(1 if seconds is not None else target - done)]
+                n_ahead = min(per_batch, target - done) if seconds is not None else target - done
+                ahead = [one(rng) for _ in range(n_ahead)]
                 new: dict[int, None] = {}
                 for p in ahead:
                     acc = 0
                     for u in p:
                         acc |= 1 << u
                         new.update({m: None for m in (acc, G ^ acc) if m not in cache})
-                batch = list(new)
-                for mask, x in zip(batch, values(batch), strict=True):
+                todo = list(new)
+                for mask, x in zip(todo, values(todo), strict=True):
                     cache[mask] = np.atleast_1d(np.asarray(x, dtype=np.float64))
             perm = ahead.pop(0) if ahead else one(rng)
             pre = [0]
@@ -579,7 +586,8 @@ def shapley_antithetic(
             if ends:
                 valid[done, perm[0]] = valid[done, perm[-1]] = False
             done += 1
-            if seconds is not None and time.perf_counter() - start > seconds and done >= 2:
+            over = seconds is not None and time.perf_counter() - start > seconds
+            if over and done >= 2 and not ahead:  # a batch valued is used whole
                 out_of_time = True
                 break
         if ends:
@@ -726,6 +734,8 @@ def optimum_allocation(
     if np.any(cost <= 0) or np.any(spread < 0) or len({len(weight), len(spread), len(cost)}) != 1:
         raise ValueError("optimum_allocation: positive costs, spreads >= 0, one per stratum")
     n = np.ones(len(cost))
+    if spread.size and spread.max() > 0:  # only ratios matter: tiny spreads lose no digits
+        spread = spread / spread.max()
     free = weight * spread > 0
     while free.any():
         left = budget - cost[~free].sum()
@@ -761,6 +771,7 @@ def shapley_stratified(
     cost: Callable[[int], float] | None = None,
     component: int = -1,
     allocate_gain: float = 2.0,
+    batch: int = 1,
 ) -> StratifiedEstimate:
     """Estimate the Shapley values of the players ``players`` only, stratified by position.
 
@@ -788,8 +799,10 @@ def shapley_stratified(
     estimates; one boolean each) and a decided player is no longer sampled, its estimate
     kept; the sampling stops when every player is decided, ``max_rounds`` are used, or
     ``seconds`` have passed (checked after each round, at least 2 rounds; the rounds done
-    make the last look). ``values(masks)``: values a batch (one round with ``seconds``, else
-    the rounds up to the next look), with the same draws and so the same estimate.
+    make the last look). ``values(masks)``: values a batch (with ``seconds``, rounds up to
+    ``batch`` coalitions at a time, at least one round, and the time checked after each
+    batch; else the rounds up to the next look), with the same draws and so the same
+    estimate.
     ``cache``: coalitions valued before (e.g. by :func:`shapley_antithetic` on the same
     game), reused and extended. ``order`` (default ``0..k-1``): the coalitions are drawn over
     positions of it, as :func:`shapley_antithetic` draws its orders, and the players are
@@ -849,6 +862,8 @@ def shapley_stratified(
     rank = list(range(k)) if order is None else [int(w) for w in order]
     others = {u: np.array([w for w in rank if w != u]) for u in who}
     rng = np.random.default_rng(seed)
+    if batch < 1:
+        raise ValueError(f"batch: {batch}; at least 1 coalition")
     Z: dict[int, list[np.ndarray]] = {u: [] for u in who}
     n_rounds = {u: 0 for u in who}
     phi = np.array([exact[u] for u in who]).reshape(len(who), m)
@@ -903,18 +918,25 @@ def shapley_stratified(
         look = i_look
         out_of_time = False
         while done < target:
-            batch = [draw_round() for _ in range(1 if seconds is not None else target - done)]
+            if seconds is not None:  # rounds per batch: at least batch coalitions
+                per_round = sum(
+                    2 * (len(runs) if draws[i] is None else sum(draws[i] or ())) for i in active
+                )
+                n_batch = min(max(1, -(-batch // max(1, per_round))), target - done)
+            else:
+                n_batch = target - done
+            rounds_now = [draw_round() for _ in range(n_batch)]
             fill(
                 [
                     c
-                    for rd in batch
+                    for rd in rounds_now
                     for i, sets in rd
                     for run in sets
                     for S in run
                     for c in (S, S | 1 << who[i])
                 ]
             )
-            for rd in batch:
+            for rd in rounds_now:
                 for i, sets in rd:
                     u = who[i]
                     z = exact[u].copy()

@@ -450,7 +450,7 @@ TASKS_PER_THREAD = 4
 #: :func:`~coopsched.online.shapley.shapley_stratified`): one round of the refinement of
 #: one organization is 16 coalitions, too few to keep the workers busy between two
 #: barriers, and each task costs the scheduler a round trip
-DASK_BATCH = 256
+DASK_BATCH = 1024
 
 
 class _DaskValues:

@@ -35,6 +35,9 @@ The jobs (``--list`` prints their commands):
   ``--reference`` on HPC2N and KTH-SP2, then RICC at N = 50 and 100, and KTH-SP2 with
   ``--estimator ends`` (about 80 minutes: which organizations the budgeted runs leave open,
   and whether their surplus is below 5 % of ``phi``);
+* ``valuation-paired``: ``benchmarks/valuation_paired.py`` (a sampled audit's cost per
+  coalition on the HPC2N, KTH-SP2 and RICC months, in the package of commit 109e707 and in
+  this checkout's, alternating fresh processes; a few minutes);
 * ``refine-tails``: ``benchmarks/refine_tails.py`` (not a timing: how often the sampled
   audit's refinement calls a wrong sign on a heavy-tailed user, by first look and
   interval; about two minutes);
@@ -228,6 +231,12 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "is the sampled audits' target met: HPC2N and KTH-SP2 with the order cap lifted "
             "(600 s budgets), RICC at N = 50 and 100, each followed by a stratified reference "
             "of the organizations it left open; KTH-SP2 with the ends estimator",
+        ),
+        Job(
+            "valuation-paired",
+            [[py, f"{b}/valuation_paired.py", *t]],
+            "results-valuation-paired.txt",
+            "a sampled audit's cost per coalition, before (109e707) and after, paired runs",
         ),
         Job(
             "refine-tails",

@@ -1,6 +1,6 @@
 """A sampled audit's cost per coalition, before and after a change, in paired runs.
 
-    PYTHONPATH=src python benchmarks/valuation_paired.py --before /path/to/old/checkout
+    PYTHONPATH=src python benchmarks/valuation_paired.py [--before REV]
 
 The sampled audit spends nearly all its time valuing coalitions (one simulation of the
 coalition alone under FAIRSHARE with the platform's backfilling rule, then its total
@@ -8,8 +8,10 @@ coalition alone under FAIRSHARE with the platform's backfilling rule, then its t
 ``benchmarks/audit_sampled.py`` (HPC2N days 660-690 with its 70 users, KTH-SP2 days 180-210
 with its 84 users, and the RICC month at N = 50), draws ``--coalitions`` random proper
 coalitions of each (uniform size, then uniform members; seed 0), and times valuing all of
-them through the audit's own valuation in two checkouts: ``--before`` (its ``src``) and
-this one. Each measurement is a fresh process (numba kernels loaded from the cache and one
+them through the audit's own valuation in two versions of the package: ``--before``, a git
+revision of this repository whose ``src`` is extracted to a temporary folder (default
+109e707, the last commit before the rigid engine's pick was inlined and the sampled audit's
+valuer ran it directly), and this checkout's ``src``. Each measurement is a fresh process (numba kernels loaded from the cache and one
 coalition valued before timing), in CPU seconds; the two checkouts alternate, ``--rounds``
 times each, so a change of the machine's pace hits both alike. Printed per month: the
 median ms per coalition of each checkout, their ratio, and whether both gave the same
@@ -82,21 +84,23 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--traces", default="../shared/traces")
-    ap.add_argument("--before", required=True, help="a checkout of the earlier commit")
+    ap.add_argument("--before", default="109e707", help="the earlier git revision")
     ap.add_argument("--coalitions", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    before, after = Path(args.before).resolve() / "src", HERE.parent / "src"
-    for src in (before, after):
-        if not (src / "coopsched").is_dir():
-            raise SystemExit(f"{src}: no coopsched package here")
-    head = subprocess.run(
-        ["git", "-C", str(before), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    print(f"before: {before} (commit {head or 'unknown'}); after: {after}")
-    print(f"{args.coalitions} random coalitions per month, {args.rounds} paired rounds, CPU ms")
+    root = HERE.parent
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", "--format=tar", args.before, "src"],
+            capture_output=True,
+        )
+        if archive.returncode:
+            raise SystemExit(f"--before {args.before}: {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+        before, after = tmp / "src", root / "src"
+        print(f"before: revision {args.before}; after: this checkout ({after})")
+        print(f"{args.coalitions} random coalitions per month, {args.rounds} paired rounds, CPU ms")
         for name, inst, T, rule in cases(Path(args.traces), tmp):
             rng = np.random.default_rng(0)
             masks = []

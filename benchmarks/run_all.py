@@ -38,6 +38,8 @@ The jobs (``--list`` prints their commands):
 * ``valuation-paired``: ``benchmarks/valuation_paired.py`` (a sampled audit's cost per
   coalition on the HPC2N, KTH-SP2 and RICC months, in the package of commit 109e707 and in
   this checkout's, alternating fresh processes; a few minutes);
+* ``rigid-paired``: ``benchmarks/paired.py`` running ``benchmarks/rigid.py`` with the package
+  of commit 109e707 and with this checkout's, taking turns (the whole logs' lines only);
 * ``refine-tails``: ``benchmarks/refine_tails.py`` (not a timing: how often the sampled
   audit's refinement calls a wrong sign on a heavy-tailed user, by first look and
   interval; about two minutes);
@@ -237,6 +239,25 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             [[py, f"{b}/valuation_paired.py", *t]],
             "results-valuation-paired.txt",
             "a sampled audit's cost per coalition, before (109e707) and after, paired runs",
+        ),
+        Job(
+            "rigid-paired",
+            [
+                [
+                    py,
+                    f"{b}/paired.py",
+                    "--grep",
+                    "54,034",
+                    "--grep",
+                    "295,540",
+                    "--",
+                    f"{b}/rigid.py",
+                    *t,
+                ]
+            ],
+            "results-rigid-paired.txt",
+            "the whole SDSC-SP2 and CEA-Curie logs under FIFO and DIRECTCONTR + EASY, the "
+            "package of 109e707 against this one, paired",
         ),
         Job(
             "refine-tails",

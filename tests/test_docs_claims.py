@@ -643,7 +643,7 @@ def test_estimator_table_quotes_the_results_file():
 _SAMPLED = re.compile(
     r"(\w+) days \d+-\d+ k=(\d+) jobs=([\d,]+): (?:one process|\d+ dask workers), budget "
     r"(\d+) s: wall\s+([\d.]+) s CPU\s+([\d.]+) s; orders\s+(\d+) \(stop: (\w+)\)(?:, then (\d+) refined, up to (\d+) "
-    r"rounds \(stop: (\w+)\))?, coalitions\s+[\d,]+; signs decided (\d+), within 5 % (\d+), "
+    r"rounds \(stop: (\w+)\))?, coalitions\s+([\d,]+); signs decided (\d+), within 5 % (\d+), "
     r"undecided (\d+)"
 )
 _VERDICT = re.compile(r"(\S+) (\+|-|~5 %|\?) \((\d+)(?:, draws [\d/]+)?\)")
@@ -656,10 +656,10 @@ def sampled_cases(name: str = "results-audit-sampled.txt") -> list[dict]:
     for line in _bench(name).splitlines():
         m = _SAMPLED.search(line)
         if m:
-            (log, k, jobs, budget, wall, cpu, orders, stop, nref, rounds, rstop, dec, small) = (
-                m.groups()[:13]
+            (log, k, jobs, budget, wall, cpu, orders, stop, nref, rounds, rstop, n_coal) = (
+                m.groups()[:12]
             )
-            neither = m.groups()[13]
+            dec, small, neither = m.groups()[12:15]
             cases.append(
                 {
                     "log": log,
@@ -673,6 +673,7 @@ def sampled_cases(name: str = "results-audit-sampled.txt") -> list[dict]:
                     "refined": nref,
                     "rounds": rounds,
                     "counts": [dec, small, neither],
+                    "coalitions": n_coal,
                     "verdicts": {},
                 }
             )
@@ -691,44 +692,94 @@ _SETTLED = re.compile(
 )
 
 
-def test_readme_time_to_settle_quotes_the_file():
-    """The README's table of the 30-minute runs (every organization settled, and when) is
-    ``benchmarks/results-audit-sampled-long.txt``."""
+_PAIRED = re.compile(
+    r"^(\w+) k=\d+ jobs=[\d,]+: before ([\d.]+) ms \([\d. ]+\), after ([\d.]+) ms "
+    r"\([\d. ]+\) per coalition: x([\d.]+); (same values|VALUES DIFFER)$"
+)
+
+
+def test_readme_time_to_settle_quotes_the_files():
+    """The README's settle times (every organization settled, and when), on one core
+    (``results-audit-sampled.txt``) and on the whole machine
+    (``results-audit-sampled-machine.txt``), the former engine's
+    (``results-audit-sampled-long.txt``) and the paired cost per coalition
+    (``results-valuation-paired.txt``), also in docs/audit.md."""
     readme = (ROOT / "README.md").read_text()
     perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
     text = " ".join(perf.split())
-    cases = sampled_cases("results-audit-sampled-long.txt")
-    assert [c["log"] for c in cases] == ["hpc2n", "kth"]
-    rows = [r for r in perf.splitlines() if r.startswith("|") and r.count("|") == 9]
-    for c in cases:
-        done, k, half, ninety, last = c["settled"]
-        row = [r for r in rows if f"all {c['k']} users" in r and f"| {c['budget']} s |" in r]
-        assert len(row) == 1, c["log"]
-        cells = [x.strip() for x in row[0].strip("|").split("|")]
-        assert cells[1:] == [
-            f"{c['budget']} s",
-            f"{done} of {k}, the last at {last} s",
-            f"{half} s",
-            f"{ninety} s",
-            f"{c['refined']} (up to {c['rounds']} rounds)",
-            *c["counts"][:2],
-        ], (c["log"], cells)
-        assert c["counts"][2] == "0" and done == k  # every organization settled
-        hardest = sorted(n for n, r in c["rounds_of"].items() if r == int(c["rounds"]))
-        verdicts = [f"{n} ({c['verdicts'][n]})" for n in hardest]
-        assert f"most rounds: {' and '.join(verdicts)}" in text, (c["log"], verdicts)
-    # their calls against the references' (benchmarks/results-audit-reference.txt)
-    runs = {(r["log"], r["k"]): r for r in reference_runs() if r["estimator"] == "split"}
-    agree = against = 0
-    for c in cases:
-        for o in runs[(c["log"], c["k"])]["orgs"]:
-            new = c["verdicts"].get(o["name"])
-            if new in ("+", "-") and o["now"].startswith("sign decided"):
-                agree += o["now"][-1] == new
-                against += o["now"][-1] != new
     audit = " ".join((ROOT / "docs" / "audit.md").read_text().split())
-    assert agree > 0 and against == 0
-    assert f"The 30-minute runs of HPC2N and KTH-SP2 refined {agree} users" in audit
+    cases = sampled_cases()
+    assert [c["log"] for c in cases] == ["ricc", "ricc", "ricc", "hpc2n", "kth"]
+    for c in cases:  # every organization settled, the last when the run stopped
+        done, k, _, _, last = c["settled"]
+        assert done == k == int(c["k"]) and c["counts"][2] == "0", c["log"]
+        assert abs(last - c["wall"]) < 1, c["log"]
+
+    def listed(xs: list[int]) -> str:
+        return ", ".join(str(x) for x in xs[:-1]) + f" and {xs[-1]}"
+
+    half = listed([c["settled"][2] for c in cases])
+    ninety = listed([c["settled"][3] for c in cases])
+    assert f"Half of the organizations were settled within {half} s" in text
+    assert f"and 90 % within {ninety} s" in text
+    by = {c["log"]: c for c in cases if c["log"] != "ricc"}
+    for log, label in (("hpc2n", "On HPC2N"), ("kth", "on KTH-SP2")):
+        c = by[log]
+        hardest = sorted(n for n, r in c["rounds_of"].items() if r == int(c["rounds"]))
+        verdicts = " and ".join(f"{n} ({c['verdicts'][n]})" for n in hardest)
+        assert (
+            f"{label}{' the last to settle took the most rounds' if log == 'hpc2n' else ''}: {verdicts}"
+            in text
+        ), (log, verdicts)
+    # the whole machine: every user settled, the same coalitions and verdicts
+    machine = {c["log"]: c for c in sampled_cases("results-audit-sampled-machine.txt")}
+    h, t = machine["hpc2n"], machine["kth"]
+    for c in (h, t):
+        assert c["counts"][2] == "0" and c["settled"][0] == c["settled"][1]
+        assert (c["coalitions"], c["verdicts"]) == (
+            by[c["log"]]["coalitions"],
+            by[c["log"]]["verdicts"],
+        )
+    assert (
+        f"HPC2N settled every user in {h['wall']:.0f} s ({h['cpu']:,.0f} s of CPU in all) "
+        f"and KTH-SP2 in {t['wall']:.0f} s ({t['cpu']:,.0f} s of CPU)" in text
+    )
+    assert (
+        f"Now the whole machine takes {h['wall']:.0f} s on the HPC2N month and "
+        f"{t['wall']:.0f} s on KTH-SP2's, against {by['hpc2n']['wall']:.0f} s and "
+        f"{by['kth']['wall']:.0f} s in one process" in audit
+    )
+    # the former engine: the same coalitions, slower
+    long = {c["log"]: c for c in sampled_cases("results-audit-sampled-long.txt")}
+    for log in ("hpc2n", "kth"):
+        assert long[log]["coalitions"] == by[log]["coalitions"]
+        assert long[log]["verdicts"] == by[log]["verdicts"]
+    assert (
+        f"{by['hpc2n']['coalitions']} coalitions on HPC2N and {by['kth']['coalitions']} on KTH-SP2"
+        in text
+    )
+    assert (
+        f"which then took {long['hpc2n']['settled'][4]} s and {long['kth']['settled'][4]} s of "
+        "one core to settle every organization" in text
+    )
+    # the cost per coalition, paired
+    paired = {}
+    for line in _bench("results-valuation-paired.txt").splitlines():
+        m = _PAIRED.match(line)
+        if m:
+            paired[m.group(1)] = m.groups()[1:]
+    assert set(paired) == {"hpc2n", "kth", "ricc"}
+    assert all(p[3] == "same values" for p in paired.values())
+    b, a, x, _ = paired["hpc2n"]
+    assert f"HPC2N {b} to {a} ms ({x} times less)" in text
+    b, a, x, _ = paired["kth"]
+    assert f"KTH-SP2 {b} to {a} ms ({x})" in text
+    b, a, x, _ = paired["ricc"]
+    assert f"N = 50 {b} to {a} ms ({x})" in text
+    assert (
+        f"{paired['hpc2n'][2]} times less time per coalition on the HPC2N month, "
+        f"{paired['kth'][2]} on KTH-SP2's and {paired['ricc'][2]} on RICC's" in audit
+    )
 
 
 def test_readme_sampled_audits_quote_the_files():
@@ -887,39 +938,10 @@ def test_readme_reference_runs_quote_the_file():
     )
     assert f"the refinement called {agree} signs and every one agrees with the reference" in audit
 
-    # the open organizations the README names, by what the references found
-    def reference_of(key, name):
-        return next(o for o in runs[key]["orgs"] if o["name"] == name)
-
-    h1 = cases[("hpc2n", "70")]
-    open_h1 = sorted(n for n, v in h1["verdicts"].items() if v == "?")
-    assert len(open_h1) == int(h1["counts"][2])
-    assert f"On one core HPC2N leaves {len(open_h1)} users open" in text
-    for name in open_h1:  # none the references put beyond 5 % on the far side
-        assert reference_of(("hpc2n", "70"), name)["size"] != "big", name
-        assert name in text
-    k1 = cases[("kth", "84")]
-    (name,) = [n for n, v in k1["verdicts"].items() if v == "?"]
-    ref = reference_of(("kth", "84"), name)
-    assert (
-        ref["size"] == "small"
-        and f"Its one open user, {name}, is one the reference puts below 5 %" in text
-    )
-    big_hpc2n = sorted(o["name"] for o in runs[("hpc2n", "70")]["orgs"] if o["size"] == "big")
-    # the whole machine
-    machine = {(c["log"], c["k"]): c for c in sampled_cases("results-audit-sampled-machine.txt")}
-    h, t = machine[("hpc2n", "70")], machine[("kth", "84")]
-    open_h = [n for n, v in h["verdicts"].items() if v == "?"]
-    dec, small, neither = h["counts"]
-    assert (
-        f"HPC2N: {dec} signs decided, {small} shown within 5 %, {neither} neither "
-        f"({', '.join(open_h)}); {h['cpu']:,.0f} s of CPU" in text
-    )
-    assert big_hpc2n and all(h["verdicts"][n] in ("+", "-") for n in big_hpc2n)
-    dec, small, neither = t["counts"]
-    open_t = [n for n, v in t["verdicts"].items() if v == "?"]
-    assert f"KTH-SP2: {dec}, {small} and {neither} ({', '.join(open_t)})" in text
-    assert f"It ended at {t['wall']:.0f} s" in text
+    # no organization left open: none whose side of 5 % the references would have to tell
+    for key in order:
+        assert cases[key]["counts"][2] == "0", key
+    assert "none is left whose side of 5 % is unknown" in text
 
 
 def _round(x: str) -> str:

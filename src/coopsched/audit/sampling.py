@@ -513,11 +513,11 @@ REFINE_ALLOCATE = 4
 def coalition_cost(inst: Instance) -> Callable[[int], float]:
     """The relative cost of valuing a coalition, for the refinement's optimum allocation:
     its jobs plus one organization's mean number of jobs. A simulation's time follows the
-    jobs it schedules (correlation 0.98 to 1.00 on the sampled audit's months of HPC2N,
-    KTH-SP2 and RICC by user), with a fixed part measured between -1 and +4
+    jobs it schedules (correlation 0.96 to 0.98 on the sampled audit's months of HPC2N,
+    KTH-SP2 and RICC by user), with a fixed part measured between -3.9 and +21
     organizations' mean (``benchmarks/refine_cost.py``, docs/audit.md). Only the ratios
-    between runs of positions matter, through their square roots: a rough model costs
-    little precision."""
+    between runs of positions matter, through their square roots, and a cluster's tasks
+    need only be roughly even: a rough model costs little precision."""
     jobs = np.bincount(inst.org, minlength=inst.k).astype(np.float64)
     fixed = float(jobs.sum()) / max(1, inst.k)
 

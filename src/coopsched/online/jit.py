@@ -24,8 +24,9 @@ import sys
 from typing import Any
 
 #: Rough compile time of each top-level kernel on an idle machine (seconds, numba 0.68,
-#: ``benchmarks/results-compile.txt`` of 2026-11-25, rounded up), by function name: the
-#: notice's estimate. Helpers compiled along with a kernel are included in its figure.
+#: ``benchmarks/results-compile.txt`` of 2026-11-25 on an Intel Xeon, rounded up), by
+#: function name: the notice's estimate ("about N s"; the AMD EPYC of 2026-11-27 took 2.3 to
+#: 2.8 times as long). Helpers compiled along with a kernel are included in its figure.
 COMPILE_SECONDS: dict[str, float] = {
     "_ref_kernel": 8.5,
     "_engine": 4.5,

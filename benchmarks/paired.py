@@ -22,6 +22,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def package_of(rev: str, into: Path) -> Path:
+    """The ``src`` folder of git revision ``rev`` of this repository, extracted into
+    ``into`` (``git archive``); a clear exit if the revision is unknown."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "src"], capture_output=True
+    )
+    if archive.returncode:
+        raise SystemExit(f"--before {rev}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", default="109e707", help="the earlier git revision")
@@ -33,15 +45,8 @@ def main() -> None:
     if not script:
         raise SystemExit("give the benchmark to run after --")
     with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", "--format=tar", args.before, "src"],
-            capture_output=True,
-        )
-        if archive.returncode:
-            raise SystemExit(f"--before {args.before}: {archive.stderr.decode().strip()}")
-        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
-        versions = {f"before ({args.before})": tmp / "src", "after (this checkout)": ROOT / "src"}
+        before = package_of(args.before, Path(d))
+        versions = {f"before ({args.before})": before, "after (this checkout)": ROOT / "src"}
         print(f"command: {' '.join(script)}; {args.rounds} rounds, the versions taking turns")
         for r in range(1, args.rounds + 1):
             for name, src in versions.items():

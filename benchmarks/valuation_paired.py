@@ -88,17 +88,11 @@ def main() -> None:
     ap.add_argument("--coalitions", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    root = HERE.parent
+    from paired import package_of
+
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        archive = subprocess.run(
-            ["git", "-C", str(root), "archive", "--format=tar", args.before, "src"],
-            capture_output=True,
-        )
-        if archive.returncode:
-            raise SystemExit(f"--before {args.before}: {archive.stderr.decode().strip()}")
-        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
-        before, after = tmp / "src", root / "src"
+        before, after = package_of(args.before, tmp), HERE.parent / "src"
         print(f"before: revision {args.before}; after: this checkout ({after})")
         print(f"{args.coalitions} random coalitions per month, {args.rounds} paired rounds, CPU ms")
         for name, inst, T, rule in cases(Path(args.traces), tmp):

@@ -146,11 +146,9 @@ def _pick(
     k,
     t,
     shown,
-    head,
     rhead,
     qptr,
     qjobs,
-    machines,
     running,
     psi,
     work,
@@ -182,14 +180,12 @@ def _pick(
 ):
     """The organization the rule picks among those ``shown`` (as the Python policies do,
     ties to the older queue head as the rule's picks at ``t`` began: ``rhead``, one ranking
-    for the whole event time; FIFO reads the live heads ``head``). ``misc[0]``: the event time the keys were computed at;
+    for the whole event time), for the rules with state of their own: ROUNDROBIN,
+    DIRECTCONTR, RAND and REF inside a coalition (FIFO and the fair shares:
+    :func:`_share_pick`). ``misc[0]``: the event time the keys were computed at;
     ``misc[1]``: ROUNDROBIN's last served position in ``order``."""
     u = np.int64(-1)  # typed int64, not Literal[-1]: one _older / _key_cmp for all
-    if rule == FIFO:
-        for x in range(k):
-            if shown[x] > 0 and (u < 0 or _older(x, u, qjobs, qptr, head)):
-                u = x
-    elif rule == ROUNDROBIN:
+    if rule == ROUNDROBIN:
         no = order.shape[0]
         y = misc[1]
         for _ in range(no):
@@ -198,33 +194,6 @@ def _pick(
                 break
         misc[1] = y
         u = order[y]
-    elif rule in (FAIRSHARE, UTFAIRSHARE, CURRFAIRSHARE):
-        bn = np.int64(0)
-        bd = np.int64(0)
-        # candidates in the order of their queue heads, strict improvements only
-        for x in range(k):
-            if shown[x] == 0:
-                continue
-            if rule == CURRFAIRSHARE:
-                num = running[x]
-            else:
-                d = t - tl[x]
-                if rule == FAIRSHARE:
-                    num = work[x] + running[x] * d
-                else:
-                    num = psi[x] + work[x] * d + running[x] * (d * (d + 1) // 2)
-            dx = machines[x]
-            if u < 0:
-                u, bn, bd = x, num, dx
-                continue
-            if dx == 0:
-                better = bd == 0 and _older(x, u, qjobs, qptr, rhead)
-            elif bd == 0 or _mul_lt(num, bd, bn, dx):
-                better = True
-            else:
-                better = not _mul_lt(bn, dx, num, bd) and _older(x, u, qjobs, qptr, rhead)
-            if better:
-                u, bn, bd = x, num, dx
     elif rule == DIRECTCONTR:
         if misc[0] != t:
             misc[0] = t
@@ -550,11 +519,9 @@ def _engine_rigid(
                         k,
                         t,
                         shown,
-                        head,
                         rhead,
                         qptr,
                         qjobs,
-                        machines,
                         running,
                         psi,
                         work,

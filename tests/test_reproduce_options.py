@@ -9,7 +9,6 @@ import shlex
 from pathlib import Path
 
 import pytest
-from conftest import TRACES
 
 from coopsched.cli import _command, main
 from coopsched.experiments.study import STUDIES, StudyOption, get_study
@@ -101,8 +100,10 @@ def test_the_flags_reach_the_study(monkeypatch, capsys, tmp_path):
 
     cls = STUDIES["table1"]
     monkeypatch.setattr(cls, "run", run)
+    traces = tmp_path / "traces"  # any existing folder: the study is not run
+    traces.mkdir()
     args = ["--workers", "1", "--windows", "2", "table1", "--metacentrum-machines", "7"]
-    args += ["--window-sampling", "job", "--backlog", "--traces", str(TRACES), "--seed", "3"]
+    args += ["--window-sampling", "job", "--backlog", "--traces", str(traces), "--seed", "3"]
     assert main(["reproduce", *args, "--out", str(tmp_path)]) == 0
     spec = seen["study"].spec
     assert (spec.windows, spec.machines, spec.sampling, spec.backlog) == (

@@ -14,6 +14,7 @@ from reference import brute_ref, psi_job, shapley_eq1
 from test_pinned import pinned_instances
 
 from coopsched.audit import audit
+from coopsched.audit.estimation import look_schedule
 from coopsched.audit.game import exact_game
 from coopsched.audit.organizations import (
     MappingError,
@@ -25,7 +26,7 @@ from coopsched.audit.organizations import (
 from coopsched.audit.window import WindowError, parse_time, window_instance
 from coopsched.cli import main
 from coopsched.online.ref import ref_schedule
-from coopsched.online.shapley import look_schedule, shapley
+from coopsched.online.shapley import shapley
 from coopsched.workloads.jsonio import instance_to_dict
 from coopsched.workloads.recorded import RecordedLog
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from test_rigid import RULES, rigid_instances
 
 from coopsched import make_instance
+from coopsched.audit.estimation import shapley_antithetic
 from coopsched.audit.game import recorded_starts
 from coopsched.audit.sampling import (
     COMPILE_FROM_JOBS,
@@ -26,7 +27,6 @@ from coopsched.audit.sampling import (
 from coopsched.online.engine import simulate
 from coopsched.online.policies import get_policy
 from coopsched.online.ref import ref_schedule
-from coopsched.online.shapley import shapley_antithetic
 from coopsched.online.utilities import psi_sp
 
 
@@ -382,7 +382,7 @@ def test_refined_audit_covers_the_sampled_games_exact_value(ricc_day, monkeypatc
     from test_shapley_antithetic import CONF, upper_bound
 
     from coopsched.audit import sampling
-    from coopsched.online.shapley import shapley_stratified
+    from coopsched.audit.estimation import shapley_stratified
 
     inst, T, rule, table, fair_grand, exact = ricc_day
     fair = [*table[:-1], fair_grand]
@@ -452,7 +452,7 @@ def test_split_estimator_on_a_real_window_covers_the_sampled_games_exact_value(r
     and are narrower than the plain estimator's at the same orders."""
     from test_shapley_antithetic import CONF, upper_bound
 
-    from coopsched.online.shapley import unanimity_control
+    from coopsched.audit.estimation import unanimity_control
 
     inst, T, rule, table, fair_grand, exact = ricc_day
     k = inst.k

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from conftest import trace_path
 
-from coopsched.online.shapley import (
+from coopsched.audit.estimation import (
     look_schedule,
-    shapley,
     shapley_antithetic,
     shapley_monte_carlo,
     t_quantile,
 )
+from coopsched.online.shapley import shapley
 from coopsched.testing import additive_interaction_game as additive_interaction
 from coopsched.testing import airport_game as airport
 
@@ -297,7 +297,7 @@ def test_unanimity_control_is_exact_when_the_residual_is_additive():
     """``additive + c u_N`` (the sampled audit's game when the coalitions do not interact):
     the residual game is additive, so every pair mean is the same and the interval has zero
     width, at the exact value; the plain estimator's interval does not."""
-    from coopsched.online.shapley import unanimity_control
+    from coopsched.audit.estimation import unanimity_control
 
     k = 7
     rng = np.random.default_rng(3)
@@ -346,7 +346,7 @@ def test_unanimity_control_covers_and_is_narrower(game, share):
     the plain estimator would gain from it (measured: the control's intervals 0.7 to 1.7
     times as wide at -20 % and -50 %); on the real month the jump falls on small users whose
     first contribution is small too (``benchmarks/audit_estimators.py``)."""
-    from coopsched.online.shapley import unanimity_control
+    from coopsched.audit.estimation import unanimity_control
 
     k = 9
     for gseed in range(3):
@@ -381,8 +381,8 @@ def test_real_window_ref_game_with_a_recorded_grand_value(k):
     with the grand coalition's value replaced by 85 % of it (a recorded schedule worse than
     REF): with the unanimity control the intervals cover the exact values of that game in the
     stated share, and are narrower than the plain estimator's."""
+    from coopsched.audit.estimation import unanimity_control
     from coopsched.online.ref import ref_schedule
-    from coopsched.online.shapley import unanimity_control
     from coopsched.workloads.prepare import trace_to_instance
     from coopsched.workloads.swf import read_swf
 
@@ -463,7 +463,7 @@ def test_ends_adaptive_looks_keep_their_coverage_and_value_the_ends_once():
 
 
 def test_ends_refuses_a_control():
-    from coopsched.online.shapley import unanimity_control
+    from coopsched.audit.estimation import unanimity_control
 
     v = additive_interaction(5, 1)
     g, phi_g = unanimity_control(5, 1)

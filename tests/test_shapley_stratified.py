@@ -12,14 +12,14 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from test_shapley_antithetic import CONF, upper_bound
 
-from coopsched.online.shapley import (
+from coopsched.audit.estimation import (
     optimum_allocation,
     position_bins,
     refine_schedule,
-    shapley,
     shapley_antithetic,
     shapley_stratified,
 )
+from coopsched.online.shapley import shapley
 from coopsched.testing import additive_interaction_game as additive_interaction
 from coopsched.testing import airport_game as airport
 

@@ -129,8 +129,8 @@ class Estimation:
     allocate: bool = False
 
     def __post_init__(self) -> None:
-        from ..online.shapley import resolve_interval
         from ..workloads.limits import MAX_SAMPLES
+        from .estimation import resolve_interval
 
         _integer("samples", self.samples, 4, MAX_SAMPLES)
         _integer("exact_max", self.exact_max, 1, 20)

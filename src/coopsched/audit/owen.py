@@ -30,7 +30,7 @@ multiply.
 * :func:`owen_antithetic` -- a sampled estimate: antithetic pairs of orders that keep every
   unit contiguous (the reverse of such an order keeps them contiguous too, and has the same
   distribution), per-player intervals from the observed variance
-  (:func:`coopsched.online.shapley.shapley_antithetic`).
+  (:func:`coopsched.audit.estimation.shapley_antithetic`).
 """
 
 from __future__ import annotations
@@ -41,13 +41,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..online.shapley import (
-    AntitheticEstimate,
-    shapley,
-    shapley_antithetic,
-    shapley_weights,
-    unanimity_control,
-)
+from ..online.shapley import shapley, shapley_weights
+from .estimation import AntitheticEstimate, shapley_antithetic, unanimity_control
 
 
 @dataclass
@@ -183,7 +178,7 @@ def contiguous_order(
 ) -> Callable[[np.random.Generator], list[int]]:
     """A function drawing a uniformly random order that keeps every unit contiguous (the
     children of each unit in a uniformly random order, recursively). ``order``: the players
-    in a canonical order (as :func:`~coopsched.online.shapley.shapley_antithetic`'s); the
+    in a canonical order (as :func:`~coopsched.audit.estimation.shapley_antithetic`'s); the
     children of a unit are then permuted from their rank in it (of their first player), so
     that a seed's orders do not depend on how the tree lists them."""
     rank = {int(p): i for i, p in enumerate(order)} if order is not None else None
@@ -225,7 +220,7 @@ def owen_antithetic(
     order: Sequence[int] | None = None,
     grand_offset: object = None,
 ) -> AntitheticEstimate:
-    """Sampled Owen values: :func:`~coopsched.online.shapley.shapley_antithetic` over the
+    """Sampled Owen values: :func:`~coopsched.audit.estimation.shapley_antithetic` over the
     orders drawn by :func:`contiguous_order` (each with its reverse), the same intervals
     (per player, from the observed variance of the pair means) and adaptive looks.
     ``order``: the players in a canonical order (:func:`contiguous_order`).
@@ -234,7 +229,7 @@ def owen_antithetic(
     coalition as the other coalitions are: the orders then sample ``v'`` and each player gets
     ``grand_offset`` times its Owen value in the unanimity game of the grand coalition
     (:func:`last_share`), exactly (the control variate of
-    :func:`~coopsched.online.shapley.unanimity_control`, for orders that keep the units
+    :func:`~coopsched.audit.estimation.unanimity_control`, for orders that keep the units
     contiguous)."""
     k = len(root.players())
     check_hierarchy(root, k)

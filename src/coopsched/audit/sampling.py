@@ -8,7 +8,7 @@ most ``exact_upto`` members (default 0: none) gets its exact REF value. One game
 gap measured between the stand-ins and REF (``benchmarks/game_gap.py``,
 ``benchmarks/results-game-gap.txt``, docs/audit.md).
 
-The estimate (:func:`coopsched.online.shapley.shapley_antithetic`): antithetic permutation
+The estimate (:func:`coopsched.audit.estimation.shapley_antithetic`): antithetic permutation
 sampling (Eq. 2 over pairs of an order and its reverse), per-organization intervals from the
 observed variance (central limit theorem: Student t with adaptive looks, Hall's
 skewness-corrected t with one look), and an adaptive number of orders:
@@ -19,14 +19,14 @@ spent. The seed fixes the orders.
 The estimator (``estimator``): ``"split"`` (default) samples the game in which the grand
 coalition too is valued under ``value_policy`` and adds the recorded total's difference to
 that value in equal shares, ``(v(N) - v'(N)) / N`` to every organization: the same Shapley
-values exactly (:func:`~coopsched.online.shapley.unanimity_control`, a control variate with
+values exactly (:func:`~coopsched.audit.estimation.unanimity_control`, a control variate with
 the unanimity game of the grand coalition), at the cost of one more simulation, with a
 variance per order far lower on a real month by user (measured by
 ``benchmarks/audit_estimators.py``, docs/audit.md); ``"plain"``: the orders sample ``v``
 itself; ``"ends"``: every organization's marginal contributions at the first position
 (``v({u})``) and at the last (``v(N) - v(N - u)``, with the recorded ``v(N)``) valued
 exactly before the first order (``2 N`` coalitions), only the middle positions sampled
-(``ends`` of :func:`~coopsched.online.shapley.shapley_antithetic`; the values then sum to
+(``ends`` of :func:`~coopsched.audit.estimation.shapley_antithetic`; the values then sum to
 the recorded total only within their intervals). With ``exact_upto >= N - 1`` (REF values
 the coalitions of ``N - 1``) ``"split"`` falls back to ``"plain"`` (REF on the grand
 coalition is what sampling avoids).
@@ -35,12 +35,12 @@ The refinement (``refine``, default on when adaptive): full orders serve every
 organization at once, but the last undecided ones need many more contributions than the
 others, and every order pays for all. Once few are left, the audit estimates only those,
 stratified by position
-(:func:`~coopsched.online.shapley.shapley_stratified`: the first and last positions exact,
+(:func:`~coopsched.audit.estimation.shapley_stratified`: the first and last positions exact,
 the middle ones in ``refine_bins`` runs, one coalition and its union with the organization
 per run and round), keeping the orders' estimates of the decided ones. With ``allocate``
 (off by default), after the refinement's first look each organization still open gets its
 own number of coalitions per run (optimum allocation: more where its marginal contributions spread more and the
-coalitions cost less, :func:`~coopsched.online.shapley.optimum_allocation` with
+coalitions cost less, :func:`~coopsched.audit.estimation.optimum_allocation` with
 :func:`coalition_cost`, ``REFINE_ALLOCATE`` first-look rounds' worth per round), its
 later rounds alone making its estimate. The orders hand over
 at a look (:func:`handoff_rule`) when ``REFINE_FIRST`` rounds of the open organizations cost
@@ -71,7 +71,9 @@ from ..online.backends import compiled_rule
 from ..online.engine import Policy, simulate
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
-from ..online.shapley import (
+from ..online.utilities import ValueCurve, psi_sp
+from ..workloads.instance import Instance
+from .estimation import (
     AntitheticEstimate,
     StratifiedEstimate,
     position_bins,
@@ -81,8 +83,6 @@ from ..online.shapley import (
     t_quantile,
     unanimity_control,
 )
-from ..online.utilities import ValueCurve, psi_sp
-from ..workloads.instance import Instance
 from .game import recorded_starts
 
 #: Measured by ``benchmarks/game_gap.py`` (``benchmarks/results-game-gap.txt``): LPC-EGEE
@@ -446,8 +446,8 @@ TASKS_PER_THREAD = 4
 
 #: with a time budget on a cluster, the orders or rounds valued per batch are at least this
 #: many coalitions (whole orders or rounds; ``batch`` of
-#: :func:`~coopsched.online.shapley.shapley_antithetic` and
-#: :func:`~coopsched.online.shapley.shapley_stratified`): one round of the refinement of
+#: :func:`~coopsched.audit.estimation.shapley_antithetic` and
+#: :func:`~coopsched.audit.estimation.shapley_stratified`): one round of the refinement of
 #: one organization is 16 coalitions, too few to keep the workers busy between two
 #: barriers, and each task costs the scheduler a round trip
 DASK_BATCH = 1024
@@ -581,7 +581,7 @@ def sampled_game(
     ``confidence``); ``seconds``: a time budget for the sampling (``None``: none);
     ``interval``: ``"auto"`` (``"t"`` when adaptive, ``"hall"`` otherwise), ``"t"`` (Student
     t, central limit theorem), ``"hall"`` (with Hall's skewness correction) or
-    ``"bernstein"`` (empirical Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`. ``scheduler``: a
+    ``"bernstein"`` (empirical Bernstein), see :func:`~coopsched.audit.estimation.shapley_antithetic`. ``scheduler``: a
     dask.distributed scheduler address or ``Client``; the coalitions each round of orders
     needs are then valued on that cluster (the same orders and values, so the same estimate
     for the same seed as in one process). ``negligible`` (default 0): sampling may also stop

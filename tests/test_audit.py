@@ -251,10 +251,17 @@ def test_organizations_by_column_and_by_mapping(tmp_path):
         '[[organization]]\nname = "bio"\nusers = ["8"]\nmachines = 1\n'
     )
     orgs = by_mapping(log.jobs, m)
+    assign_unmatched(orgs, log.jobs, None)  # unmatched jobs stay so: the window decides
     with pytest.raises(
-        MappingError, match=r"1 job\(s\) match no organization, e.g. job 3 \(line 3: user 9"
+        MappingError,
+        match=r"1 job\(s\) of the audited window match no organization, e.g. job 3 \(line 3: "
+        "user 9",
     ):
-        assign_unmatched(orgs, log.jobs, None)
+        window_instance(log, orgs, machines=6)
+    # a window without the unmatched job needs no organization for it
+    w = window_instance(log, orgs, 6, 8, machines=4)  # job 3 ended at 5
+    assert w.jobs == [1, 1] and w.excluded["ended before the window"] == 1
+    orgs = by_mapping(log.jobs, m)
     assign_unmatched(orgs, log.jobs, "rest")
     assert orgs.names == ["phys", "bio", "rest"] and orgs.index.tolist() == [0, 1, 2]
     w = window_instance(log, orgs, machines=6)

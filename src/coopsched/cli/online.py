@@ -11,6 +11,10 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    MODEL,
+    OUTPUT,
+    POLICY,
+    WORKLOAD,
     Backfill,
     Backlog,
     CLIError,
@@ -19,7 +23,6 @@ from ._app import (
     Machines,
     Orgs,
     Owners,
-    PolicyHelp,
     Seed,
     Split,
     Trace,
@@ -37,10 +40,32 @@ from ._app import (
     app,
     console,
     in_flags,
+    panelled,
 )
 
+#: The panels of ``simulate --help`` and ``compare --help``, by parameter.
+PANELS = {
+    **dict.fromkeys(
+        (
+            "trace",
+            "orgs",
+            "window_start",
+            "window_length",
+            "machines",
+            "split",
+            "warmup",
+            "owners",
+            "backlog",
+        ),
+        WORKLOAD,
+    ),
+    **dict.fromkeys(("jobs", "backfill"), MODEL),
+    **dict.fromkeys(("policy", "policies", "param", "samples", "horizon", "seed"), POLICY),
+    **dict.fromkeys(("format", "gantt", "swf_out", "batsim_out"), OUTPUT),
+}
 
-@app.command(cls=PolicyHelp)
+
+@app.command(cls=panelled(PANELS))
 def simulate(
     input: Annotated[
         Path | None,
@@ -178,7 +203,7 @@ def demo(
     _show(rep, format)
 
 
-@app.command(cls=PolicyHelp)
+@app.command(cls=panelled(PANELS))
 def compare(
     input: Annotated[
         Path | None,

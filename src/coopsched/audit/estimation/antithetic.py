@@ -6,7 +6,7 @@
   reverse), a per-player confidence interval from the observed variance (Student t, or
   with Hall's skewness correction: :func:`~.intervals.pair_halfwidth`), and an adaptive
   number of orders: batches until a caller's test decides every player, or a budget of
-  orders or seconds is spent; optionally with a control variate, a surrogate game whose
+  orders or seconds (CPU or wall-clock, :mod:`.budget`) is spent; optionally with a control variate, a surrogate game whose
   Shapley values are known exactly (:func:`unanimity_control`).
 
 Coalitions are bitmasks: player ``u`` is in coalition ``C`` iff ``C >> u & 1``.
@@ -15,13 +15,17 @@ Coalitions are bitmasks: player ``u`` is in coalition ``C`` iff ``C >> u & 1``.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .budget import Budget, BudgetError, Valuation, as_budget
 from .intervals import pair_halfwidth, resolve_interval
+
+#: Coalitions whose orders are drawn and valued at a time, at most (at least one order):
+#: the bitmasks of an order of ``k`` players take about ``k**2 / 4`` bytes.
+GROUP_COALITIONS = 65_536
 
 
 @dataclass
@@ -156,6 +160,9 @@ def shapley_antithetic(
     handoff: Callable[[np.ndarray, np.ndarray, np.ndarray, int, float, int, int], bool]
     | None = None,
     batch: int = 1,
+    budget: Budget | None = None,
+    keep: int | None = None,
+    on_chunk: Callable[[int], None] | None = None,
 ) -> AntitheticEstimate:
     """Estimate Shapley values (Eq. 2) from antithetic pairs of orders, adaptively.
 
@@ -187,11 +194,17 @@ def shapley_antithetic(
     the planned looks), so that the interval where sampling stops covers with probability at
     least ``confidence`` whatever stopped it (a union bound; the stopping need not be planned).
     At each look ``decide(phi, halfwidth)`` (one boolean per player) is asked; sampling stops
-    when it holds for all players, when ``max_orders`` are used, or when ``seconds`` have
-    passed (checked after each pair; the pairs done so far make the last look, which takes
-    the place of a planned one). Without ``decide``, one look at ``max_orders``
-    (the nominal ``confidence``). ``on_look(look, orders, coalitions, undecided)`` is told
-    each look.
+    when it holds for all players, when ``max_orders`` are used, or when the budget is spent:
+    ``budget`` (a :class:`~.budget.Budget` of CPU and/or wall-clock seconds) or ``seconds``
+    of wall-clock time, read before every chunk of coalitions (:class:`~.budget.Valuation`:
+    chunks sized by their measured cost, about a second each, never planned beyond what
+    the budget has left), so that it holds to about one coalition's cost whatever the
+    number of players. The orders whose coalitions were all valued make the last look,
+    which takes the place of a planned one; fewer than two antithetic pairs make no
+    estimate (:class:`~.budget.BudgetError`, saying what two would cost). Without
+    ``decide``, one look at ``max_orders`` (the nominal ``confidence``).
+    ``on_look(look, orders, coalitions, undecided)`` is told each look, ``on_chunk(valued)``
+    each chunk of coalitions.
 
     ``value(mask)`` is a number or a 1-D array (several games valued at once, as the audit's
     values at several times); it is called once per distinct coalition. Orders are drawn
@@ -202,12 +215,12 @@ def shapley_antithetic(
     which must be the same as that of the reversed orders for the pairs to be unbiased (it
     is for the orders that keep each union of a hierarchy contiguous, :mod:`coopsched.audit.owen`).
 
-    ``values(masks)``, if given, values a batch of coalitions at once (one result per mask,
-    in order, e.g. on a cluster): the orders up to the next look are drawn first and their
-    new coalitions valued in one call (with ``seconds``, pairs of orders up to ``batch``
-    coalitions at a time, at least one pair: the time is checked after each batch, so a
-    larger batch, which keeps a cluster's workers busy, may overshoot the budget by up to
-    one batch). The orders drawn and the values used are the same, so is the estimate.
+    The orders up to the next look are drawn first (at most :data:`GROUP_COALITIONS`
+    coalitions' worth, at least one order) and their new coalitions valued in chunks.
+    ``values(masks)``, if given, values a chunk at once (one result per mask, in order,
+    e.g. on a cluster), at least ``batch`` coalitions per call while the budget affords
+    them (a cluster's workers kept busy). The orders drawn and the values used are the
+    same however they are chunked, so is the estimate.
 
     ``control(mask)`` and ``control_phi``, if given: a control variate, a surrogate game
     ``g`` (cheap to value, ``g(0) = 0``, numbers or 1-D arrays as ``value``) with its exact
@@ -244,11 +257,12 @@ def shapley_antithetic(
     0.90 at 40 orders on airport games, nominal at 80).
 
     ``cache``, if given, holds the values (1-D arrays) of coalitions already valued and
-    receives the new ones (a later estimate of the same game reuses them,
-    :func:`shapley_stratified`). ``handoff(phi, halfwidth, decided, pairs, seconds,
-    coalitions, next_pairs)``, if given, is asked at each look but the last that leaves a
-    player undecided (``next_pairs``: the pairs of the next planned look; ``seconds``: the
-    sampling's time so far, ``coalitions`` the distinct ones valued); if it
+    receives the new ones, up to ``keep`` of them (a later estimate of the same game
+    reuses them, :func:`~.stratified.shapley_stratified`). ``handoff(phi, halfwidth,
+    decided, pairs, each, coalitions, next_pairs)``, if given, is asked at each look but
+    the last that leaves a player undecided (``next_pairs``: the pairs of the next planned
+    look; ``each``: the measured seconds per coalition on the budget's clock,
+    ``coalitions`` the distinct ones valued); if it
     answers ``True``, sampling stops there with ``stop="handoff"``: the caller goes on
     another way (the sampled audit's refinement of the undecided players).
     """
@@ -265,13 +279,18 @@ def shapley_antithetic(
     G = (1 << k) - 1
     if cache is None:
         cache = {}
-
-    def val(mask: int) -> np.ndarray:
-        x = cache.get(mask)
-        if x is None:
-            x = cache[mask] = np.atleast_1d(np.asarray(value(mask), dtype=np.float64))
-        return x
-
+    before = len(cache)
+    budget = as_budget(budget, seconds)
+    valuation = Valuation(
+        value,
+        budget,
+        values=values,
+        cache=cache,
+        keep=keep,
+        min_chunk=batch,
+        on_chunk=on_chunk,
+    )
+    val = valuation.get
     m = val(G).shape[0]
     if (control is None) != (control_phi is None):
         raise ValueError("control and control_phi go together")
@@ -291,29 +310,44 @@ def shapley_antithetic(
         if np.any(gval(0) != 0):
             raise ValueError("control: the surrogate game must value the empty coalition 0")
     rng = np.random.default_rng(seed)
-    if batch < 1:
-        raise ValueError(f"batch: {batch}; at least 1 coalition")
-    per_batch = max(1, -(-batch // (2 * max(1, k - 1))))  # pairs of orders per batch
-    Y = np.zeros((looks[-1], k, m), dtype=np.float64)
-    valid = np.ones((looks[-1], k), dtype=bool)  # ends: u neither first nor last in the pair
+    # the pairs' means, grown look by look (memory follows the pairs done, not max_orders)
+    Y = np.zeros((0, k, m), dtype=np.float64)
+    valid = np.ones((0, k), dtype=bool)  # ends: u neither first nor last in the pair
     weight = 1.0
     if ends:
         masks = [c for u in range(k) for c in (1 << u, G ^ (1 << u))]
-        if values is not None:
-            todo = [m for m in dict.fromkeys(masks) if m not in cache]
-            for mask, x in zip(todo, values(todo) if todo else [], strict=True):
-                cache[mask] = np.atleast_1d(np.asarray(x, dtype=np.float64))
+        if valuation.ensure(masks) < len(masks):
+            raise BudgetError(
+                f"the budget ({budget.describe()}) ran out before the first and last "
+                f"positions of {k:,} players were valued ({2 * k:,} coalitions)",
+                budget.binding(),
+            )
         if k == 1:  # the one position is both first and last
             phi0, weight = np.array([val(G)]), 0.0
         else:
             phi0 = np.array([val(1 << u) + val(G) - val(G ^ (1 << u)) for u in range(k)]) / k
             weight = (k - 2) / k
-    start = time.perf_counter()
     done, stop = 0, "orders"
     phi = hw = np.zeros((k, m))
     decided = np.ones(k, dtype=bool)
     look = 0
-    ahead: list[list[int]] = []  # orders drawn, not yet used (batch valuation)
+    ahead: list[list[int]] = []  # orders drawn whose coalitions are valued, not yet used
+    # orders drawn (and their coalitions valued) at a time: those up to the next look,
+    # fewer when each has many coalitions (their bitmasks take k / 8 bytes each)
+    group = max(1, GROUP_COALITIONS // (2 * k))
+    out_of_time = False
+
+    def too_few(cost: float, done: int = 0) -> str:
+        return (
+            f"the budget ({budget.describe()}) "
+            + (f"bought {done} of" if cost == 0 else "cannot buy")
+            + f" the 2 antithetic pairs of orders an estimate needs: a pair values "
+            f"2 x {k - 1:,} coalitions, {valuation.per_coalition():.3g} s each here"
+            + (f", so the pairs left would take about {cost:,.0f} s more" if cost else "")
+        )
+
+    # the first two pairs or no estimate: given up on once measured to cost too much
+    valuation.require(2 * 2 * k, too_few)
 
     def one(r: np.random.Generator) -> list[int]:
         if draw is None:
@@ -321,21 +355,25 @@ def shapley_antithetic(
         return [int(u) for u in draw(r)]
 
     for look, target in enumerate(looks, 1):
-        out_of_time = False
+        Y = np.concatenate([Y, np.zeros((target - len(Y), k, m))])
+        valid = np.concatenate([valid, np.ones((target - len(valid), k), dtype=bool)])
         while done < target:
-            if values is not None and not ahead:
-                n_ahead = min(per_batch, target - done) if seconds is not None else target - done
-                ahead = [one(rng) for _ in range(n_ahead)]
-                new: dict[int, None] = {}
+            if not ahead:
+                if out_of_time:
+                    break
+                ahead = [one(rng) for _ in range(min(group, target - done))]
+                masks = []
                 for p in ahead:
                     acc = 0
                     for u in p:
                         acc |= 1 << u
-                        new.update({m: None for m in (acc, G ^ acc) if m not in cache})
-                todo = list(new)
-                for mask, x in zip(todo, values(todo), strict=True):
-                    cache[mask] = np.atleast_1d(np.asarray(x, dtype=np.float64))
-            perm = ahead.pop(0) if ahead else one(rng)
+                        masks += (acc, G ^ acc)
+                ready = valuation.ensure(masks)
+                if ready < len(masks):  # the budget ran out: the orders valued whole
+                    ahead, out_of_time = ahead[: ready // (2 * k)], True
+                    if not ahead:
+                        break
+            perm = ahead.pop(0)
             pre = [0]
             for u in perm:
                 pre.append(pre[-1] | 1 << u)
@@ -349,10 +387,12 @@ def shapley_antithetic(
             if ends:
                 valid[done, perm[0]] = valid[done, perm[-1]] = False
             done += 1
-            over = seconds is not None and time.perf_counter() - start > seconds
-            if over and done >= 2 and not ahead:  # a batch valued is used whole
-                out_of_time = True
-                break
+            if done == 2:
+                valuation.require(0, None)
+            if not ahead:
+                valuation.forget()
+        if done < 2:
+            raise BudgetError(too_few(0, done), budget.binding())
         if ends:
             phi, hw = _middle(Y[:done], valid[:done], phi0, weight, level, interval)
         else:
@@ -361,7 +401,7 @@ def shapley_antithetic(
         if decide is not None:
             decided = np.asarray(decide(phi, hw), dtype=bool)
         if on_look is not None:
-            on_look(look, 2 * done, len(cache), int(k - decided.sum()))
+            on_look(look, 2 * done, before + valuation.valued, int(k - decided.sum()))
         if decide is not None and decided.all():
             stop = "decided"
             break
@@ -372,7 +412,13 @@ def shapley_antithetic(
             handoff is not None
             and look < len(looks)
             and handoff(
-                phi, hw, decided, done, time.perf_counter() - start, len(cache), looks[look]
+                phi,
+                hw,
+                decided,
+                done,
+                valuation.per_coalition(),
+                before + valuation.valued,
+                looks[look],
             )
         ):
             stop = "handoff"
@@ -388,7 +434,7 @@ def shapley_antithetic(
         stop=stop,
         confidence=confidence,
         decided=decided,
-        evaluations=len(cache),
+        evaluations=before + valuation.valued,
         interval=interval,
         control=control is not None,
         ends=ends,

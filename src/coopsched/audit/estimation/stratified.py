@@ -9,12 +9,13 @@ players the orders left undecided.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .antithetic import GROUP_COALITIONS
+from .budget import Budget, Valuation, as_budget
 from .intervals import pair_halfwidth, resolve_interval
 
 
@@ -128,6 +129,9 @@ def shapley_stratified(
     component: int = -1,
     allocate_gain: float = 2.0,
     batch: int = 1,
+    budget: Budget | None = None,
+    keep: int | None = None,
+    on_chunk: Callable[[int], None] | None = None,
 ) -> StratifiedEstimate:
     """Estimate the Shapley values of the players ``players`` only, stratified by position.
 
@@ -154,11 +158,15 @@ def shapley_stratified(
     at each look ``decide(players, phi, halfwidth)`` (the players still sampled, their
     estimates; one boolean each) and a decided player is no longer sampled, its estimate
     kept; the sampling stops when every player is decided, ``max_rounds`` are used, or
-    ``seconds`` have passed (checked after each round, at least 2 rounds; the rounds done
-    make the last look). ``values(masks)``: values a batch (with ``seconds``, rounds up to
-    ``batch`` coalitions at a time, at least one round, and the time checked after each
-    batch; else the rounds up to the next look), with the same draws and so the same
-    estimate.
+    the budget is spent (``budget`` or ``seconds`` of wall-clock time, read before every
+    chunk of coalitions as in :func:`~.antithetic.shapley_antithetic`; the rounds valued
+    whole make the last look, and a player with fewer than two keeps its estimate of the
+    first positions alone, with an infinite interval: the caller keeps its own). The rounds
+    up to the next look are drawn at a time (at most
+    :data:`~.antithetic.GROUP_COALITIONS` coalitions' worth) and valued in chunks;
+    ``values(masks)`` values a chunk at once, at least ``batch`` coalitions while the
+    budget affords them, with the same draws and so the same estimate; ``cache`` keeps
+    up to ``keep`` values and ``on_chunk(valued)`` is told each chunk.
     ``cache``: coalitions valued before (e.g. by :func:`shapley_antithetic` on the same
     game), reused and extended. ``order`` (default ``0..k-1``): the coalitions are drawn over
     positions of it, as :func:`shapley_antithetic` draws its orders, and the players are
@@ -195,31 +203,28 @@ def shapley_stratified(
     G = (1 << k) - 1
     if cache is None:
         cache = {}
-    before = len(cache)
-
-    def val(mask: int) -> np.ndarray:
-        x = cache.get(mask)
-        if x is None:
-            x = cache[mask] = np.atleast_1d(np.asarray(value(mask), dtype=np.float64))
-        return x
-
-    def fill(masks: list[int]) -> None:
-        todo = [m for m in dict.fromkeys(masks) if m not in cache]
-        if values is not None and todo:
-            for mask, x in zip(todo, values(todo), strict=True):
-                cache[mask] = np.atleast_1d(np.asarray(x, dtype=np.float64))
-
-    fill([c for u in who for c in (1 << u, G ^ (1 << u))] + [G])
+    budget = as_budget(budget, seconds)
+    valuation = Valuation(
+        value,
+        budget,
+        values=values,
+        cache=cache,
+        keep=keep,
+        min_chunk=batch,
+        on_chunk=on_chunk,
+    )
+    val = valuation.get
+    runs = position_bins(k, bins)
+    first = [c for u in who for c in (1 << u, G ^ (1 << u))] + [G]
+    if valuation.ensure(first) < len(first):  # the budget ran out before any round
+        return _nothing(who, val(G).shape[0], bins=len(runs), interval=interval, level=level)
     grand = val(G)
     m = grand.shape[0]
-    runs = position_bins(k, bins)
     exact = {u: (val(1 << u) + grand - val(G ^ (1 << u))) / k if k > 1 else grand for u in who}
     share = [(hi - lo + 1) / k for lo, hi in runs]
     rank = list(range(k)) if order is None else [int(w) for w in order]
     others = {u: np.array([w for w in rank if w != u]) for u in who}
     rng = np.random.default_rng(seed)
-    if batch < 1:
-        raise ValueError(f"batch: {batch}; at least 1 coalition")
     Z: dict[int, list[np.ndarray]] = {u: [] for u in who}
     n_rounds = {u: 0 for u in who}
     phi = np.array([exact[u] for u in who]).reshape(len(who), m)
@@ -228,7 +233,6 @@ def shapley_stratified(
     decided = np.zeros(len(who), dtype=bool)
     active = list(range(len(who))) if runs else []
     stop, look, done = "decided", 0, 0
-    start = time.perf_counter()
 
     draws: list[tuple[int, ...] | None] = [None] * len(who)
     pilot = plan[0] if allocate and len(plan) > 1 else None
@@ -274,24 +278,19 @@ def shapley_stratified(
         look = i_look
         out_of_time = False
         while done < target:
-            if seconds is not None:  # rounds per batch: at least batch coalitions
-                per_round = sum(
-                    2 * (len(runs) if draws[i] is None else sum(draws[i] or ())) for i in active
-                )
-                n_batch = min(max(1, -(-batch // max(1, per_round))), target - done)
-            else:
-                n_batch = target - done
-            rounds_now = [draw_round() for _ in range(n_batch)]
-            fill(
-                [
-                    c
-                    for rd in rounds_now
-                    for i, sets in rd
-                    for run in sets
-                    for S in run
-                    for c in (S, S | 1 << who[i])
-                ]
+            per_round = sum(
+                2 * (len(runs) if draws[i] is None else sum(draws[i] or ())) for i in active
             )
+            n_batch = max(1, min(target - done, GROUP_COALITIONS // max(1, per_round)))
+            rounds_now = [draw_round() for _ in range(n_batch)]
+            masks = [
+                [c for i, sets in rd for run in sets for S in run for c in (S, S | 1 << who[i])]
+                for rd in rounds_now
+            ]
+            ready = valuation.ensure([c for part in masks for c in part])
+            whole = np.cumsum([len(part) for part in masks]) <= ready
+            if not whole.all():  # the budget ran out: the rounds valued whole
+                rounds_now, out_of_time = rounds_now[: int(whole.sum())], True
             for rd in rounds_now:
                 for i, sets in rd:
                     u = who[i]
@@ -310,16 +309,15 @@ def shapley_stratified(
                             C[u].append([2.0] * len(sets))
                     n_rounds[u] += 1
                 done += 1
-            if seconds is not None and time.perf_counter() - start > seconds and done >= 2:
-                out_of_time = True
+            valuation.forget()
+            if out_of_time:
                 break
         for i in active:
             y = np.array(Z[who[i]])
-            if len(y) >= 2 or draws[i] is None:
+            if len(y) >= 2:  # else (the budget ran out) the first look's, or none
                 phi[i] = y.mean(axis=0)
                 hw[i] = pair_halfwidth(y, level, interval)
-                if len(y) >= 2:
-                    se[i] = y.std(axis=0, ddof=1) / math.sqrt(len(y))
+                se[i] = y.std(axis=0, ddof=1) / math.sqrt(len(y))
         if decide is not None:
             got = np.asarray(decide(np.array([who[i] for i in active]), phi[active], hw[active]))
             for i, d in zip(list(active), got, strict=True):
@@ -347,8 +345,31 @@ def shapley_stratified(
         level=level,
         stop=stop,
         decided=decided,
-        evaluations=len(cache) - before,
+        evaluations=valuation.valued,
         bins=len(runs),
         interval=interval,
         allocation=draws if pilot is not None else None,
+    )
+
+
+def _nothing(
+    who: list[int], m: int, *, bins: int, interval: str, level: float
+) -> StratifiedEstimate:
+    """The estimate of a refinement whose budget ran out before its first round: no
+    round, infinite intervals (the caller keeps its own estimates of ``who``)."""
+    n = len(who)
+    return StratifiedEstimate(
+        players=who,
+        phi=np.full((n, m), np.nan),
+        halfwidth=np.full((n, m), np.inf),
+        se=np.full((n, m), np.inf),
+        rounds=np.zeros(n, dtype=np.int64),
+        looks=0,
+        planned_looks=0,
+        level=level,
+        stop="seconds",
+        decided=np.zeros(n, dtype=bool),
+        evaluations=0,
+        bins=bins,
+        interval=interval,
     )

@@ -261,7 +261,7 @@ class Estimation:
     allocate: bool = option(
         False, "Optimum allocation of the refinement's draws.", ADVANCED, type=bool
     )
-    value_policy: str = option("fairshare", "REF's stand-in for the other coalitions.", ADVANCED)
+    value_policy: str = option("fairshare", "REF's stand-in, valuing the coalitions.", ADVANCED)
     exact_upto: int = option(0, "Coalitions of up to this many valued by REF.", ADVANCED, type=int)
 
     def __post_init__(self) -> None:
@@ -287,10 +287,26 @@ class Estimation:
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence: {self.confidence!r} must be in (0, 1)")
 
-    @property
-    def budget(self) -> dict[str, float | None]:
-        """The sampling's budget: ``cpu_seconds`` and ``wall_seconds`` (``None``: none)."""
-        return {"cpu_seconds": self.cpu_seconds, "wall_seconds": self.seconds}
+    def sampling(self) -> dict[str, Any]:
+        """The keywords of a sampling under these options, the same for ``phi``
+        (:func:`~coopsched.audit.sampling.sampled_game`) and the Owen values
+        (:func:`~coopsched.audit.owen.sampled_owen`): the budget, the game, the estimator."""
+        return {name: getattr(self, name) for name in SAMPLING_OPTIONS}
+
+
+#: :meth:`Estimation.sampling`'s fields.
+SAMPLING_OPTIONS = (
+    "samples",
+    "seed",
+    "confidence",
+    "value_policy",
+    "exact_upto",
+    "adaptive",
+    "seconds",
+    "cpu_seconds",
+    "interval",
+    "estimator",
+)
 
 
 @dataclass(frozen=True)

@@ -465,19 +465,10 @@ def _sampled_part(
             inst,
             T,
             times,
-            samples=e.samples,
-            seed=e.seed,
-            confidence=e.confidence,
-            value_policy=e.value_policy,
-            exact_upto=e.exact_upto,
-            adaptive=e.adaptive,
-            seconds=e.seconds,
-            cpu_seconds=e.cpu_seconds,
-            interval=e.interval,
+            **e.sampling(),
             progress_text=say,
             backfill=rule,
             scheduler=e.scheduler,
-            estimator=e.estimator,
             refine=e.refine,
             allocate=e.allocate,
         )
@@ -674,22 +665,7 @@ def _sampled_owen(win: _Window, root: Any, rule: str | None, e: Estimation) -> t
     """The sampled Owen values (:func:`~.owen.sampled_owen`), under the options ``e``."""
     from .owen import sampled_owen
 
-    return sampled_owen(
-        win.inst,
-        win.horizon,
-        root,
-        samples=e.samples,
-        seed=e.seed,
-        confidence=e.confidence,
-        value_policy=e.value_policy,
-        exact_upto=e.exact_upto,
-        adaptive=e.adaptive,
-        seconds=e.seconds,
-        cpu_seconds=e.cpu_seconds,
-        interval=e.interval,
-        backfill=rule,
-        estimator=e.estimator,
-    )
+    return sampled_owen(win.inst, win.horizon, root, **e.sampling(), backfill=rule)
 
 
 def _curves(win: _Window, game: _Game) -> dict:

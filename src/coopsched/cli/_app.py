@@ -124,6 +124,18 @@ class PolicyHelp(TyperCommand):
 #: The panels of ``--help`` of the commands that run policies on a workload (simulate,
 #: compare; :func:`panelled`): the workload, the platform's model, the policy, the output.
 WORKLOAD = "Workload"
+#: The options of a trace's or the synthetic workload (the :data:`WORKLOAD` panel; none
+#: applies to a JSON instance).
+WORKLOAD_OPTIONS = (
+    "orgs",
+    "window_start",
+    "window_length",
+    "machines",
+    "split",
+    "warmup",
+    "owners",
+    "backlog",
+)
 MODEL = "Platform model"
 POLICY = "Policy"
 OUTPUT = "Output"
@@ -230,17 +242,7 @@ def _load(
         }
         return synthetic_instance(k=orgs, seed=seed, **extra)
     if str(source).lower().endswith(".json"):
-        given = _given(
-            "orgs",
-            "window_start",
-            "window_length",
-            "machines",
-            "split",
-            "warmup",
-            "owners",
-            "backlog",
-            "jobs",
-        )
+        given = _given(*WORKLOAD_OPTIONS, "jobs")
         _refuse(
             given,
             "a JSON instance (it fixes organizations, machines and times; jobs with "

@@ -15,6 +15,7 @@ from ._app import (
     OUTPUT,
     POLICY,
     WORKLOAD,
+    WORKLOAD_OPTIONS,
     Backfill,
     Backlog,
     CLIError,
@@ -45,20 +46,7 @@ from ._app import (
 
 #: The panels of ``simulate --help`` and ``compare --help``, by parameter.
 PANELS = {
-    **dict.fromkeys(
-        (
-            "trace",
-            "orgs",
-            "window_start",
-            "window_length",
-            "machines",
-            "split",
-            "warmup",
-            "owners",
-            "backlog",
-        ),
-        WORKLOAD,
-    ),
+    **dict.fromkeys(("trace", *WORKLOAD_OPTIONS), WORKLOAD),
     **dict.fromkeys(("jobs", "backfill"), MODEL),
     **dict.fromkeys(("policy", "policies", "param", "samples", "horizon", "seed"), POLICY),
     **dict.fromkeys(("format", "gantt", "swf_out", "batsim_out"), OUTPUT),

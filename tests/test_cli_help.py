@@ -114,6 +114,12 @@ def test_commands_with_many_options_group_them(command):
     assert "--backfill" in shown["Platform model"] and "--window-start" in shown["Workload"]
 
 
+def test_the_game_groups_its_options():
+    shown = panels(help_of("game"))
+    assert list(shown)[1:] == ["Action", "Mechanism", "Instance", "Output"]
+    assert "--starts" in shown["Action"] and "--help" in shown["Output"]
+
+
 def test_a_studys_options_have_their_panel():
     shown = panels(help_of("reproduce", "table1"))
     assert "--windows" in shown["The study's options"] and "--out" in shown["Options"]

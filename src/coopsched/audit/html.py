@@ -866,8 +866,9 @@ def _efficiency(report: dict) -> str:
         f'<div class="note" id="efficiency"><b>The platform against {ref}.</b> The recorded '
         f"schedule's total utility is {1 - eff['loss_fraction']:.1%} of what {ref}{remark} "
         "would have "
-        f"given ({abs(eff['loss']):,} {side} it). Definition 3.2 spreads that difference "
-        f"equally, {eff['loss_share']:+,.4g} to every organization's surplus; the column "
+        f"given ({_num(abs(eff['loss']))} {side} it). Definition 3.2 spreads that difference "
+        f"equally, {number(eff['loss_share'], DIGITS['utility'], signed=True)} to every "
+        "organization's surplus; the column "
         '"platform\'s loss taken out" of the table shows, without it, what each received '
         f"against its fair share under {ref}'s total (vs_ref).</div>"
     )

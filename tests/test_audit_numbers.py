@@ -19,7 +19,7 @@ def test_known_values():
     assert number(2.1e-5, 2) == "2.1e-05"
     assert number(1073.0, 4) == "1,073" and number(683.25, 4) == "683.2"
     assert number(0) == "0" and number(None) == "—" and number(float("nan")) == "—"
-    assert number(37_907_955, 4) == "37,907,955"
+    assert number(999_999.4, 4) == "999,999" and number(1_234_567, 4) == "1.235e+06"
 
 
 @given(

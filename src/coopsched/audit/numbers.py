@@ -17,8 +17,10 @@ from typing import Any
 
 __all__ = ["number", "DIGITS", "LARGE", "SMALL", "WAIT_RULE", "wait_hours"]
 
-#: Values from this magnitude on are written in scientific notation.
-LARGE = 1e9
+#: Values from this magnitude on are written in scientific notation (more than six digits
+#: before the point would not be read at a glance, and would claim more precision than the
+#: digits shown).
+LARGE = 1e6
 #: Values (other than 0) below this magnitude are written in scientific notation.
 SMALL = 1e-3
 

@@ -73,6 +73,10 @@ The jobs (``--list`` prints their commands):
   skipped otherwise);
 * ``studies``: the run time of ``coopsched reproduce table1|fig10|mosp|game|poa
   --workers 2`` (docs/reproduction.md), into ``results-studies.txt``.
+
+After the jobs, every entry of ``benchmarks/provenance.toml`` whose files were all rewritten
+is stamped with the commit they were measured on (``benchmarks/provenance.py``; refused,
+with a line saying why, while their sources have uncommitted changes).
 """
 
 from __future__ import annotations
@@ -538,6 +542,9 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.traces).is_dir():
         ap.error(f"--traces {args.traces}: no such folder")
     ran = [run_job(j, args.max_load, args.force) for j in chosen]
+    written = [
+        f"benchmarks/{f}" for j, r in zip(chosen, ran, strict=True) if r for f in (j.out, *j.extra)
+    ]
     if "ref-windows-k16" in [j.name for j in chosen] or "ref-windows-k20" in [
         j.name for j in chosen
     ]:
@@ -546,6 +553,12 @@ def main(argv: list[str] | None = None) -> int:
         if have:
             (BENCH / "results-ref-windows-all.txt").write_text("\n".join(have))
             print("wrote benchmarks/results-ref-windows-all.txt (k = 16 and k = 20 summaries)")
+            written.append("benchmarks/results-ref-windows-all.txt")
+    # benchmarks/provenance.toml: the files rewritten whole were measured on this commit
+    from provenance import stamp_written
+
+    for line in stamp_written(written):
+        print(f"provenance: {line}")
     print(f"{sum(ran)} of {len(chosen)} job(s) ran")
     return 0 if all(ran) else 1
 

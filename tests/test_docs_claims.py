@@ -253,6 +253,7 @@ def test_production_study_as_stated():
     raw = (ROOT / "docs" / "production.md").read_text()
     text = page("docs/production.md")
     ranks = mean_ranks(d).set_index("length")
+    assert f"took {d.filter(like='seconds_').sum().sum():.0f} s of CPU time in all" in text
     cells = pd.read_csv(RESULTS / "production" / "summary.csv")
     spread = 100 * (cells.util - cells.util_ref).abs().max()
     assert f"REF's to within {up(spread)} percentage points in every cell" in text
@@ -1213,3 +1214,34 @@ def test_estimator_section_quotes_the_file():
         f"median factor of {f['SPLITX']} and the orders the hardest of those signs needs from "
         f"about {_round(f['PLAINNEEDMAX'])} to about {_round(f['SPLITNEEDMAX'])}" in readme
     )
+
+
+#: README wording the committed data does not support, or figures with no committed source
+#: (issue 45 items 4 and 5). README.md is being rewritten by another engineer, so these are
+#: reported to the lead with replacements instead of edited here; docs/ states each of them
+#: correctly. The test is a strict xfail: it fails (XPASS) once none of the phrases is left,
+#: and then this list and its marker go.
+README_PENDING = {
+    "comes within a factor of 2.21 of the paper for every": "LPC-EGEE's RAND is 2.2126 times off",
+    "RICC comes within a factor of 2.2 of the paper for every policy": "RAND is 2.23 times off",
+    "below FIFO's in 30 of 36 cells": "24 of the 30 parallel cells; LPC-EGEE's 6 are 2 cells",
+    "backfilling moves utilization more than fairness does": "0.53/0.39 against 0.42 points",
+    "and 3.62 points at worst": "single windows lose up to 12.7 points",
+    "(the least loaded organizations first, or means weighted by jobs)": "from N = 5 on only",
+    "9.7 s and 0.5 s": "no committed source (the Intel machine's compile run)",
+    "took 31.961 s on Curie's worst window": "no committed source",
+    "stopped at 12 and took 15.4 s": "no committed source",
+    "with the committed results reproduced exactly": "compared on 2ce4b71, results since rerun",
+    "there Curie's worst window at k = 16 took 25.7 s": "only in git history (a939df9^)",
+    "The 4.212 s it took on the Intel machine": "only in git history (e7d1077)",
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="README wording reported to the lead (issue 45 items 4, 5): README_PENDING",
+)
+def test_readme_states_only_what_the_data_supports():
+    readme = page("README.md")
+    left = [p for p in README_PENDING if p in readme]
+    assert not left, left

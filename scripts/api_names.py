@@ -125,7 +125,11 @@ def top_level(package: str = PACKAGE) -> list[tuple[str, str, str]]:
         if inspect.ismodule(obj):
             out.append((name, obj.__name__, summary(obj)))
         elif inspect.isfunction(obj) or inspect.isclass(obj):
-            out.append((name, f"{obj.__module__}.{obj.__qualname__}", summary(obj)))
+            where = f"{obj.__module__}.{obj.__qualname__}"
+            if not _public(where):  # defined in a private module: its public path
+                module, attr = root._API[name]
+                where = f"{module}.{attr}"
+            out.append((name, where, summary(obj)))
         else:  # a value (the version string): documented on the page itself
             out.append((name, "", ""))
     return out

@@ -49,7 +49,7 @@ def test_table2_lpc_egee_agreement_rests_on_two_windows():
     for p in POLICY_ORDER[1:]:
         x = lpc["ratio_" + p].sort_values(ascending=False).iloc[3:].mean()
         assert f"{x / TABLE2['LPC-EGEE'][p][0]:.2f} ({p.upper()})" in text
-    assert "0.30 times the paper's" in page("README.md")
+    assert "0.30 times the paper's" in page("docs/reproduction.md")
     # every policy within a factor of ..., on both traces; ROUNDROBIN within a few percent
     t2 = pd.read_csv(RESULTS / "table2" / "summary.csv").set_index(["trace", "policy"])["mean"]
     factors = {
@@ -65,6 +65,10 @@ def test_table2_lpc_egee_agreement_rests_on_two_windows():
     assert (
         f"RAND, {t2[far]:,.0f} against {TABLE2['LPC-EGEE']['rand'][0]}: {factors[far]:.2f} times)"
         in text
+    )
+    assert (  # the summary at the top of the page
+        f"comes within a factor of {up(factors[far])} of the paper for every policy on the two "
+        f"traces it also used (the farthest, LPC-EGEE's RAND, {factors[far]:.2f} times off)" in text
     )
     rr = {t: t2[t, "roundrobin"] / TABLE2[t]["roundrobin"][0] - 1 for t in ("LPC-EGEE", "RICC")}
     assert rr["LPC-EGEE"] > 0 > rr["RICC"] and max(map(abs, rr.values())) < 0.06
@@ -93,7 +97,9 @@ def test_table1_empty_windows_as_stated():
     ricc = {p: TABLE1["RICC"][p][0] / m["RICC", p] for p in POLICY_ORDER}
     span = f"{min(ricc.values()):.0f} to {round(max(ricc.values()), -1):.0f} times"
     assert span == "10 to 30 times"
-    assert f"they are {span} smaller" in text and f"come out {span} below" in page("README.md")
+    assert f"they are {span} smaller" in text and f"come out {span} below" in page(
+        "docs/reproduction.md"
+    )
     r = {p: m["RICC", p] for p in POLICY_ORDER}
     assert r["fairshare"] < r["directcontr"] and r["utfairshare"] < r["directcontr"]
     assert (
@@ -102,7 +108,7 @@ def test_table1_empty_windows_as_stated():
     )
     q_lpc, q_ricc = _quiet(d, "LPC-EGEE"), _quiet(d, "RICC")
     assert f"{q_lpc} of 100 LPC-EGEE windows and {q_ricc} of 100 RICC windows" in text
-    assert f"({q_ricc} of 100 RICC windows score 0" in page("README.md")
+    assert f"({q_ricc} of 100 RICC windows score 0" in page("docs/reproduction.md")
 
 
 def test_stand_in_traces_ranking_as_stated():
@@ -423,11 +429,11 @@ def _num(pattern: str, text: str) -> float:
 
 
 def test_readme_performance_quotes_the_benchmark_files():
-    """Every figure of the README's Performance section comes from a committed
+    """Every figure of docs/performance.md comes from a committed
     ``benchmarks/results-*`` file that ``benchmarks/run_all.py`` regenerates; after a rerun
-    this fails until the README quotes the new files."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    this fails until the page quotes the new files."""
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     # the quoted tables are lines of the files, verbatim
     files = "\n".join(_bench(f) for f in ("results-engine.txt", "results-ref.txt"))
@@ -485,7 +491,7 @@ def test_readme_performance_quotes_the_benchmark_files():
     assert max(others.max(), *alone.values()) < 240  # "under 4 minutes"
     k20r = _bench("results-ref-k20.txt")
     mean, worst_s = (float(x) for x in k20r.strip().split("\n")[-1].split()[4:6])
-    assert f"take {mean:.2f} s on average, the busier one {worst_s:.2f} s" in text
+    assert f"took {mean:.2f} s on average, the busier one {worst_s:.2f} s, at commit" in text
     ricc = _num(r"RICC 30-day window.*: ([\d.]+) s,", _bench("results-ref.txt"))
     assert f"RICC month at about {ricc:.0f} s" in text
     # audit, Table 2, start-up, game
@@ -575,6 +581,13 @@ def test_rigid_price_of_fairness_as_stated():
     moved = max(float(rule.loc[c].max() - rule.loc[c].min()) for c in quiet)
     assert 100 * moved <= 0.004 and "by at most 0.004 points, and on LPC-EGEE not at all" in text
     assert "compares REF with the best greedy policy, not with the best schedule" in text
+    # the summary at the top of the page
+    assert (
+        f"utilization is {100 * parallel.mean():.2f} points below the best greedy policy's on "
+        f"average over the cells ({100 * price.max():.2f} in the worst cell; single windows "
+        f"lose up to {loss[top].max():.1f})" in text
+    )
+    assert f"below FIFO's in {par.sum()} of the 30 cells; the backfilling rule" in text
     by_policy = s[s.policy != "ref"].groupby("policy").ratio.mean()
     assert f"RAND ({by_policy['rand']:,.0f} s per unit of work)" in text
     by_rule = s[s.policy != "ref"].groupby("rule").ratio.mean()
@@ -614,14 +627,17 @@ def test_sdsc_sp2_rigid_against_split_as_stated():
 
 
 def test_readme_table1_window_options():
-    """README's Table 1 bullet: warm-up with job-anchored windows, and the backlog's overshoot."""
-    readme = page("README.md")
+    """docs/reproduction.md's Table 1 bullet: warm-up with job-anchored windows, and the backlog's overshoot."""
+    readme = page("docs/reproduction.md")
     s = pd.read_csv(RESULTS / "sensitivity" / "summary.csv")
     t1 = s[s.table == "table1"].set_index(["variant", "trace", "policy"])["mean"]
     ricc = _factors("table1", "RICC")["warmup/job/user"][0]
     text = page("docs/reproduction.md")
     assert f"RICC comes within a factor of {up(ricc)} of the paper for every policy" in text
     assert f"(RAND is the farthest, {ricc:.2f} times)" in text
+    rand = t1["warmup/job/user", "RICC", "rand"]
+    assert f"RICC comes within a factor of {up(ricc)} of the paper for every policy (RAND, " in text
+    assert f"the farthest, {rand:.1f} against {TABLE1['RICC']['rand'][0]};" in text
     dc = t1["warmup/job/user", "LPC-EGEE", "directcontr"]
     lpc = dc / TABLE1["LPC-EGEE"]["directcontr"][0]
     assert f"DIRECTCONTR stays {lpc:.1f} times the paper's ({dc:.1f} against 5)" in readme
@@ -637,10 +653,10 @@ def test_readme_table1_window_options():
 
 
 def test_readme_rigid_benchmarks_quote_the_files():
-    """The README's rigid-engine, rigid-REF and SWF start-up figures are the committed
+    """docs/performance.md's rigid-engine, rigid-REF and SWF start-up figures are the committed
     ``benchmarks/results-rigid.txt``, ``results-ref-rigid.txt`` and ``results-startup.txt``."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     rigid = _bench("results-rigid.txt").splitlines()
     cpu = {
@@ -670,18 +686,18 @@ def test_readme_rigid_benchmarks_quote_the_files():
 
 
 def test_readme_first_demo_as_measured():
-    """The README's first and second ``coopsched demo`` times are the committed
+    """docs/performance.md's first and second ``coopsched demo`` times are the committed
     ``benchmarks/results-compile.txt``."""
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join((ROOT / "docs" / "performance.md").read_text().split())
     first = _num(r"first run ([\d.]+) s", _bench("results-compile.txt"))
     second = _num(r"second run ([\d.]+) s", _bench("results-compile.txt"))
     assert f"the first `coopsched demo` takes {first:.1f} s and the second {second:.1f} s" in text
 
 
 def test_readme_peer_figures_quote_the_file():
-    """The README's AccaSim ratios and agreement counts are the committed
+    """docs/performance.md's AccaSim ratios and agreement counts are the committed
     ``benchmarks/results-peer.txt``."""
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join((ROOT / "docs" / "performance.md").read_text().split())
     peer = _bench("results-peer.txt")
     inproc = re.findall(r"in-process ratio AccaSim / coopsched: CPU ([\d,.]+)x", peer)
     whole = re.findall(r"whole-process ratio AccaSim / coopsched: CPU ([\d,.]+)x", peer)
@@ -789,13 +805,13 @@ _PAIRED = re.compile(
 
 
 def test_readme_time_to_settle_quotes_the_files():
-    """The README's settle times (every organization settled, and when), on one core
+    """docs/performance.md's settle times (every organization settled, and when), on one core
     (``results-audit-sampled.txt``) and on the whole machine
     (``results-audit-sampled-machine.txt``), the former engine's
     (``results-audit-sampled-long.txt``) and the paired cost per coalition
     (``results-valuation-paired.txt``), also in docs/audit.md."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     audit = " ".join((ROOT / "docs" / "audit.md").read_text().split())
     cases = sampled_cases()
@@ -873,10 +889,10 @@ def test_readme_time_to_settle_quotes_the_files():
 
 
 def test_readme_sampled_audits_quote_the_files():
-    """The README's sampled-audit table, dask comparison and variance figures are the
+    """docs/performance.md's sampled-audit table, dask comparison and variance figures are the
     committed ``benchmarks/results-audit-sampled.txt`` and ``results-audit-variance.txt``."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     lines = _bench("results-audit-sampled.txt").splitlines()
     cases = sampled_cases()
@@ -982,7 +998,7 @@ def reference_runs() -> list[dict]:
 
 
 def _reference_cell(orgs: list[dict]) -> str:
-    """What the README's table says of the organizations a budgeted run left undecided."""
+    """What docs/performance.md's table says of the organizations a budgeted run left undecided."""
     groups: dict[str, list[str]] = {"at least 5 %": [], "sign only": [], "below 5 %": []}
     groups["open"] = []
     for o in orgs:
@@ -1001,12 +1017,12 @@ def _reference_cell(orgs: list[dict]) -> str:
 
 
 def test_readme_reference_runs_quote_the_file():
-    """What the README and docs/audit.md say of the references: the orders-alone runs'
+    """What docs/performance.md and docs/audit.md say of the references: the orders-alone runs'
     undecided counts, the refinement's calls against the references' (from
     ``results-audit-sampled.txt`` and ``results-audit-reference.txt``), and which open
     organizations the references put at 5 % or more."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     audit = " ".join((ROOT / "docs" / "audit.md").read_text().split())
     runs = {(r["log"], r["k"]): r for r in reference_runs() if r["estimator"] == "split"}
@@ -1041,7 +1057,7 @@ def _round(x: str) -> str:
 
 
 def test_read_large_figures_quote_the_file():
-    """The README's and docs/formats.md's one-month read of a 2 GB sacct log are the
+    """docs/performance.md's and docs/formats.md's one-month read of a 2 GB sacct log are the
     committed ``benchmarks/results-read-large.txt``, and within the 2 GB we aim for."""
     out = _bench("results-read-large.txt")
     size = _num(r"([\d,]+) MB, [\d,]+ copies", out)
@@ -1050,7 +1066,7 @@ def test_read_large_figures_quote_the_file():
     peak = _num(r'"peak RSS MB": (\d+)', out)
     rows = _num(r'"rows kept": (\d+)', out)
     assert peak < 2048
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "performance.md").read_text().split())
     formats = " ".join((ROOT / "docs" / "formats.md").read_text().split())
     for text in (readme, formats):
         assert f"{size:,.0f} MB" in text and f"{wall:.0f} s" in text
@@ -1209,19 +1225,17 @@ def test_estimator_section_quotes_the_file():
     ]
     _assert_phrases(hundred, f, section)
     f = estimator_figures()
-    readme = page("README.md")
+    readme = page("docs/performance.md")
     assert (
         f"median factor of {f['SPLITX']} and the orders the hardest of those signs needs from "
         f"about {_round(f['PLAINNEEDMAX'])} to about {_round(f['SPLITNEEDMAX'])}" in readme
     )
 
 
-#: README wording the committed data does not support, or figures with no committed source
-#: (issue 45 items 4 and 5). README.md is being rewritten by another engineer, so these are
-#: reported to the lead with replacements instead of edited here; docs/ states each of them
-#: correctly. The test is a strict xfail: it fails (XPASS) once none of the phrases is left,
-#: and then this list and its marker go.
-README_PENDING = {
+#: Wording the committed data does not support, or figures with no committed source, that
+#: the pages (README included) once carried (issue 45 items 4 and 5); the pages now state
+#: each correctly, and none of these may come back.
+UNSUPPORTED = {
     "comes within a factor of 2.21 of the paper for every": "LPC-EGEE's RAND is 2.2126 times off",
     "RICC comes within a factor of 2.2 of the paper for every policy": "RAND is 2.23 times off",
     "below FIFO's in 30 of 36 cells": "24 of the 30 parallel cells; LPC-EGEE's 6 are 2 cells",
@@ -1234,14 +1248,13 @@ README_PENDING = {
     "with the committed results reproduced exactly": "compared on 2ce4b71, results since rerun",
     "there Curie's worst window at k = 16 took 25.7 s": "only in git history (a939df9^)",
     "The 4.212 s it took on the Intel machine": "only in git history (e7d1077)",
+    "Backfilling matters more than fairness": "see above",
+    "as Theorem 6.2's setting predicts": "the theorem bounds a loss",
+    "This study answers it on data": "REF against the best greedy policy, not the best schedule",
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="README wording reported to the lead (issue 45 items 4, 5): README_PENDING",
-)
-def test_readme_states_only_what_the_data_supports():
-    readme = page("README.md")
-    left = [p for p in README_PENDING if p in readme]
-    assert not left, left
+def test_the_pages_state_only_what_the_data_supports():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    left = {p.name: [x for x in UNSUPPORTED if x in " ".join(p.read_text().split())] for p in pages}
+    assert not any(left.values()), {k: v for k, v in left.items() if v}

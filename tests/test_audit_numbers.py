@@ -16,7 +16,7 @@ def test_known_values():
     assert number(8.534, 3, signed=True) == "+8.53"
     assert number(0.0021044, 3) == "0.0021"  # trailing zeros dropped
     assert number(1.029e13, 4) == "1.029e+13"
-    assert number(2.1e-5, 2) == "2.1e-05"
+    assert number(2.1e-5, 2) == "2.1e-05" and number(4.88e-4, 3, signed=True) == "+0.000488"
     assert number(1073.0, 4) == "1,073" and number(683.25, 4) == "683.2"
     assert number(0) == "0" and number(None) == "—" and number(float("nan")) == "—"
     assert number(999_999.4, 4) == "999,999" and number(1_234_567, 4) == "1.235e+06"

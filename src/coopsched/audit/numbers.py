@@ -22,7 +22,7 @@ __all__ = ["number", "DIGITS", "LARGE", "SMALL", "WAIT_RULE", "wait_hours"]
 #: digits shown).
 LARGE = 1e6
 #: Values (other than 0) below this magnitude are written in scientific notation.
-SMALL = 1e-3
+SMALL = 1e-4
 
 #: Significant digits per quantity.
 DIGITS = {

@@ -207,6 +207,7 @@ class ProgressLine:
             print(f"audit: {message}", file=self.stream, flush=True)
 
     def close(self) -> None:
+        """Stop the live line (the terminal's line is cleared); nothing off a terminal."""
         if self.live is not None:
             self.live.stop()
             self.live = None

@@ -215,6 +215,7 @@ class Valuation:
         return arr
 
     def known(self, mask: int) -> bool:
+        """Whether the coalition ``mask`` has a value already."""
         return mask in self.cache or mask in self.fresh
 
     def get(self, mask: int) -> np.ndarray:

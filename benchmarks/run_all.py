@@ -28,6 +28,9 @@ The jobs (``--list`` prints their commands):
   one case compared with 2 dask workers);
 * ``audit-budget``: ``benchmarks/audit_budget.py`` (a few minutes: budgets in CPU and
   wall-clock seconds at 2,000 and 10,000 organizations, the time to the first progress line);
+* ``sampling-overhead-paired``: ``benchmarks/paired.py --before f8f5774 --rounds 3 --
+  benchmarks/sampling_overhead.py`` (a few minutes: the same sampled audits at 50 and 300
+  organizations before and after the budget's chunks of coalitions);
 * ``audit-sampled-machine``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` on 2 dask
   workers, the whole machine, within the same 10-minute budgets (about 20 minutes);
 * ``audit-sampled-long``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` in one process
@@ -209,6 +212,16 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "results-audit-budget.txt",
             "sampled audits' CPU and wall-clock budgets at 2,000 and 10,000 organizations, "
             "and how soon progress is shown",
+        ),
+        Job(
+            "sampling-overhead-paired",
+            [
+                [py, f"{b}/paired.py", "--before", "f8f5774", "--rounds", "3"]
+                + ["--", f"{b}/sampling_overhead.py"]
+            ],
+            "results-sampling-overhead-paired.txt",
+            "the sampled audit's own cost (budget read before every chunk of coalitions) "
+            "against f8f5774, paired: the same coalitions valued by both",
         ),
         Job(
             "audit-sampled-machine",

@@ -222,7 +222,9 @@ class Estimation:
     last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`). ``refine``
     (adaptive only): the organizations the orders leave undecided estimated again,
     stratified by position; ``allocate``: the refinement's optimum allocation of draws
-    after its first look (off by default)."""
+    after its first look (off by default); ``control_variate`` (rigid jobs): the game of the
+    jobs that fit subtracted from every draw with a fitted coefficient
+    (:mod:`coopsched.audit.surrogate`)."""
 
     method: str = option(
         "auto",
@@ -261,6 +263,9 @@ class Estimation:
     allocate: bool = option(
         False, "Optimum allocation of the refinement's draws.", ADVANCED, type=bool
     )
+    control_variate: bool = option(
+        True, "No control variate (the game of the jobs that fit).", ADVANCED, type=bool
+    )
     value_policy: str = option("fairshare", "REF's stand-in, valuing the coalitions.", ADVANCED)
     exact_upto: int = option(0, "Coalitions of up to this many valued by REF.", ADVANCED, type=int)
 
@@ -275,7 +280,7 @@ class Estimation:
         _integer("seed", self.seed, -(2**63), 2**63 - 1)
         _seconds("seconds", self.seconds)
         _seconds("cpu_seconds", self.cpu_seconds)
-        for name in ("adaptive", "refine", "allocate"):
+        for name in ("adaptive", "refine", "allocate", "control_variate"):
             _flag(name, getattr(self, name))
         resolve_interval(self.interval, self.adaptive)  # checks the name
         _choice(

@@ -86,8 +86,10 @@ from .estimation import (
     unanimity_control,
 )
 from .estimation.budget import Budget, keep_for
+from .estimation.control import Surrogate
 from .game import recorded_starts
 from .progress import look, tick
+from .surrogate import FitGame
 
 #: Measured by ``benchmarks/game_gap.py`` (``benchmarks/results-game-gap.txt``): LPC-EGEE
 #: windows of 5e4 s at k = 12 and 14, sequential jobs. Per policy: the largest relative gap
@@ -246,6 +248,14 @@ class SampledGame:
     #: per organization left unsettled, what settling it would take at its observed
     #: spread (:class:`Projection`)
     projection: dict[int, Projection] | None = None
+    #: the column of the horizon in the estimates' values (``estimate.phi[:, component]``)
+    component: int = -1
+    #: the groups of interchangeable organizations, whose estimates are their mean
+    #: (:func:`interchangeable`)
+    groups: list[list[int]] | None = None
+    #: the control variate, as the report's ``sampling.control_variate`` says it
+    #: (:func:`fit_control`); ``None``: not asked for
+    control_variate: dict | None = None
 
     @property
     def stop(self) -> str:
@@ -410,14 +420,40 @@ class CoalitionValuer:
 #: Instances of at least this many jobs value their coalitions in the compiled engine
 #: (identical schedules; :func:`~coopsched.online.engine.simulate`): a sampled audit values
 #: hundreds of coalitions, so numba's start-up pays off well below the engine's own
-#: threshold for one run, and every process (or dask worker) chooses alike.
+#: threshold for one run.
 COMPILE_FROM_JOBS = 2_000
+
+#: ... and so do smaller instances whose engine kernel is ready to load (compiled in this
+#: process or in numba's disk cache: no compilation to pay): on the month of SDSC-SP2 of
+#: January 2000 (1,518 jobs, 50 organizations) a coalition took 17.6 ms in the Python engine
+#: and 0.63 ms in the compiled one, the same values. Without a ready kernel, a small
+#: instance still compiles when it has at least this many organizations x jobs (a sampled
+#: audit values at least ``4 (k - 1)`` coalitions, about ``20 (k - 1)`` at its first look:
+#: at about 11 us per job and coalition in Python, beyond this the compilation, 6 to 15 s
+#: once, costs less).
+COMPILE_FROM_WORK = 100_000
 
 
 def _engine(inst: Instance, policy: Policy) -> str:
-    if inst.n >= COMPILE_FROM_JOBS and compiled_rule(policy) is not None:
+    """``"compiled"`` where the compiled engine pays off for a sampled audit's many
+    coalitions (:data:`COMPILE_FROM_JOBS`, :data:`COMPILE_FROM_WORK`), else ``"auto"``.
+    The schedules are the same either way (tested), so processes that choose differently
+    (dask workers) still give the same values."""
+    if compiled_rule(policy) is None:
+        return "auto"
+    if inst.n >= COMPILE_FROM_JOBS or inst.n * inst.k >= COMPILE_FROM_WORK:
         return "compiled"
-    return "auto"
+    from ..online.jit import kernel_ready
+
+    if inst.rigid:
+        from ..online.compiled_rigid import _engine_rigid
+
+        ready = kernel_ready(_engine_rigid)
+    else:
+        from ..online.compiled import _engine as engine
+
+        ready = kernel_ready(engine)
+    return "compiled" if ready else "auto"
 
 
 #: a worker's valuers (:class:`CoalitionValuer`), kept between tasks: the instance a
@@ -548,6 +584,38 @@ def coalition_cost(inst: Instance) -> Callable[[int], float]:
     return cost
 
 
+#: The control variate in words (the report's ``sampling.control_variate.method``).
+CONTROL_TEXT = (
+    "the game of the jobs that fit: a coalition valued by the psi_sp its members' jobs "
+    "no wider than its machines would have if started at their release; its Shapley values "
+    "exact (counting subsets by size and machines), its marginal contributions taken on the "
+    "same coalitions and subtracted from the horizon's with a coefficient fitted per "
+    "organization (the regression estimator; the interval from the residuals, n - 2 degrees "
+    "of freedom); the estimates then add up to the recorded total within their intervals"
+)
+
+
+def fit_control(inst: Instance, horizon: int, wanted: bool) -> tuple[Surrogate | None, dict | None]:
+    """The sampled audit's control variate (:mod:`.surrogate`) and the report's words on it:
+    the game of the jobs that fit, for rigid jobs (with sequential ones every job fits every
+    coalition with a machine: nothing to follow), with its exact Shapley values; ``None``
+    and the reason when they would cost more than :data:`~.surrogate.EXACT_WORK`."""
+    if not wanted:
+        return None, None
+    if not inst.rigid:
+        return None, {"used": False, "reason": "sequential jobs: every job fits"}
+    game = FitGame.of(inst, horizon)
+    phi = game.shapley()
+    p = int((game.machines > 0).sum())
+    if phi is None:
+        return None, {
+            "used": False,
+            "reason": f"{p:,} organizations with machines and {int(game.machines.sum()):,} "
+            "machines: its exact Shapley values would cost too much",
+        }
+    return Surrogate(game, phi, game.prefixes), {"used": True, "method": CONTROL_TEXT}
+
+
 def handoff_rule(
     k: int,
     open_: int,
@@ -597,6 +665,7 @@ def sampled_game(
     refine: bool = True,
     refine_bins: int = 8,
     allocate: bool = False,
+    control_variate: bool = True,
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
@@ -618,7 +687,9 @@ def sampled_game(
     orders leave undecided by stratified sampling, in ``refine_bins`` runs of positions (the
     module doc). ``allocate`` (default ``False``): the refinement's optimum allocation after
     its first look (module doc; measured to help on some months and cost time on others,
-    docs/audit.md)."""
+    docs/audit.md). ``control_variate`` (default ``True``, rigid jobs, not with ``ends``):
+    subtract the game of the jobs that fit (:mod:`.surrogate`), whose Shapley values are
+    exact, with a coefficient fitted per organization (:func:`fit_control`)."""
     if not 0 <= negligible < 1:
         raise ValueError(f"negligible: {negligible}; a share in [0, 1)")
     if estimator not in ESTIMATORS:
@@ -765,6 +836,7 @@ def sampled_game(
             progress(valued[0])
         return [vec(m) if m in (0, G) else np.array([float(x) for x in got[m]]) for m in masks]
 
+    surrogate, cv_section = fit_control(inst, horizon, control_variate and estimator != "ends")
     control = control_phi = grand_policy = None
     grand_exact: list[int] | None = None
     if estimator == "split" and exact_upto >= k - 1:
@@ -826,6 +898,8 @@ def sampled_game(
             cache=cache,
             handoff=handoff if refining else None,
             batch=1 if batch is None else DASK_BATCH,
+            surrogate=surrogate,
+            component=h,
         )
         open_ = [u for u in order if not est.decided[u]]  # canonical: names do not matter
         if refining and open_ and est.stop in ("handoff", "orders") and not budget.over():
@@ -864,6 +938,7 @@ def sampled_game(
                 cost=coalition_cost(inst),
                 component=h,
                 batch=1 if batch is None else DASK_BATCH,
+                surrogate=surrogate,
             )
     finally:
         if batch is not None:
@@ -915,6 +990,9 @@ def sampled_game(
         settled_at=settled_at,
         seconds_spent=spent,
         projection=projection,
+        component=h,
+        groups=groups,
+        control_variate=cv_section,
     )
 
 

@@ -656,6 +656,33 @@ def test_interrupt_exits_with_one_line_and_leaves_no_worker(tmp_path, sig, code,
 
 
 @needs_proc
+def test_a_worker_stopped_by_sigterm_is_silent_and_the_sweep_says_so(tmp_path):
+    """The root of the interrupt test's flakes (#39): a forked worker inherited the command
+    line's SIGTERM handler, so the parent's terminate() made it raise and print
+    ``Process ForkProcess-N:`` and a traceback whenever it was idle at that moment. Here the
+    SIGTERM goes to a worker directly, every time: it must die without a word, and the
+    parent must say so in one line."""
+    out = tmp_path / "r"
+    p = _spawn(["reproduce", "mosp", "--quick", "--workers", "2", "--out", str(out)])
+    try:
+        deadline = time.monotonic() + 90
+        kids: list[int] = []
+        while time.monotonic() < deadline and len(kids) < 2 and p.poll() is None:
+            kids = _children(p.pid)
+            time.sleep(0.05)
+        assert len(kids) == 2, "the sweep did not start its workers"
+        os.kill(kids[0], signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err and "ForkProcess" not in err, err
+    assert p.returncode == 1 and len(lines) == 1, err
+    assert lines[0].startswith("error: mosp: a worker process died") and "resume" in lines[0]
+
+
+@needs_proc
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux")
 def test_workers_die_with_a_killed_parent(tmp_path):
     p = _spawn(["reproduce", "mosp", "--quick", "--workers", "2", "--out", str(tmp_path / "r")])

@@ -94,10 +94,12 @@ def load_log(
     name = p.name.lower()
     if name.endswith(".json"):
         from ..workloads.jsonio import read_instance
-        from ..workloads.sacct_json import is_sacct_json, read_json_document, read_sacct_json
+        from ..workloads.sacct_json import NotSacctJson, read_sacct_json
 
-        if is_sacct_json(read_json_document(p)):
+        try:  # read a job at a time; a JSON schedule is told by its content
             return read_sacct_json(p, timezone=timezone, skip_malformed=skip_malformed)
+        except NotSacctJson:
+            pass
         if skip_malformed:
             raise WindowError(f"skip_malformed: applies to logs (sacct, SWF), not to {p}")
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import CLIError, app, console, in_flags
+from ._app import CLIError, _given, app, console, in_flags, writable, write_atomically
 from ._app import flag_message as _flag_message
 
 
@@ -118,7 +118,9 @@ def audit(
             min=0, max=16, help="Sampled: coalitions up to this size valued by REF (0: none)."
         ),
     ] = 0,
-    seed: Annotated[int, typer.Option(help="Seed for sampling and randomized policies.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**63 - 1, help="Seed for sampling and randomized policies.")
+    ] = 0,
     scheduler: Annotated[
         str | None,
         typer.Option(help="Sampled: value coalitions on this dask.distributed scheduler address."),
@@ -166,8 +168,14 @@ def audit(
 
     if format not in ("table", "json", "csv"):
         raise CLIError("--format must be 'table', 'json' or 'csv'")
+    if shares is not None and _given("contribution"):
+        raise CLIError(
+            "--contribution: not applicable with --shares (the account tree's shares split "
+            "the machines)"
+        )
     render_html: Callable[[AuditReport], str] | None = None
     if html is not None:
+        writable(html, "--html")  # before the audit, not after it
         try:
             from ..audit import html as html_report
         except ImportError:
@@ -215,6 +223,8 @@ def audit(
     finally:
         if status is not None:
             status.stop()
+    if html is not None and render_html is not None:  # first, whole or not at all
+        write_atomically(html, render_html(report), "--html")
     if quiet:
         # say loudly which contribution rule was used, without polluting the data stream
         print(f"contribution rule: {report.window.contribution_rule}", file=sys.stderr)
@@ -224,10 +234,8 @@ def audit(
         sys.stdout.write(to_csv(report))
     else:
         render_table(report, console)
-    if html is not None and render_html is not None:
-        html.write_text(render_html(report))
-        if not quiet:
-            console.print(f"HTML report written to {html}")
+    if html is not None and not quiet:
+        console.print(f"HTML report written to {html}")
 
 
 #: Parameters of :func:`coopsched.audit.audit` whose flag is not ``--`` + the name with dashes.

@@ -1,4 +1,4 @@
-"""Regenerate every benchmark file the README's Performance section quotes, in one run.
+"""Regenerate every benchmark file docs/performance.md quotes, in one run.
 
     python benchmarks/run_all.py --list                  # what it would run, nothing more
     python benchmarks/run_all.py                         # everything (hours: REF at k = 20)
@@ -16,8 +16,8 @@ load was either way.
 
 The jobs (``--list`` prints their commands):
 
-* ``engine``: ``benchmarks/engine.py --python`` (README: the online engine);
-* ``ref``: ``benchmarks/ref.py --ks 5,8,10,12,16`` (README: REF, exact);
+* ``engine``: ``benchmarks/engine.py --python`` (docs/performance.md: the online engine);
+* ``ref``: ``benchmarks/ref.py --ks 5,8,10,12,16`` (docs/performance.md: REF, exact);
 * ``ref-k20``: ``benchmarks/ref.py --ks 20 --windows 1 --busiest 1 --skip-long``;
 * ``ref-windows-k16`` and ``ref-windows-k20``: ``benchmarks/ref_windows.py`` on every
   LPC-EGEE window (summaries into ``results-ref-windows-all.txt``, every window into
@@ -61,7 +61,7 @@ The jobs (``--list`` prints their commands):
 * ``rigid``: ``benchmarks/rigid.py`` (the compiled rigid engine on whole logs);
 * ``startup``: ``benchmarks/startup.py --runs 20``;
 * ``compile``: ``benchmarks/compile.py`` (each numba kernel's first compilation, and the
-  first ``coopsched demo`` against the second; README: the demo);
+  first ``coopsched demo`` against the second; docs/performance.md: the first run);
 * ``read-large``: ``benchmarks/read_large.py --cases month`` (a 2 GB sacct log written
   into /tmp and removed, read for a one-month audit window; about 11 minutes);
 * ``read-memory``: ``benchmarks/read_memory.py`` (peak memory per byte of log of each

@@ -40,7 +40,7 @@ def test_table2_lpc_egee_agreement_rests_on_two_windows():
     for p in POLICY_ORDER[1:]:
         x = lpc["ratio_" + p].sort_values(ascending=False).iloc[3:].mean()
         assert f"{x / TABLE2['LPC-EGEE'][p][0]:.2f} ({p.upper()})" in text
-    assert "0.30 times the paper's" in page("README.md")
+    assert "0.30 times the paper's" in page("docs/reproduction.md")
     # every policy within a factor of ..., on both traces; ROUNDROBIN within a few percent
     t2 = pd.read_csv(RESULTS / "table2" / "summary.csv").set_index(["trace", "policy"])["mean"]
     factors = {
@@ -54,7 +54,9 @@ def test_table2_lpc_egee_agreement_rests_on_two_windows():
         f"within a factor of {factors[far]:.2f} of the paper's (the farthest is LPC-EGEE's" in text
     )
     assert f"RAND, {t2[far]:,.0f} against {TABLE2['LPC-EGEE']['rand'][0]})" in text
-    assert f"comes within a factor of {factors[far]:.2f} of the paper" in page("README.md")
+    assert f"comes within a factor of {factors[far]:.2f} of the paper" in page(
+        "docs/reproduction.md"
+    )
     rr = {t: t2[t, "roundrobin"] / TABLE2[t]["roundrobin"][0] - 1 for t in ("LPC-EGEE", "RICC")}
     assert rr["LPC-EGEE"] > 0 > rr["RICC"] and max(map(abs, rr.values())) < 0.06
     assert (
@@ -82,7 +84,9 @@ def test_table1_empty_windows_as_stated():
     ricc = {p: TABLE1["RICC"][p][0] / m["RICC", p] for p in POLICY_ORDER}
     span = f"{min(ricc.values()):.0f} to {round(max(ricc.values()), -1):.0f} times"
     assert span == "10 to 30 times"
-    assert f"they are {span} smaller" in text and f"come out {span} below" in page("README.md")
+    assert f"they are {span} smaller" in text and f"come out {span} below" in page(
+        "docs/reproduction.md"
+    )
     r = {p: m["RICC", p] for p in POLICY_ORDER}
     assert r["fairshare"] < r["directcontr"] and r["utfairshare"] < r["directcontr"]
     assert (
@@ -91,7 +95,7 @@ def test_table1_empty_windows_as_stated():
     )
     q_lpc, q_ricc = _quiet(d, "LPC-EGEE"), _quiet(d, "RICC")
     assert f"{q_lpc} of 100 LPC-EGEE windows and {q_ricc} of 100 RICC windows" in text
-    assert f"({q_ricc} of 100 RICC windows score 0" in page("README.md")
+    assert f"({q_ricc} of 100 RICC windows score 0" in page("docs/reproduction.md")
 
 
 def test_stand_in_traces_ranking_as_stated():
@@ -381,11 +385,11 @@ def _num(pattern: str, text: str) -> float:
 
 
 def test_readme_performance_quotes_the_benchmark_files():
-    """Every figure of the README's Performance section comes from a committed
+    """Every figure of docs/performance.md comes from a committed
     ``benchmarks/results-*`` file that ``benchmarks/run_all.py`` regenerates; after a rerun
-    this fails until the README quotes the new files."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    this fails until the page quotes the new files."""
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     # the quoted tables are lines of the files, verbatim
     files = "\n".join(_bench(f) for f in ("results-engine.txt", "results-ref.txt"))
@@ -495,7 +499,7 @@ def test_rigid_price_of_fairness_as_stated():
     assert gap.max() < 0.07 and gap.idxmax() == "CTC-SP2"
     ff, easy = short["first-fit"]["CTC-SP2"], short["easy"]["CTC-SP2"]
     assert f"(CTC-SP2: {ff:,.0f} s against {easy:,.0f} s)" in text
-    readme = page("README.md")
+    readme = page("docs/reproduction.md")
     assert f"within {100 * price.mean():.2f} points of the best policy's" in readme
     assert f"and {100 * price.max():.2f} points at worst" in readme
     assert f"below FIFO's in {(ref.wait < fifo.wait).sum()} of 36 cells" in readme
@@ -525,8 +529,8 @@ def test_sdsc_sp2_rigid_against_split_as_stated():
 
 
 def test_readme_table1_window_options():
-    """README's Table 1 bullet: warm-up with job-anchored windows, and the backlog's overshoot."""
-    readme = page("README.md")
+    """docs/reproduction.md's Table 1 bullet: warm-up with job-anchored windows, and the backlog's overshoot."""
+    readme = page("docs/reproduction.md")
     s = pd.read_csv(RESULTS / "sensitivity" / "summary.csv")
     t1 = s[s.table == "table1"].set_index(["variant", "trace", "policy"])["mean"]
     ricc = _factors("table1", "RICC")["warmup/job/user"][0]
@@ -547,10 +551,10 @@ def test_readme_table1_window_options():
 
 
 def test_readme_rigid_benchmarks_quote_the_files():
-    """The README's rigid-engine, rigid-REF and SWF start-up figures are the committed
+    """docs/performance.md's rigid-engine, rigid-REF and SWF start-up figures are the committed
     ``benchmarks/results-rigid.txt``, ``results-ref-rigid.txt`` and ``results-startup.txt``."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     rigid = _bench("results-rigid.txt").splitlines()
     cpu = {
@@ -580,18 +584,18 @@ def test_readme_rigid_benchmarks_quote_the_files():
 
 
 def test_readme_first_demo_as_measured():
-    """The README's first and second ``coopsched demo`` times are the committed
+    """docs/performance.md's first and second ``coopsched demo`` times are the committed
     ``benchmarks/results-compile.txt``."""
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join((ROOT / "docs" / "performance.md").read_text().split())
     first = _num(r"first run ([\d.]+) s", _bench("results-compile.txt"))
     second = _num(r"second run ([\d.]+) s", _bench("results-compile.txt"))
     assert f"the first `coopsched demo` takes {first:.1f} s and the second {second:.1f} s" in text
 
 
 def test_readme_peer_figures_quote_the_file():
-    """The README's AccaSim ratios and agreement counts are the committed
+    """docs/performance.md's AccaSim ratios and agreement counts are the committed
     ``benchmarks/results-peer.txt``."""
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join((ROOT / "docs" / "performance.md").read_text().split())
     peer = _bench("results-peer.txt")
     inproc = re.findall(r"in-process ratio AccaSim / coopsched: CPU ([\d,.]+)x", peer)
     whole = re.findall(r"whole-process ratio AccaSim / coopsched: CPU ([\d,.]+)x", peer)
@@ -699,13 +703,13 @@ _PAIRED = re.compile(
 
 
 def test_readme_time_to_settle_quotes_the_files():
-    """The README's settle times (every organization settled, and when), on one core
+    """docs/performance.md's settle times (every organization settled, and when), on one core
     (``results-audit-sampled.txt``) and on the whole machine
     (``results-audit-sampled-machine.txt``), the former engine's
     (``results-audit-sampled-long.txt``) and the paired cost per coalition
     (``results-valuation-paired.txt``), also in docs/audit.md."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     audit = " ".join((ROOT / "docs" / "audit.md").read_text().split())
     cases = sampled_cases()
@@ -783,10 +787,10 @@ def test_readme_time_to_settle_quotes_the_files():
 
 
 def test_readme_sampled_audits_quote_the_files():
-    """The README's sampled-audit table, dask comparison and variance figures are the
+    """docs/performance.md's sampled-audit table, dask comparison and variance figures are the
     committed ``benchmarks/results-audit-sampled.txt`` and ``results-audit-variance.txt``."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     lines = _bench("results-audit-sampled.txt").splitlines()
     cases = sampled_cases()
@@ -892,7 +896,7 @@ def reference_runs() -> list[dict]:
 
 
 def _reference_cell(orgs: list[dict]) -> str:
-    """What the README's table says of the organizations a budgeted run left undecided."""
+    """What docs/performance.md's table says of the organizations a budgeted run left undecided."""
     groups: dict[str, list[str]] = {"at least 5 %": [], "sign only": [], "below 5 %": []}
     groups["open"] = []
     for o in orgs:
@@ -911,12 +915,12 @@ def _reference_cell(orgs: list[dict]) -> str:
 
 
 def test_readme_reference_runs_quote_the_file():
-    """What the README and docs/audit.md say of the references: the orders-alone runs'
+    """What docs/performance.md and docs/audit.md say of the references: the orders-alone runs'
     undecided counts, the refinement's calls against the references' (from
     ``results-audit-sampled.txt`` and ``results-audit-reference.txt``), and which open
     organizations the references put at 5 % or more."""
-    readme = (ROOT / "README.md").read_text()
-    perf = readme[readme.index("## Performance") : readme.index("## Data and acknowledgements")]
+    readme = (ROOT / "docs" / "performance.md").read_text()
+    perf = readme  # docs/performance.md, whole
     text = " ".join(perf.split())
     audit = " ".join((ROOT / "docs" / "audit.md").read_text().split())
     runs = {(r["log"], r["k"]): r for r in reference_runs() if r["estimator"] == "split"}
@@ -951,7 +955,7 @@ def _round(x: str) -> str:
 
 
 def test_read_large_figures_quote_the_file():
-    """The README's and docs/formats.md's one-month read of a 2 GB sacct log are the
+    """docs/performance.md's and docs/formats.md's one-month read of a 2 GB sacct log are the
     committed ``benchmarks/results-read-large.txt``, and within the 2 GB we aim for."""
     out = _bench("results-read-large.txt")
     size = _num(r"([\d,]+) MB, [\d,]+ copies", out)
@@ -960,7 +964,7 @@ def test_read_large_figures_quote_the_file():
     peak = _num(r'"peak RSS MB": (\d+)', out)
     rows = _num(r'"rows kept": (\d+)', out)
     assert peak < 2048
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "performance.md").read_text().split())
     formats = " ".join((ROOT / "docs" / "formats.md").read_text().split())
     for text in (readme, formats):
         assert f"{size:,.0f} MB" in text and f"{wall:.0f} s" in text
@@ -1119,7 +1123,7 @@ def test_estimator_section_quotes_the_file():
     ]
     _assert_phrases(hundred, f, section)
     f = estimator_figures()
-    readme = page("README.md")
+    readme = page("docs/performance.md")
     assert (
         f"median factor of {f['SPLITX']} and the orders the hardest of those signs needs from "
         f"about {_round(f['PLAINNEEDMAX'])} to about {_round(f['SPLITNEEDMAX'])}" in readme

@@ -97,6 +97,7 @@ def test_fig2_worked_example():
     assert _psi1(jobs[:8], 14) == 297 - 10 and _flow1(jobs[:8], 14) == 70 - 14
 
 
+@pytest.mark.slow
 def test_fig2_caption_pins_the_schedule_down():
     """Brute force over the schedules the caption allows (3 processors, all released at 0,
     greedy in list order, J1 = (0,3), J2 = (0,4), J6 of size 6, J8 = (9,3), J9 = (10,4), one

@@ -621,6 +621,8 @@ class Repeats:
         self.first: int | None = None
 
     def disagree(self, place: int, key: tuple, earlier: int) -> SacctError:
+        """The error for the record at ``place`` whose ``key`` is also at ``earlier`` with
+        other fields."""
         return SacctError(
             f"{self.where(place)}: job {key[0]} (submitted {key[1]}, started {key[2]}) is "
             f"also on {self.at(earlier)} with other fields: two captures disagree; keep one "

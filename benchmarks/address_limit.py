@@ -3,7 +3,7 @@
 Runs each command in a fresh process under ``prlimit --as=LIMIT`` (default 4 GiB: the
 virtual memory a process may reserve, not only what it touches) and prints its exit status,
 its wall time and the peak resident memory of the process and its children. The README's
-commands run as written, the studies with ``--quick``; every SWF trace of ``--traces`` is
+commands (and the tour's, ``docs/tour.md``) run as written, the studies with ``--quick``; every SWF trace of ``--traces`` is
 read (``trace-info``), simulated on its first day (``simulate --window-length 86400``) and,
 for the ``--audit`` ones, audited on its first day. ``$COOPSCHED_TRACES`` points at
 ``--traces`` so that ``--trace NAME`` needs no download. A command that fails prints the
@@ -26,10 +26,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The README's commands (paths from the repository's root; outputs into the current
-#: folder, a temporary one); the studies with --quick.
+#: The commands of the README and of docs/tour.md (paths from the repository's root;
+#: outputs into the current folder, a temporary one); the studies with --quick.
 README = [
     "demo",
+    "reproduce list",
     "audit {root}/tests/fixtures/slurm/sacct_X_utc.txt --org-by account --timezone UTC "
     "--machines 4 --html report.html",
     "compare --trace LPC-EGEE --window-start 7806393 --window-length 50000 --split zipf --seed 53",
@@ -71,7 +72,8 @@ def run(command: str, limit: int, env: dict[str, str], cwd: Path) -> None:
     lines = out.stderr.strip().splitlines()
     rss = [ln for ln in lines if ln.startswith("__rss__ ")]
     lines = [ln for ln in lines if not ln.startswith("__rss__ ")]
-    peak = f"{int(rss[-1].split()[1]) / 1024:,.0f} MB" if rss else "?"
+    own, kids = (int(x) / 1024 for x in rss[-1].split()[1:]) if rss else (0.0, 0.0)
+    peak = f"{own:,.0f} MB" + (f" (a child {kids:,.0f} MB)" if kids > own else "")
     status = "ok" if out.returncode == 0 else f"exit {out.returncode}"
     line = f"{status:8} {wall:7.1f} s  peak RSS {peak:>8}  coopsched {command}"
     if out.returncode:
@@ -79,14 +81,14 @@ def run(command: str, limit: int, env: dict[str, str], cwd: Path) -> None:
     print(line, flush=True)
 
 
-#: The command line in this process, then its peak resident memory (its own or a worker
-#: process's, whichever is larger) on standard error.
+#: The command line in this process, then its peak resident memory and the largest of its
+#: child processes' (workers) on standard error.
 CHILD = """
 import atexit, resource, sys
 def peak():
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(f"__rss__ {max(own, kids)}", file=sys.stderr)
+    print(f"__rss__ {own} {kids}", file=sys.stderr)
 atexit.register(peak)
 from coopsched.cli import run
 run()
@@ -120,11 +122,13 @@ def main() -> None:
             audit = set(args.audit.split(","))
             for p in sorted(traces.glob("*.swf*")):
                 run(f"trace-info {p}", args.limit, env, cwd)
-                run(f"simulate {p} --window-length 86400 --policy fifo", args.limit, env, cwd)
-                if p.name in audit:
-                    from coopsched.workloads.swf import read_swf
+                from coopsched.workloads.swf import read_swf
 
-                    first = int(read_swf(p).columns["submit"].min())
+                trace = read_swf(p)
+                size = "" if trace.max_procs or trace.max_nodes else " --machines 256"
+                run(f"simulate {p} --window-length 86400 --policy fifo{size}", args.limit, env, cwd)
+                if p.name in audit:
+                    first = int(trace.columns["submit"].min())
                     run(
                         f"audit {p} --org-by user --from {first} --horizon 86400 "
                         "--no-counterfactuals --seconds 20",

@@ -81,12 +81,14 @@ def run(command: str, limit: int, env: dict[str, str], cwd: Path) -> None:
     print(line, flush=True)
 
 
-#: The command line in this process, then its peak resident memory and the largest of its
-#: child processes' (workers) on standard error.
+#: The command line in this process, then its peak resident memory (``VmHWM``: this
+#: program's own, whereas ``ru_maxrss`` keeps the high-water mark of the process that
+#: started it) and the largest of its child processes' (workers) on standard error.
 CHILD = """
 import atexit, resource, sys
 def peak():
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open("/proc/self/status") as fh:
+        own = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:"))
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     print(f"__rss__ {own} {kids}", file=sys.stderr)
 atexit.register(peak)
@@ -122,13 +124,10 @@ def main() -> None:
             audit = set(args.audit.split(","))
             for p in sorted(traces.glob("*.swf*")):
                 run(f"trace-info {p}", args.limit, env, cwd)
-                from coopsched.workloads.swf import read_swf
-
-                trace = read_swf(p)
-                size = "" if trace.max_procs or trace.max_nodes else " --machines 256"
+                header, first = _head(p)
+                size = "" if "MaxProcs" in header else " --machines 256"
                 run(f"simulate {p} --window-length 86400 --policy fifo{size}", args.limit, env, cwd)
                 if p.name in audit:
-                    first = int(trace.columns["submit"].min())
                     run(
                         f"audit {p} --org-by user --from {first} --horizon 86400 "
                         "--no-counterfactuals --seconds 20",
@@ -137,6 +136,22 @@ def main() -> None:
                         cwd,
                     )
     print(f"load average after {os.getloadavg()[0]:.2f}", flush=True)
+
+
+def _head(path: Path) -> tuple[str, int]:
+    """A trace's header comments and its first job's submit time, read here without the
+    reader (this process must stay small: see ``CHILD``)."""
+    import gzip
+
+    opener = gzip.open if path.read_bytes()[:2] == b"\x1f\x8b" else open
+    header = []
+    with opener(path, "rt", errors="replace") as fh:
+        for line in fh:
+            if line.lstrip().startswith(";"):
+                header.append(line)
+            elif line.strip():
+                return "".join(header), int(float(line.split()[1]))
+    return "".join(header), 0
 
 
 def _traces() -> Path:

@@ -126,10 +126,16 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
     if terminate is not None:
         terminate()
         return
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         if proc.is_alive():
             proc.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
+    # let the pool's manager thread finish closing its wake-up pipe now: on Python < 3.12
+    # the interpreter's exit hook may otherwise write to that pipe while the thread closes
+    # it, and print "Exception ignored in ... threading" with a traceback
+    if manager is not None and manager.is_alive():
+        manager.join(timeout=10)
 
 
 def _progress(quiet: bool) -> Progress:

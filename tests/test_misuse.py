@@ -85,7 +85,7 @@ def test_options_that_would_be_ignored_are_refused(capsys, tmp_path):
         ],
         "--contribution: not applicable with --shares",
     )
-    for argv in (["simulate", "--seed", "-1"], ["audit", SACCT, "--seed", "-1"]):
+    for argv in (["simulate", "--seed", "-1"], ["reproduce", "mosp", "--seed", "-1"]):
         _error(capsys, argv, "'--seed'")
     _error(capsys, ["generate", tmp_path / "x.json"], "does not end in .swf or .swf.gz")
     assert not (tmp_path / "x.json").exists()

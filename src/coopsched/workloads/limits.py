@@ -29,6 +29,10 @@ MAX_SAMPLES = 1_000_000
 #: Bytes of one table an option scales (RAND's coefficients of its sampled coalitions: one
 #: int64 per organization and coalition, and its dictionaries), checked before it is built.
 MAX_TABLE_BYTES = 2 * 1024**3
+#: Organizations of a sampled audit (each antithetic pair of orders values 2 (k - 1)
+#: coalitions, and each coalition's bitmask takes k / 8 bytes; a Slurm site's accounts number
+#: in the thousands).
+MAX_ORGANIZATIONS = 20_000
 #: Characters of one SWF line (18 numeric fields need a few hundred).
 MAX_SWF_LINE = 4096
 #: Bytes of a log once decompressed (the largest archive log is a few hundred MB): a small

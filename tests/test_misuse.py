@@ -87,6 +87,7 @@ def test_options_that_would_be_ignored_are_refused(capsys, tmp_path):
     )
     for argv in (["simulate", "--seed", "-1"], ["reproduce", "mosp", "--seed", "-1"]):
         _error(capsys, argv, "'--seed'")
+    _error(capsys, ["audit", SACCT, "--timezone", "UTC", "--seed", "-1"], "--seed: -1 is not")
     _error(capsys, ["generate", tmp_path / "x.json"], "does not end in .swf or .swf.gz")
     assert not (tmp_path / "x.json").exists()
 
@@ -171,6 +172,8 @@ SCHED = cs.simulate(INST, "fifo", 6)
         (lambda: SCHED.utilization(-1), ValueError, "horizon: -1 is below 0"),
         (lambda: cs.get_policy("ref").run(INST, 6, members=[9]), ValueError, "members: org"),
         (lambda: INST.restrict([7]), ValueError, "members: organization index 7"),
+        (lambda: cs.audit(None), TypeError, "source: expected a log's path"),
+        (lambda: cs.audit(INST, horizon=6, seed=-1), ValueError, "seed: -1"),
     ],
 )
 def test_python_api_misuses_name_the_parameter(call, error, message):

@@ -161,6 +161,11 @@ def audit(
     ``progress``: called with each :class:`~coopsched.audit.progress.Progress` message
     (a ``str`` with a ``kind``): the phases, and the sampling's looks.
     """
+    if not isinstance(source, str | Path | RecordedLog | Instance):
+        raise TypeError(
+            "source: expected a log's path, a RecordedLog or an Instance with recorded "
+            f"starts, got {type(source).__name__}"
+        )
     given = dict(
         window=window,
         organizations=organizations,

@@ -1,0 +1,124 @@
+"""Replays of three log windows on a loopback Slurm, FIFO and fair share, for the model
+validation of docs/slurm.md (issue #44, item 2), and the checking window under the settings
+`coopsched tune` found (item 4).
+
+    sudo .venv/bin/python benchmarks/slurm_validation.py replay [TAG ...]   # ~7 min each
+    .venv/bin/python benchmarks/slurm_validation.py tune                    # seconds
+    .venv/bin/python benchmarks/slurm_validation.py compare                 # seconds
+
+``tune`` searches the settings on the windows before ctc-check, checked on it (docs/results/slurm/tune.json,
+which ``replay ctc-b-tuned`` reads); ``replay`` writes docs/results/slurm/TAG/ (the capture, replay.json with the load during
+the replay); ``compare`` reads every TAG folder there and writes
+docs/results/slurm/validation.md and validation.csv. Needs root and Debian's slurm-wlm,
+slurmdbd, mariadb-server (a replay is bound by real time: it cannot be sped up by a faster
+machine, only its scheduling latency can).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE.parent / "docs" / "results" / "slurm"
+TRACES = Path("/work/shared/traces")  # the project's copies; any PWA copy of the logs works
+SPEED = 120.0
+LENGTH = 43200
+MACHINES = 64
+
+#: tag -> (log, window start from the log's first submit)
+WINDOWS = {
+    "hpc2n-a": ("HPC2N-2002-2.2-cln.swf.gz", 9633600),
+    "hpc2n-b": ("HPC2N-2002-2.2-cln.swf.gz", 9676800),
+    "ctc-a": ("CTC-SP2-1996-3.1-cln.swf.gz", 8856000),
+    "ctc-check": ("CTC-SP2-1996-3.1-cln.swf.gz", 1080000),
+}
+#: ctc-check follows tune's training period (the TRAIN_WINDOWS windows before it): replayed
+#: with the current settings (ctc-check-fs) and with the tuned ones (ctc-check-tuned, item 4)
+RUNS = {f"{w}-{p}": (w, p) for w in WINDOWS for p in ("fifo", "fs") if w != "ctc-check"}
+RUNS["ctc-check-fs"] = ("ctc-check", "fs")
+
+
+def window(tag: str):
+    from coopsched.slurm.source import replay_source
+
+    log, start = WINDOWS[tag]
+    return replay_source(TRACES / log, start=start, length=LENGTH, machines=MACHINES)
+
+
+def scheduling_of(policy: str, tuned: dict | None = None):
+    from coopsched.slurm.plan import Scheduling
+
+    if policy == "fifo":
+        return Scheduling(fairshare=False)
+    if policy == "fs":
+        return Scheduling()
+    assert tuned is not None
+    return Scheduling(**tuned)
+
+
+def run(tag: str) -> None:
+    from coopsched.slurm.plan import ReplayPlan
+    from coopsched.slurm.replay import replay
+
+    if tag in RUNS:
+        w, policy = RUNS[tag]
+        tuned = None
+    else:  # "<window>-tuned" / "<window>-searched": the settings in tune.json (the advice;
+        # the search's best before the held-out windows chose)
+        w, policy = tag.rsplit("-", 1)
+        tuned = json.loads((OUT / "tune.json").read_text())[
+            "scheduling" if policy == "tuned" else policy
+        ]
+        if tuned.get("shares") is not None:
+            tuned["shares"] = tuple(tuned["shares"])
+        tuned["half_life"] = float(tuned["half_life"])
+    inst, base = window(w)
+    plan = ReplayPlan.build(inst, SPEED, LENGTH, scheduling_of(policy, tuned))
+    r = replay(plan, OUT / tag, base=base, progress=lambda m: print(f"[{tag}] {m}", flush=True))
+    print(f"[{tag}] done in {r.wall_seconds:.0f} s, lag {r.lag()}, failed {len(r.failed)}")
+
+
+#: tune's training period: the TRAIN_WINDOWS windows of LENGTH before ctc-check
+TRAIN_WINDOWS = 20
+
+
+def tune() -> None:
+    """`coopsched tune`'s search on the TRAIN_WINDOWS windows before ctc-b, checked on
+    ctc-b, on the instances the replays run (quantized at SPEED):
+    docs/results/slurm/tune.json."""
+    from coopsched.slurm.plan import ReplayPlan
+    from coopsched.slurm.source import replay_source
+    from coopsched.slurm.tune import tune as search
+
+    log, check_start = WINDOWS["ctc-check"]
+
+    def quantized(start: int):
+        inst, _ = replay_source(TRACES / log, start=start, length=LENGTH, machines=MACHINES)
+        return (ReplayPlan.build(inst, SPEED, LENGTH).quantized(), LENGTH) if inst.n else None
+
+    windows = [quantized(check_start - i * LENGTH) for i in range(TRAIN_WINDOWS, 0, -1)]
+    train = [w for w in windows if w is not None]  # a window without jobs scores 0 anyway
+    r = search(train, [quantized(check_start)], progress=print)
+    d = r.to_dict()
+    (OUT / "tune.json").write_text(json.dumps(d, indent=1) + "\n")
+    print(json.dumps(d, indent=1))
+
+
+def main(argv: list[str]) -> None:
+    if not argv or argv[0] not in ("replay", "compare", "tune"):
+        sys.exit(__doc__)
+    if argv[0] == "tune":
+        tune()
+    elif argv[0] == "replay":
+        for tag in argv[1:] or list(RUNS):
+            run(tag)
+    else:
+        from coopsched.slurm.validate import write_validation
+
+        write_validation(OUT, WINDOWS, SPEED)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -62,6 +62,12 @@ def run(tag: str) -> None:
     from coopsched.slurm.plan import ReplayPlan
     from coopsched.slurm.replay import replay
 
+    if tag == "backfill-demo":  # three jobs: Slurm's reservation holds the whole node
+        from coopsched.slurm.source import backfill_demo
+
+        plan = ReplayPlan.build(backfill_demo(), 60.0, 2400, scheduling_of("fifo"))
+        replay(plan, OUT / tag, progress=lambda m: print(f"[{tag}] {m}", flush=True))
+        return
     if tag in RUNS:
         w, policy = RUNS[tag]
         tuned = None
@@ -106,6 +112,55 @@ def tune() -> None:
     print(json.dumps(d, indent=1))
 
 
+def compare_all() -> None:
+    """validation.md/.csv, the cost of the time scaling, and the audits of the checking
+    window's two replays (coopsched audit on each capture's schedule.json)."""
+    import subprocess
+
+    from coopsched.online.fairness import fairness
+    from coopsched.online.policies import get_policy
+    from coopsched.slurm.plan import ReplayPlan
+    from coopsched.slurm.validate import write_validation
+
+    print(write_validation(OUT, WINDOWS, SPEED))
+    rows = [
+        "| window | jobs | FIFO, log's times | FIFO, quantized | SLURM-CLASSIC, log's times "
+        "| SLURM-CLASSIC, quantized |",
+        "|---|---|---|---|---|---|",
+    ]
+    for w in WINDOWS:
+        inst, _ = window(w)
+        q = ReplayPlan.build(inst, SPEED, LENGTH).quantized()
+        cells = []
+        for pol in ("fifo", "slurm-classic"):
+            for x in (inst, q):
+                ref = get_policy("ref").run(x, LENGTH, backfill="easy")
+                s = get_policy(pol).run(x, LENGTH, backfill="easy")
+                cells.append(f"{fairness(s, ref, LENGTH).ratio:,.1f}")
+        rows.append(f"| {w} | {inst.n} | " + " | ".join(cells) + " |")
+    (OUT / "scaling.md").write_text("\n".join(rows) + "\n")
+    print("\n".join(rows))
+    for tag in sorted(p.name for p in OUT.iterdir() if p.name.startswith("ctc-check-")):
+        folder = OUT / tag
+        if not (folder / "schedule.json").is_file():
+            continue
+        audit = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "coopsched"),
+                "audit",
+                str(folder / "schedule.json"),
+                "--horizon",
+                str(LENGTH),
+            ],
+            capture_output=True,
+            text=True,
+            env={**__import__("os").environ, "COLUMNS": "110"},
+            check=True,
+        )
+        (OUT / f"audit-{tag}.txt").write_text(audit.stdout)
+        print(audit.stdout)
+
+
 def main(argv: list[str]) -> None:
     if not argv or argv[0] not in ("replay", "compare", "tune"):
         sys.exit(__doc__)
@@ -115,9 +170,7 @@ def main(argv: list[str]) -> None:
         for tag in argv[1:] or list(RUNS):
             run(tag)
     else:
-        from coopsched.slurm.validate import write_validation
-
-        write_validation(OUT, WINDOWS, SPEED)
+        compare_all()
 
 
 if __name__ == "__main__":

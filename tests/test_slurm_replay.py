@@ -227,7 +227,9 @@ def test_a_committed_capture_reads_back_with_slurms_starts():
     # on the log's clock: Slurm's seconds times the speed, from the window's start
     speed = float(meta["speed"])
     assert (inst.start[started] % round(speed) == 0).all()
-    assert (inst.release % round(speed) == 0).all()
+    # (a job not yet in sacct at the capture waits from its planned, unrounded submit time)
+    on_ticks = int((inst.release % round(speed) == 0).sum())
+    assert on_ticks >= inst.n - inst.meta["not_in_capture"]
     assert (inst.start[started] >= inst.release[started]).all()
     # the recorded schedule never runs more processors than the platform has
     ends = inst.start + inst.size
@@ -383,24 +385,31 @@ def test_replay_without_slurm_says_why(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_a_small_replay_on_a_loopback_slurm(tmp_path):
-    """16 jobs on 8 processors, 25 s of replay (under a minute and a half with the daemons'
-    start and stop); the capture reads back, and every daemon is gone afterwards."""
+    """Three jobs under priority/multifactor with fair share, 40 s of replay (about two
+    minutes with the daemons' start, the wait for a decay tick, and the stop): the capture
+    reads back, Slurm's backfill is not EASY's (docs/slurm.md), and no daemon is left."""
     import subprocess
 
     from coopsched.slurm.replay import replay, unavailable
-    from coopsched.slurm.validate import compare
+    from coopsched.slurm.source import backfill_demo
+    from coopsched.slurm.validate import compare, replayed_instance
 
     why = unavailable()
     if why is not None:
         pytest.skip(f"Slurm cannot run here: {why}")
-    inst = rigid(n=16, seed=5)
-    plan = ReplayPlan.build(inst, 60.0, 1500, Scheduling())
+    plan = ReplayPlan.build(backfill_demo(), 60.0, 2400, Scheduling())
     r = replay(plan, tmp_path / "out")
     assert not r.failed and r.wall_seconds < 180
-    rows = compare(tmp_path / "out")
-    assert rows[0].jobs == 16
-    assert [r.schedule for r in rows] == ["slurm", "fifo", "slurm-classic-exact", "slurm-classic"]
     meta = json.loads((tmp_path / "out" / "replay.json").read_text())
     assert (meta["origin"] - meta["slurmctld_boot"]) % 60 == 0  # started on a decay tick
-    left = subprocess.run(["pgrep", "-f", str(r.out)], capture_output=True, text=True).stdout
-    assert not list(Path("/tmp").glob("coopsched-slurm-*/pids/slurmctld")), left
+    inst, T, _ = replayed_instance(tmp_path / "out")
+    a, b, c = inst.start.tolist()
+    assert a == 0 and b >= 1200  # B after A (Slurm's seconds x 60, on the log's clock)
+    assert c >= b  # C waited for B's reservation: no "extra" processors on a shared node
+    easy = get_policy("fifo").run(inst, T, backfill="easy")
+    assert easy.start[2] == inst.release[2]  # the model's EASY starts C at once
+    rows = compare(tmp_path / "out")
+    assert [r.schedule for r in rows] == ["slurm", "fifo", "slurm-classic-exact", "slurm-classic"]
+    assert r.state is not None and not r.state.exists()  # stopped, its folder removed
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(r.state) not in ps  # no daemon of this cluster is left

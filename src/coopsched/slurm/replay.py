@@ -104,6 +104,7 @@ class ReplayResult:
     wall_seconds: float
     submissions: list[Submission]
     load: list[tuple[float, float]]  # (real offset s, 1-minute load average)
+    state: Path | None = None  # the cluster's folder (removed after the replay)
 
     @property
     def failed(self) -> list[Submission]:
@@ -268,7 +269,7 @@ def replay(
         cluster.stop(keep=keep_state)
         restore()
     wall = time.monotonic() - t_begin
-    result = ReplayResult(out, origin, wall, subs, load)
+    result = ReplayResult(out, origin, wall, subs, load, cluster.state)
     (out / "slurm.conf").write_text(cluster.conf)
     (out / "orgs.toml").write_text(mapping_toml(plan))
     meta = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..workloads.instance import Instance
+from ..workloads.instance import Instance, Organization
 from .plan import PlanError, fit_widths
 
 
@@ -90,4 +90,21 @@ def _deal_over_log(trace, inst: Instance, k: int, seed: int) -> Instance:
         inst.processors,
         meta=dict(inst.meta, owners="user (dealt over the whole log)"),
         requested=inst.requested,
+    )
+
+
+def backfill_demo() -> Instance:
+    """Three jobs on 8 processors (speed 60): A (6 processors) runs; B (4) waits for A, the
+    head of the queue with a reservation at A's expected end; C (2, a long limit) fits now
+    and, at the reservation, in the processors B leaves (EASY's "extra"), so EASY starts it
+    at once. Slurm 22.05 on one node starts it only with B: its reservation holds the node.
+    (The jobs are in different organizations, so that C is its organization's oldest.)"""
+    return Instance(
+        [Organization("a", 4), Organization("b", 4)],
+        [0, 1, 0],
+        [0, 60, 120],
+        [1200, 60, 600],
+        [6, 4, 2],
+        requested=[1200, 60, 36000],
+        meta={"horizon": 2400},
     )

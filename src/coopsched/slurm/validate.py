@@ -2,7 +2,8 @@
 
 :func:`replayed_instance` reads a replay's capture (``sacct.txt``, with the project's sacct
 reader) into a rigid instance whose ``start`` is Slurm's schedule: releases are Slurm's
-recorded submit times, run times the recorded ``End - Start``, requested times the recorded
+recorded submit times (a job missing from the capture, accepted by sbatch in the last seconds
+but not yet in Slurm's database, waits from its planned submit time), run times the recorded ``End - Start``, requested times the recorded
 time limits, all on the log's clock. A job still running or pending at the capture has no
 end yet; its run time is its planned ``sleep`` (the job is a ``sleep``, so that is what it
 runs). :func:`compare` simulates that instance under the models (FIFO and SLURM-CLASSIC
@@ -84,6 +85,18 @@ def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
             size[r] = max(1, int(en) - int(st))
         else:
             size[r] = round(job["sleep"] * speed)
+    # a job sbatch accepted but slurmctld had not yet sent to slurmdbd when sacct was read
+    # (submitted in the window's last seconds): waiting, at its planned submit time
+    listed = set(index.tolist())
+    missing = [j for j in meta["jobs"] if j["index"] not in listed]
+    if missing:
+        org = np.concatenate([org, [acc[j["account"]] for j in missing]])
+        release = np.concatenate([release, [round(j["submit"] * speed) for j in missing]])
+        size = np.concatenate([size, [round(j["sleep"] * speed) for j in missing]])
+        width = np.concatenate([width, [j["processors"] for j in missing]])
+        req = np.concatenate([req, [round(j["limit"] * 60 * speed) for j in missing]])
+        start = np.concatenate([start, np.full(len(missing), -1)])
+        index = np.concatenate([index, [j["index"] for j in missing]])
     order = np.lexsort((index, release))
     orgs = [
         Organization(a, int(m)) for a, m in zip(accounts, meta["account_machines"], strict=True)
@@ -95,7 +108,7 @@ def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
         size[order],
         width[order],
         ids=index[order].tolist(),
-        meta={"source": str(out / "sacct.txt"), "horizon": T},
+        meta={"source": str(out / "sacct.txt"), "horizon": T, "not_in_capture": len(missing)},
         start=start[order],
         requested=req[order],
     )

@@ -59,6 +59,7 @@ def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
     req = np.zeros(n, dtype=np.int64)
     start = np.full(n, -1, dtype=np.int64)
     index = np.zeros(n, dtype=np.int64)
+    arrival = np.zeros(n, dtype=np.int64)  # Slurm's job id: the order it received them
     for r, (jid, sub, st, en, limit, account) in enumerate(
         zip(
             rows["job"].astype(str),
@@ -75,6 +76,7 @@ def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
             raise PlanError(f"{out / 'sacct.txt'}: job {jid} is not one the replay submitted")
         job = planned[name]
         index[r] = job["index"]
+        arrival[r] = int(jid) if jid.isdigit() else r
         org[r] = acc[str(account)]
         release[r] = int(sub) - base
         width[r] = job["processors"]
@@ -97,7 +99,12 @@ def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
         req = np.concatenate([req, [round(j["limit"] * 60 * speed) for j in missing]])
         start = np.concatenate([start, np.full(len(missing), -1)])
         index = np.concatenate([index, [j["index"] for j in missing]])
-    order = np.lexsort((index, release))
+        top = int(arrival.max(initial=0))
+        arrival = np.concatenate([arrival, top + 1 + np.arange(len(missing))])
+    # jobs in Slurm's order: by submit time, then by job id (the order slurmctld received
+    # them: jobs sent at one instant by parallel sbatch calls may arrive in another order
+    # than planned, and Slurm breaks equal priorities by submit time, then job id)
+    order = np.lexsort((arrival, release))
     orgs = [
         Organization(a, int(m)) for a, m in zip(accounts, meta["account_machines"], strict=True)
     ]

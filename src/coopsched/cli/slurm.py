@@ -18,7 +18,10 @@ Start = Annotated[
 ]
 Length = Annotated[int | None, typer.Option(help="Window length, log seconds (SWF).")]
 Machines = Annotated[
-    int | None, typer.Option(help="The platform's processors (default: the log's).")
+    int | None,
+    typer.Option(
+        help="The platform's processors for a log's window (default 64); an instance keeps its own."
+    ),
 ]
 K = Annotated[int, typer.Option("-k", help="Organizations (Slurm accounts); users dealt in turn.")]
 Split = Annotated[str, typer.Option(help="Machines split across organizations: uniform or zipf.")]
@@ -62,12 +65,14 @@ def _source(log, start, length, machines, k, split, seed, widths):
 
     if not log.is_file():
         raise CLIError(f"{log}: no such file")
+    if machines is not None and not log.name.lower().endswith((".swf", ".swf.gz")):
+        raise CLIError("--machines: an instance file states its own machines")
     try:
         return replay_source(
             log,
             start=start,
             length=length,
-            machines=machines,
+            machines=machines or 64,
             k=k,
             split=split,
             seed=seed,
@@ -83,7 +88,7 @@ def replay(
     out: Annotated[Path, typer.Option(help="Folder for the capture (created).")],
     start: Start = None,
     length: Length = None,
-    machines: Machines = 64,
+    machines: Machines = None,
     k: K = 4,
     split: Split = "zipf",
     seed: Seed = 0,
@@ -155,7 +160,9 @@ def replay(
 
 def _print_comparison(out: Path) -> None:
     from ..slurm.validate import compare as run_compare
+    from ..slurm.validate import write_schedule
 
+    console.print(f"schedule for coopsched audit: {write_schedule(out)}", highlight=False)
     rows = run_compare(out)
     console.print(
         f"{'schedule':<14} {'starts within ' + str(rows[0].tolerance) + ' s':>22} "
@@ -179,7 +186,7 @@ def tune(
     log: LogArg,
     start: Start = None,
     length: Length = None,
-    machines: Machines = 64,
+    machines: Machines = None,
     k: K = 4,
     split: Split = "zipf",
     seed: Seed = 0,

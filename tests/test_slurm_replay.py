@@ -153,10 +153,11 @@ def test_widths_fitted_to_a_smaller_platform():
 
 def test_the_configuration_states_the_scheduler_as_given():
     inst = rigid()
-    ports = {"ctld": 1, "slurmd": 2, "dbd": 3, "db": 4}
+    ports = {"ctld": 1, "slurmd": [2, 5], "dbd": 3, "db": 4}
     plan = ReplayPlan.build(inst, 120.0, scheduling=Scheduling(half_life=86400, age_weight=10))
     conf = slurm_conf(plan, "/s", ports).splitlines()
-    assert f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={plan.machines} State=UNKNOWN" in conf
+    node = "NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=2"
+    assert f"{node} CPUs={plan.machines} State=UNKNOWN" in conf  # one node: every CPU
     assert "SlurmdParameters=config_overrides" in conf  # more CPUs than the host has
     sched = next(x for x in conf if x.startswith("SchedulerParameters="))
     for part in (
@@ -175,6 +176,16 @@ def test_the_configuration_states_the_scheduler_as_given():
     fconf = slurm_conf(fifo, "/s", ports)
     assert "PriorityType=priority/basic" in fconf and "PriorityWeight" not in fconf
     assert operator_lines(Scheduling(half_life=math.inf))[1] == "PriorityDecayHalfLife=0"
+    two = ReplayPlan.build(inst, 60.0, scheduling=Scheduling(nodes=2))
+    lines = slurm_conf(two, "/s", ports).splitlines()
+    cpus = two.machines // 2
+    assert [x for x in lines if x.startswith("NodeName=")] == [
+        f"NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=2 CPUs={cpus} State=UNKNOWN",
+        f"NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=5 CPUs={cpus} State=UNKNOWN",
+    ]
+    assert "PartitionName=batch Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP" in lines
+    with pytest.raises(PlanError, match="equally"):
+        ReplayPlan.build(inst, 60.0, scheduling=Scheduling(nodes=3))
 
 
 def test_accounts_jobs_and_mapping_commands():

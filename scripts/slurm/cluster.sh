@@ -6,7 +6,8 @@
 #   cluster.sh db STATE     munged (private socket), MariaDB (fresh data directory in STATE,
 #                           127.0.0.1 only), the accounting database and its user, slurmdbd
 #   (the driver then adds the cluster, the accounts and their shares with sacctmgr)
-#   cluster.sh ctld STATE   slurmctld (cold start) and slurmd; waits until the node is idle
+#   cluster.sh ctld STATE   slurmctld (cold start) and one slurmd per node (Debian's build
+#                           allows several on one host); waits until every node is idle
 #   cluster.sh stop STATE   cancels every job, stops every daemon it started (pid files in
 #                           STATE/pids), kills the step daemons of this cluster's spool
 # Every daemon runs as root with its state, logs, sockets and pid files under STATE; nothing
@@ -43,7 +44,8 @@ fi
 reason=$(check) || die "$reason"
 export SLURM_CONF="$STATE/etc/slurm.conf"
 # shellcheck disable=SC1091
-. "$STATE/ports" # DBPORT, DBPASS
+. "$STATE/ports" # DBPORT, DBPASS, NODES (the node names, one slurmd each)
+NODES=${NODES:-localhost}
 
 # wait_for SECONDS DESCRIPTION COMMAND...: retry COMMAND every half second until it succeeds.
 wait_for() {
@@ -105,9 +107,13 @@ ctld)
     log "slurmctld (cold start) and slurmd"
     spawn slurmctld slurmctld -D -c -i
     wait_for 60 slurmctld timeout 5 scontrol ping
-    spawn slurmd slurmd -D -N localhost
-    idle() { timeout 5 sinfo -h -N -o '%T' | grep -Eq '^(idle|mixed|allocated)'; }
-    wait_for 60 "the node" idle
+    for node in $NODES; do
+        mkdir -p "$STATE/d/$node"
+        spawn "slurmd-$node" slurmd -D -N "$node"
+    done
+    # every node up: no line of sinfo's node states other than idle
+    idle() { [ -z "$(timeout 5 sinfo -h -N -o '%T' | grep -Ev '^idle$')" ] && timeout 5 sinfo -h -N -o '%T' | grep -q idle; }
+    wait_for 90 "the nodes" idle
     ;;
 stop)
     log "cancelling every job, then stopping the daemons"
@@ -120,12 +126,14 @@ stop)
     fi
     # step daemons of this cluster (their working directory is its spool) and their children
     for pid in $(pgrep -x slurmstepd || true); do
-        if [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$STATE/d" ]; then
+        if [[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == "$STATE/d"* ]]; then
             pkill -P "$pid" 2>/dev/null || true
             kill "$pid" 2>/dev/null || true
         fi
     done
-    order=(slurmd slurmctld slurmdbd mariadb munged)
+    order=()
+    for node in $NODES; do order+=("slurmd-$node"); done
+    order+=(slurmctld slurmdbd mariadb munged)
     for name in "${order[@]}"; do
         f="$STATE/pids/$name"
         [ -f "$f" ] && kill -- "-$(cat "$f")" 2>/dev/null || true
@@ -143,6 +151,12 @@ stop)
         f="$STATE/pids/$name"
         [ -f "$f" ] && kill -9 -- "-$(cat "$f")" 2>/dev/null || true
         rm -f "$f"
+    done
+    # anything else started for this cluster: its environment names this cluster's config
+    for pid in $(pgrep -x 'slurmd|slurmctld|slurmdbd|slurmstepd|munged|mariadbd' || true); do
+        if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "SLURM_CONF=$SLURM_CONF"; then
+            kill -9 "$pid" 2>/dev/null || true
+        fi
     done
     ;;
 *)

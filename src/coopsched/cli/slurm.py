@@ -113,6 +113,13 @@ def replay(
         int,
         typer.Option(help="bf_job_part_count_reserve: 1 = EASY, 0 = a reservation for every job."),
     ] = 1,
+    nodes: Annotated[
+        int,
+        typer.Option(
+            help="Declare the platform as this many nodes (one slurmd each): Slurm's "
+            "backfill reserves whole nodes."
+        ),
+    ] = 1,
     compare: Annotated[
         bool, typer.Option(help="Compare the models with the capture afterwards.")
     ] = True,
@@ -135,6 +142,7 @@ def replay(
             shares=_shares(shares, inst.k),
             bf_interval=bf_interval,
             reserve=reserve,
+            nodes=nodes,
         )
         plan = ReplayPlan.build(inst, speed, length, sch)
     except PlanError as e:
@@ -164,14 +172,14 @@ def _print_comparison(out: Path) -> None:
 
     console.print(f"schedule for coopsched audit: {write_schedule(out)}", highlight=False)
     rows = run_compare(out)
+    w = max(len(c.schedule) for c in rows)
+    head = f"starts within {rows[0].tolerance} s"
     console.print(
-        f"{'schedule':<14} {'starts within ' + str(rows[0].tolerance) + ' s':>22} "
-        f"{'utilization':>12} {'unfairness':>11}",
-        highlight=False,
+        f"{'schedule':<{w}}  {head:>20}  {'utilization':>11}  {'unfairness':>10}", highlight=False
     )
     for c in rows:
         console.print(
-            f"{c.schedule:<14} {c.agree:>22.1%} {c.utilization:>12.3f} {c.unfairness:>11.1f}",
+            f"{c.schedule:<{w}}  {c.agree:>20.1%}  {c.utilization:>11.3f}  {c.unfairness:>10.1f}",
             highlight=False,
         )
     console.print(

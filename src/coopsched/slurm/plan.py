@@ -91,6 +91,7 @@ class Scheduling:
     bf_resolution: int = 1  # real s (Slurm's minimum)
     reserve: int = 1  # bf_job_part_count_reserve: 1 = EASY, 0 = every job (Slurm's default)
     sched_interval: int = 1  # main loop's full pass, real s
+    nodes: int = 1  # the platform as this many nodes of equal CPUs, one slurmd each
 
     def check(self) -> None:
         if not self.fairshare and (self.age_weight or self.shares is not None):
@@ -108,6 +109,8 @@ class Scheduling:
                 raise PlanError(f"{name} must be at least 1")
         if self.reserve < 0:
             raise PlanError("reserve must be >= 0")
+        if not 1 <= self.nodes <= 256:
+            raise PlanError(f"nodes must be between 1 and 256, got {self.nodes}")
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,10 @@ class ReplayPlan:
         T = int(horizon if horizon is not None else inst.meta.get("horizon") or 0)
         if T <= 0:
             T = int((inst.release + inst.size).max())
+        if inst.total_machines % sch.nodes:
+            raise PlanError(
+                f"nodes: {sch.nodes} nodes cannot split {inst.total_machines} processors equally"
+            )
         names = [slurm_name(o.name) for o in inst.organizations]
         if len(set(names)) != len(names):
             raise PlanError(f"organization names clash as Slurm accounts: {names}")
@@ -300,15 +307,15 @@ def slurm_conf(plan: ReplayPlan, state: str, ports: dict[str, int]) -> str:
         "SlurmctldHost=localhost(127.0.0.1)",
         "SlurmUser=root",
         f"SlurmctldPort={ports['ctld']}",
-        f"SlurmdPort={ports['slurmd']}",
+        f"SlurmdPort={ports['slurmd'][0]}",
         "AuthType=auth/munge",
         f"AuthInfo=socket={state}/munge/munge.socket",
         f"StateSaveLocation={state}/ctld",
-        f"SlurmdSpoolDir={state}/d",
+        f"SlurmdSpoolDir={state}/d/%n",
         f"SlurmctldPidFile={state}/run/slurmctld.pid",
-        f"SlurmdPidFile={state}/run/slurmd.pid",
+        f"SlurmdPidFile={state}/run/slurmd-%n.pid",
         f"SlurmctldLogFile={state}/log/slurmctld.log",
-        f"SlurmdLogFile={state}/log/slurmd.log",
+        f"SlurmdLogFile={state}/log/slurmd-%n.log",
         "ProctrackType=proctrack/linuxproc",
         "TaskPlugin=task/none",
         "JobAcctGatherType=jobacct_gather/none",
@@ -331,10 +338,29 @@ def slurm_conf(plan: ReplayPlan, state: str, ports: dict[str, int]) -> str:
         "AccountingStorageEnforce=associations",
         "JobCompType=jobcomp/none",
         *priority_lines(plan),
-        f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={plan.machines} State=UNKNOWN",
-        "PartitionName=batch Nodes=localhost Default=YES MaxTime=INFINITE State=UP",
+        *node_lines(plan, ports["slurmd"]),
+        f"PartitionName=batch Nodes={','.join(node_names(plan))} Default=YES MaxTime=INFINITE "
+        "State=UP",
     ]
     return "\n".join(lines) + "\n"
+
+
+def node_names(plan: ReplayPlan) -> list[str]:
+    """The nodes' names: ``n1`` ... ``nN`` (``--nodes``)."""
+    return [f"n{i + 1}" for i in range(plan.scheduling.nodes)]
+
+
+def node_lines(plan: ReplayPlan, ports: list[int]) -> list[str]:
+    """One ``NodeName`` line per node, each on loopback with its own slurmd port and an
+    equal share of the platform's CPUs (declared: ``config_overrides``)."""
+    names = node_names(plan)
+    if len(ports) < len(names):
+        raise PlanError(f"{len(names)} nodes need {len(names)} slurmd ports, got {len(ports)}")
+    cpus = plan.machines // len(names)
+    return [
+        f"NodeName={n} NodeHostname=localhost NodeAddr=127.0.0.1 Port={p} CPUs={cpus} State=UNKNOWN"
+        for n, p in zip(names, ports, strict=False)
+    ]
 
 
 def priority_lines(plan: ReplayPlan) -> list[str]:

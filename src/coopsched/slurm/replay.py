@@ -38,6 +38,7 @@ from .plan import (
     ReplayPlan,
     map_capture,
     mapping_toml,
+    node_names,
     sacctmgr_commands,
     sbatch_args,
     slurm_conf,
@@ -123,7 +124,8 @@ class _Cluster:
         self.script = cluster_script()
         self.state = Path(tempfile.mkdtemp(prefix="coopsched-slurm-"))
         self.say = say
-        ctld, slurmd, dbd, db = free_ports(4)
+        nodes = plan.scheduling.nodes
+        ctld, dbd, db, *slurmd = free_ports(3 + nodes)
         ports = {"ctld": ctld, "slurmd": slurmd, "dbd": dbd, "db": db}
         password = "replay-" + secrets.token_hex(6)
         etc = self.state / "etc"
@@ -132,7 +134,9 @@ class _Cluster:
         (etc / "slurm.conf").write_text(self.conf)
         (etc / "slurmdbd.conf").write_text(slurmdbd_conf(str(self.state), ports, password))
         (etc / "slurmdbd.conf").chmod(0o600)
-        (self.state / "ports").write_text(f"DBPORT={db}\nDBPASS={password}\n")
+        (self.state / "ports").write_text(
+            f"DBPORT={db}\nDBPASS={password}\nNODES='{' '.join(node_names(plan))}'\n"
+        )
         self.env = dict(os.environ, SLURM_CONF=str(etc / "slurm.conf"), TZ="UTC")
         self.started = False
 

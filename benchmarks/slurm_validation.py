@@ -110,7 +110,9 @@ def tune() -> None:
 
     windows = [quantized(check_start - i * LENGTH) for i in range(TRAIN_WINDOWS, 0, -1)]
     train = [w for w in windows if w is not None]  # a window without jobs scores 0 anyway
-    r = search(train, [quantized(check_start)], progress=print)
+    # the model of the replays: Slurm recomputes priorities every PriorityCalcPeriod (1 real
+    # minute, SPEED log minutes)
+    r = search(train, [quantized(check_start)], calc_period=60 * SPEED, progress=print)
     d = r.to_dict()
     (OUT / "tune.json").write_text(json.dumps(d, indent=1) + "\n")
     print(json.dumps(d, indent=1))

@@ -210,6 +210,9 @@ def tune(
         bool, typer.Option(help="Check the settings on the next window of the same length.")
     ] = True,
     fs_weight: Annotated[int, typer.Option(help="PriorityWeightFairshare kept fixed.")] = 1_000_000,
+    calc_period: Annotated[
+        str, typer.Option(help="The cluster's PriorityCalcPeriod (Slurm's default 5 minutes).")
+    ] = "5m",
     format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
     """Search Slurm's fair-share settings (PriorityDecayHalfLife, PriorityWeightAge against
@@ -232,7 +235,13 @@ def tune(
         raise CLIError("the training windows hold no job")
     say = (lambda m: console.print(m, highlight=False)) if format == "text" else None
     try:
-        r = run_tune(train, pairs[windows:], fs_weight=fs_weight, progress=say)
+        r = run_tune(
+            train,
+            pairs[windows:],
+            fs_weight=fs_weight,
+            calc_period=_duration(calc_period, "--calc-period"),
+            progress=say,
+        )
     except ValueError as e:
         raise CLIError(str(e)) from None
     if format == "json":

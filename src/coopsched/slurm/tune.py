@@ -5,7 +5,8 @@ smallest unfairness against REF on a training window and checked on the next one
 The score of a setting is its mean unfairness ``dpsi / p_tot`` against REF over the training
 windows (one window, or a period cut into windows, each simulated from an empty platform).
 The model is SLURM-CLASSIC (Slurm's multifactor priority with the classic fair-share
-factor and the age factor, :class:`coopsched.online.policies.slurm_classic.SlurmClassic`)
+factor and the age factor, usage and priorities recomputed every ``calc_period``, Slurm's
+default ``PriorityCalcPeriod`` of 5 minutes unless told, :class:`coopsched.online.policies.slurm_classic.SlurmClassic`)
 under EASY backfilling (``bf_job_part_count_reserve=1``), on the window's rigid jobs. The
 search, all on the training window, REF computed once:
 
@@ -55,6 +56,8 @@ HALF_LIVES: tuple[float, ...] = (
 AGE_RATIOS: tuple[float, ...] = (0.0, 0.01, 0.1, 1.0)
 MAX_AGES: tuple[float, ...] = (7 * 86400.0, 3600.0, 86400.0)
 SHARE_STEPS: tuple[float, ...] = (0.5, 2.0, 0.25, 4.0)
+#: Slurm's default ``PriorityCalcPeriod``: 5 minutes.
+CALC_PERIOD = 300.0
 
 
 @dataclass
@@ -122,11 +125,14 @@ class _Windows:
     """Windows with their horizons and REF schedules (computed once); a setting's score is
     its mean unfairness (and mean utilization) over them."""
 
-    def __init__(self, windows: Sequence[tuple[Instance, int]]) -> None:
+    def __init__(
+        self, windows: Sequence[tuple[Instance, int]], calc_period: float = CALC_PERIOD
+    ) -> None:
         from ..online.policies import get_policy
 
         if not windows:
             raise ValueError("tune: no window to search on")
+        self.calc_period = calc_period
         self.windows = [(inst, int(T)) for inst, T in windows]
         self.refs = [get_policy("ref").run(inst, T, backfill="easy") for inst, T in self.windows]
 
@@ -135,20 +141,21 @@ class _Windows:
 
         unfair, util = 0.0, 0.0
         for (inst, T), ref in zip(self.windows, self.refs, strict=True):
-            s = model(sch).run(inst, T, backfill="easy")
+            s = model(sch, self.calc_period).run(inst, T, backfill="easy")
             unfair += fairness(s, ref, T).ratio
             util += s.utilization(T)
         n = len(self.windows)
         return Evaluation(sch, unfair / n, util / n)
 
 
-def model(sch: Scheduling):
-    """SLURM-CLASSIC with the settings ``sch`` (FIFO without fair share)."""
+def model(sch: Scheduling, calc_period: float = CALC_PERIOD):
+    """SLURM-CLASSIC with the settings ``sch`` (FIFO without fair share), usage and
+    priorities recomputed every ``calc_period`` log seconds (``PriorityCalcPeriod``)."""
     from ..online.policies import get_policy
 
     if not sch.fairshare:
         return get_policy("fifo")
-    kw: dict = {"half_life": sch.half_life}
+    kw: dict = {"half_life": sch.half_life, "calc_period": calc_period}
     if sch.shares is not None:
         kw["shares"] = list(sch.shares)
     if sch.age_weight:
@@ -163,6 +170,7 @@ def tune(
     fs_weight: int = DEFAULT_FS_WEIGHT,
     rounds: int = 3,
     holdout: int | None = None,
+    calc_period: float = CALC_PERIOD,
     progress: Callable[[str], None] | None = None,
 ) -> TuneResult:
     """Search the settings (module docstring) on the ``train`` windows (instance, horizon;
@@ -181,7 +189,7 @@ def tune(
         holdout = len(train) // 3
     fit, held = (train[:-holdout], train[-holdout:]) if 0 < holdout < len(train) else (train, [])
     say(f"REF of {len(train)} training window(s), {len(held)} held out")
-    win = _Windows(fit)
+    win = _Windows(fit, calc_period)
     assert first is not None
     machines = tuple(float(m) for m in first.machines)
     current = Scheduling(fs_weight=fs_weight, shares=machines)
@@ -236,7 +244,7 @@ def tune(
     stages.append(("grid again", best))
     searched = best.scheduling
     if held:
-        hw = _Windows(held)
+        hw = _Windows(held, calc_period)
         scores = [(hw.evaluate(e.scheduling).unfairness, i) for i, (_n, e) in enumerate(stages)]
         _score, i = min(scores)
         trail.append(
@@ -246,12 +254,12 @@ def tune(
         )
         best = stages[i][1]
     if held:  # the scores on every training window
-        every = _Windows(train)
+        every = _Windows(train, calc_period)
         base, best = every.evaluate(current), every.evaluate(best.scheduling)
     checked = None
     if check:
         say(f"checking on {len(check)} window(s)")
-        cw = _Windows(check)
+        cw = _Windows(check, calc_period)
         checked = (cw.evaluate(current), cw.evaluate(best.scheduling), cw.evaluate(searched))
     return TuneResult(
         current,

@@ -262,6 +262,23 @@ def test_the_validation_rows_match_their_definitions():
         assert r.unfairness >= 0 and 0 <= r.utilization <= 1
 
 
+def test_whole_queue_lets_an_organizations_small_job_pass_its_wide_one():
+    from coopsched.slurm.validate import _account_share, whole_queue
+
+    # org a: a wide job that cannot start (org b holds 3 of 4 processors for long), then a
+    # small one; org b's long job. The engine's backfill sees org a's oldest job only
+    orgs = [Organization("a", 2), Organization("b", 2)]
+    inst = Instance(orgs, [1, 0, 0], [0, 1, 2], [100, 10, 10], [3, 4, 1], requested=[100, 10, 10])
+    heads = get_policy("fifo").run(inst, 50, backfill="easy")
+    assert heads.start.tolist() == [0, -1, -1]  # the small job waits behind the wide one
+    per_job = whole_queue(inst)
+    assert per_job.k == inst.n and per_job.total_machines == inst.total_machines
+    whole = get_policy("fifo").run(per_job, 50, backfill="easy")
+    assert whole.start.tolist() == [0, -1, 2]  # ends by 12, before the reservation at 100
+    classic = _account_share(inst.org.tolist(), [2.0, 2.0]).run(per_job, 50, backfill="easy")
+    assert classic.start.tolist() == [0, -1, 2]
+
+
 # --- the model: SLURM-CLASSIC's age factor --------------------------------------------------
 
 
@@ -420,7 +437,9 @@ def test_a_small_replay_on_a_loopback_slurm(tmp_path):
     easy = get_policy("fifo").run(inst, T, backfill="easy")
     assert easy.start[2] == inst.release[2]  # the model's EASY starts C at once
     rows = compare(tmp_path / "out")
-    assert [r.schedule for r in rows] == ["slurm", "fifo", "slurm-classic-exact", "slurm-classic"]
+    from coopsched.slurm.validate import MODELS
+
+    assert [r.schedule for r in rows] == ["slurm", *MODELS]
     assert r.state is not None and not r.state.exists()  # stopped, its folder removed
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(r.state) not in ps  # no daemon of this cluster is left

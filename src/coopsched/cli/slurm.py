@@ -166,6 +166,13 @@ def replay(
         _print_comparison(out)
 
 
+def _settings(sch) -> str:
+    from ..slurm.plan import operator_lines
+
+    lines = [x for x in operator_lines(sch) if not x.startswith("PriorityType")]
+    return ", ".join(lines) + ", shares " + ", ".join(f"{x:g}" for x in sch.shares or ())
+
+
 def _print_comparison(out: Path) -> None:
     from ..slurm.validate import compare as run_compare
     from ..slurm.validate import write_schedule
@@ -263,6 +270,14 @@ def tune(
             f"utilization {cur.utilization:.3f} -> {new.utilization:.3f}",
             highlight=False,
         )
+    if r.tuned == r.current:
+        p(
+            "advice: keep the current settings (nothing the search found did better on the "
+            "held-out windows than they do)",
+            highlight=False,
+        )
+        if r.searched is not None and r.searched != r.current:
+            p(f"  the search's best on its windows was: {_settings(r.searched)}", highlight=False)
     p("slurm.conf:", highlight=False)
     for line in r.conf_lines():
         p(f"  {line}", highlight=False)

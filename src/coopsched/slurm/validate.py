@@ -198,7 +198,6 @@ def _account_share(account: list[int], machines: list[float], **params):
     return _AccountShare(**params)
 
 
-
 def model_policy(name: str, meta: dict):
     """A model of a replay's scheduler (:data:`MODELS`), with the replay's settings on the
     log's clock: ``fifo``; ``slurm-classic-exact`` (half-life, shares, weights, max age;

@@ -277,6 +277,8 @@ def test_whole_queue_lets_an_organizations_small_job_pass_its_wide_one():
     assert whole.start.tolist() == [0, -1, 2]  # ends by 12, before the reservation at 100
     classic = _account_share(inst.org.tolist(), [2.0, 2.0]).run(per_job, 50, backfill="easy")
     assert classic.start.tolist() == [0, -1, 2]
+    shared = _account_share(inst.org.tolist(), [2.0, 2.0], shares=[1, 3])
+    assert shared.run(per_job, 50, backfill="easy").start.tolist() == [0, -1, 2]
 
 
 # --- the model: SLURM-CLASSIC's age factor --------------------------------------------------

@@ -160,6 +160,9 @@ def _account_share(account: list[int], machines: list[float], **params):
     from ..online.decay import DecayedUsage, argmin_usage_per_share
     from ..online.policies.slurm_classic import SlurmClassic
 
+    given = params.pop("shares", None)
+    account_shares = [float(x) for x in given] if given is not None else list(machines)
+
     class _AccountShare(SlurmClassic):
         name = "slurm-classic-whole-queue"
 
@@ -167,7 +170,7 @@ def _account_share(account: list[int], machines: list[float], **params):
             super().reset(view)
             self._usage = DecayedUsage(len(machines), self.half_life)
             self._usage.t = view.t
-            self._share = list(self.shares) if self.shares is not None else list(machines)
+            self._share = list(account_shares)
             self._seen, self._seen_t = list(self._usage.level), view.t
 
         def on_start(self, view, org: int, machine: int) -> None:

@@ -1,4 +1,4 @@
-"""Regenerate every benchmark file the README's Performance section quotes, in one run.
+"""Regenerate every benchmark file docs/performance.md quotes, in one run.
 
     python benchmarks/run_all.py --list                  # what it would run, nothing more
     python benchmarks/run_all.py                         # everything (hours: REF at k = 20)
@@ -16,8 +16,8 @@ load was either way.
 
 The jobs (``--list`` prints their commands):
 
-* ``engine``: ``benchmarks/engine.py --python`` (README: the online engine);
-* ``ref``: ``benchmarks/ref.py --ks 5,8,10,12,16`` (README: REF, exact);
+* ``engine``: ``benchmarks/engine.py --python`` (docs/performance.md: the online engine);
+* ``ref``: ``benchmarks/ref.py --ks 5,8,10,12,16`` (docs/performance.md: REF, exact);
 * ``ref-k20``: ``benchmarks/ref.py --ks 20 --windows 1 --busiest 1 --skip-long``;
 * ``ref-windows-k16`` and ``ref-windows-k20``: ``benchmarks/ref_windows.py`` on every
   LPC-EGEE window (summaries into ``results-ref-windows-all.txt``, every window into
@@ -61,7 +61,7 @@ The jobs (``--list`` prints their commands):
 * ``rigid``: ``benchmarks/rigid.py`` (the compiled rigid engine on whole logs);
 * ``startup``: ``benchmarks/startup.py --runs 20``;
 * ``compile``: ``benchmarks/compile.py`` (each numba kernel's first compilation, and the
-  first ``coopsched demo`` against the second; README: the demo);
+  first ``coopsched demo`` against the second; docs/performance.md: the first run);
 * ``read-large``: ``benchmarks/read_large.py --cases month`` (a 2 GB sacct log written
   into /tmp and removed, read for a one-month audit window; about 11 minutes);
 * ``game``: ``benchmarks/game.py``;
@@ -73,6 +73,10 @@ The jobs (``--list`` prints their commands):
   skipped otherwise);
 * ``studies``: the run time of ``coopsched reproduce table1|fig10|mosp|game|poa
   --workers 2`` (docs/reproduction.md), into ``results-studies.txt``.
+
+After the jobs, every entry of ``benchmarks/provenance.toml`` whose files were all rewritten
+is stamped with the commit they were measured on (``benchmarks/provenance.py``; refused,
+with a line saying why, while their sources have uncommitted changes).
 """
 
 from __future__ import annotations
@@ -538,6 +542,9 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.traces).is_dir():
         ap.error(f"--traces {args.traces}: no such folder")
     ran = [run_job(j, args.max_load, args.force) for j in chosen]
+    written = [
+        f"benchmarks/{f}" for j, r in zip(chosen, ran, strict=True) if r for f in (j.out, *j.extra)
+    ]
     if "ref-windows-k16" in [j.name for j in chosen] or "ref-windows-k20" in [
         j.name for j in chosen
     ]:
@@ -546,6 +553,12 @@ def main(argv: list[str] | None = None) -> int:
         if have:
             (BENCH / "results-ref-windows-all.txt").write_text("\n".join(have))
             print("wrote benchmarks/results-ref-windows-all.txt (k = 16 and k = 20 summaries)")
+            written.append("benchmarks/results-ref-windows-all.txt")
+    # benchmarks/provenance.toml: the files rewritten whole were measured on this commit
+    from provenance import stamp_written
+
+    for line in stamp_written(written):
+        print(f"provenance: {line}")
     print(f"{sum(ran)} of {len(chosen)} job(s) ran")
     return 0 if all(ran) else 1
 

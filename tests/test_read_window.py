@@ -97,6 +97,7 @@ def _variants(tmp_path: Path) -> list[Path]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lines,block", [(1, 1), (2, 7), (3, 64), (7, 1 << 20), (10**6, 8 << 20)])
 def test_chunked_reader_equals_the_whole_file_reader(tmp_path, small_chunks, lines, block):
     small_chunks(lines, block)
@@ -113,6 +114,7 @@ def test_chunked_reader_equals_the_whole_file_reader(tmp_path, small_chunks, lin
                     _same(old, new)
 
 
+@pytest.mark.slow
 def test_machines_error_and_repeated_records_across_chunks(tmp_path, small_chunks):
     small_chunks(3, 50)
     path = tmp_path / "log.txt"
@@ -184,6 +186,7 @@ def _window_case(path, whole, t_from, t_to, key, machines=None, jobs="rigid"):
     return out
 
 
+@pytest.mark.slow
 def test_a_window_read_alone_gives_the_whole_logs_window(tmp_path, small_chunks):
     small_chunks(500, 1 << 16)
     path = _log(tmp_path)

@@ -106,6 +106,7 @@ def test_intervals_cover_the_exact_value_in_the_stated_share(game):
         assert shapley_antithetic(v.__getitem__, k, 40).interval == "hall"
 
 
+@pytest.mark.slow
 def test_one_look_t_falls_short_on_skewed_games():
     """What the plain t interval does with one look on the airport games, whose small
     players' contributions are skewed: its coverage is shown to be below nominal (hence
@@ -214,6 +215,7 @@ def test_adaptive_intervals_keep_their_coverage():
     assert upper_bound(shares) >= CONF
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [10, 12])
 def test_real_window_ref_game_coverage(k):
     """REF games of real LPC-EGEE windows (5e4 s, sequential jobs, users dealt to k
@@ -334,6 +336,7 @@ def test_a_pairwise_game_is_exact_for_antithetic_pairs():
     assert np.allclose(est.phi[:, 0], [float(x) for x in shapley(v)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("game", "share"), [("additive", -0.5), ("airport", 0.5)])
 def test_unanimity_control_covers_and_is_narrower(game, share):
     """Games whose grand coalition is valued apart (``v(N)`` moved by half of itself, as the
@@ -375,6 +378,7 @@ def test_a_control_that_does_not_fit_keeps_the_coverage():
         shapley_antithetic(v.__getitem__, k, 8, control=lambda m: 1, control_phi=np.zeros(k))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [10, 12])
 def test_real_window_ref_game_with_a_recorded_grand_value(k):
     """The REF games of real LPC-EGEE windows (as :func:`test_real_window_ref_game_coverage`)
@@ -416,6 +420,7 @@ def test_ends_is_exact_when_only_the_grand_value_breaks_additivity():
         assert np.allclose(est.phi[:, 0], exact)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("game", "share"), [("additive", -0.5), ("airport", 0.5), ("airport", -0.2)]
 )
@@ -471,6 +476,7 @@ def test_ends_refuses_a_control():
         shapley_antithetic(v.__getitem__, 5, 8, ends=True, control=g, control_phi=phi_g)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [10, 12])
 def test_real_window_ref_game_ends(k):
     """The REF games of real LPC-EGEE windows with a recorded-like grand value (as

@@ -72,6 +72,7 @@ def _coverage(v, exact, k, players, rounds, runs=RUNS, **kw):
     return np.array(shares), np.mean(widths, axis=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", ["additive", "airport"])
 def test_intervals_cover_the_exact_value_in_the_stated_share(game):
     """One look at 24 rounds (Hall's interval, the default with one look), 4 runs of sizes."""
@@ -86,6 +87,7 @@ def test_intervals_cover_the_exact_value_in_the_stated_share(game):
         assert upper_bound(shares) >= CONF, (game, g, shares.mean())
 
 
+@pytest.mark.slow
 def test_adaptive_looks_keep_the_coverage_and_drop_decided_players():
     """Targets near phi, so that players are decided at different looks: the decided ones
     stop being sampled, and the final intervals keep the coverage (Bonferroni over the
@@ -150,6 +152,7 @@ def test_a_time_budget_stops_after_two_rounds_and_says_so():
     assert est.stop == "seconds" and est.rounds.tolist() == [2, 2] and est.looks == 1
 
 
+@pytest.mark.slow
 def test_real_window_narrower_than_orders_at_equal_coalitions():
     """The REF game of a real LPC-EGEE window (k = 12, sequential jobs): for the two players
     with the widest intervals under orders, stratified rounds spending the same number of
@@ -231,6 +234,7 @@ def test_optimum_allocation_known_cases():
         optimum_allocation(np.ones(2), np.ones(2), np.array([0.0, 1]), 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game,interval", [("additive", "t"), ("airport", "hall")])
 def test_allocated_rounds_keep_the_coverage(game, interval):
     """Optimum allocation after the first look (``allocate=4``, coalition costs growing with

@@ -125,6 +125,7 @@ class WindowInstance:
 
     @property
     def horizon(self) -> int:
+        """The window's length ``t1 - t0`` (s): the horizon of every schedule of the audit."""
         return self.t1 - self.t0
 
 

@@ -111,6 +111,8 @@ class StudyHelp(PolicyHelp):
     study's parameters and callback (:func:`study_command`), help included."""
 
     def parse_args(self, ctx, args):
+        """Parse ``reproduce STUDY ...``: with a study named, take that study's own options and
+        refuse the flags of other studies (one line naming them)."""
         cls = _study_named(list(args))
         if cls is not None:
             from ..experiments.study import STUDIES

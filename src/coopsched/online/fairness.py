@@ -21,6 +21,9 @@ from .schedule import Schedule
 
 @dataclass(frozen=True)
 class Fairness:
+    """The fairness of a schedule against REF (Skowron & Rzadca, Sec. 7.2): ``dpsi``, ``p_tot`` and
+    the organizations' ``psi`` in both schedules."""
+
     policy: str
     dpsi: int
     p_tot: int

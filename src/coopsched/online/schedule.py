@@ -47,6 +47,7 @@ class Schedule:
 
     @property
     def started(self) -> np.ndarray:
+        """Whether each job started (a start time of at least 0)."""
         return self.start >= 0
 
     @property
@@ -82,12 +83,15 @@ class Schedule:
         )
 
     def flow_time(self, t: int | None = None) -> list[int]:
+        """Each organization's total flow time of the jobs completed by ``t`` (default: the
+        horizon)."""
         inst = self.instance
         return utilities.flow_time(
             inst.org, inst.release, self.start, inst.size, self._at(t), inst.k
         )
 
     def completed(self, t: int | None = None) -> list[int]:
+        """Each organization's number of jobs completed by ``t`` (default: the horizon)."""
         inst = self.instance
         return utilities.completed_jobs(inst.org, self.start, inst.size, self._at(t), inst.k)
 

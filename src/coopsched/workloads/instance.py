@@ -104,6 +104,7 @@ class Instance:
 
     @property
     def names(self) -> list[str]:
+        """The organizations' names, in order."""
         return [o.name for o in self.organizations]
 
     @property
@@ -113,6 +114,7 @@ class Instance:
 
     @property
     def total_machines(self) -> int:
+        """The number of machines of all organizations."""
         return int(self.machines.sum())
 
     def canonical_order(self) -> np.ndarray:

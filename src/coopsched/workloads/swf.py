@@ -117,14 +117,17 @@ class SWFTrace:
 
     @property
     def max_nodes(self) -> int | None:
+        """The header's ``MaxNodes``, if given."""
         return self._int_header("MaxNodes")
 
     @property
     def max_procs(self) -> int | None:
+        """The header's ``MaxProcs``, if given."""
         return self._int_header("MaxProcs")
 
     @property
     def unix_start_time(self) -> int | None:
+        """The header's ``UnixStartTime`` (the log's time 0 in Unix seconds), if given."""
         return self._int_header("UnixStartTime")
 
     @property
@@ -134,6 +137,7 @@ class SWFTrace:
 
     @property
     def n_dropped(self) -> int:
+        """The number of records the reader left out, all reasons together."""
         return int(sum(self.dropped.values()))
 
     def stats(self) -> dict:

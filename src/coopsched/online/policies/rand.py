@@ -91,6 +91,8 @@ class Rand(Policy):
         self.sub_policy = sub_policy
 
     def samples(self, k: int) -> int:
+        """The number of orderings RAND samples for ``k`` organizations: from ``epsilon`` and
+        ``lam`` when given (Theorem 5.6's bound, :func:`samples_for`), else ``n_samples``."""
         if self.epsilon is not None and self.lam is not None:  # both or neither (__init__)
             n = samples_for(k, self.epsilon, self.lam)
             check_count(

@@ -94,6 +94,7 @@ class Scheduling:
     nodes: int = 1  # the platform as this many nodes of equal CPUs, one slurmd each
 
     def check(self) -> None:
+        """Raise :class:`PlanError` for a setting Slurm would refuse or that means nothing."""
         if not self.fairshare and (self.age_weight or self.shares is not None):
             raise PlanError("age weight and shares need fair share (priority/multifactor)")
         if not (self.half_life >= 0):
@@ -200,6 +201,7 @@ class ReplayPlan:
 
     @property
     def machines(self) -> int:
+        """The platform's processors (the instance's machines)."""
         return int(self.instance.total_machines)
 
     @property

@@ -100,6 +100,9 @@ class Submission:
 
 @dataclass
 class ReplayResult:
+    """What :func:`replay` did: its output folder, the origin (Unix seconds of the window's
+    start), the wall time, every submission, the load samples, the cluster's folder."""
+
     out: Path
     origin: int
     wall_seconds: float
@@ -109,6 +112,7 @@ class ReplayResult:
 
     @property
     def failed(self) -> list[Submission]:
+        """The submissions ``sbatch`` refused."""
         return [s for s in self.submissions if s.error]
 
     def lag(self) -> dict[str, float]:

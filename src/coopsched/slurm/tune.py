@@ -62,6 +62,9 @@ CALC_PERIOD = 300.0
 
 @dataclass
 class Evaluation:
+    """A setting's mean unfairness (``dpsi / p_tot`` against REF) and utilization over
+    windows."""
+
     scheduling: Scheduling
     unfairness: float
     utilization: float
@@ -69,6 +72,11 @@ class Evaluation:
 
 @dataclass
 class TuneResult:
+    """The search's outcome: the current and advised settings, their evaluations on the
+    training and checking windows, the search's best before the held-out windows chose
+    (``searched``), the account names, how many settings were evaluated and how long it
+    took, and a trail of the steps."""
+
     current: Scheduling
     tuned: Scheduling
     train: tuple[Evaluation, Evaluation]  # current, tuned (means over the windows)
@@ -81,13 +89,17 @@ class TuneResult:
     searched: Scheduling | None = None
 
     def conf_lines(self) -> list[str]:
+        """The advised ``slurm.conf`` lines."""
         return operator_lines(self.tuned)
 
     def share_commands(self) -> list[str]:
+        """The advised ``sacctmgr modify account ... set fairshare=...`` commands."""
         shares = self.tuned.shares or ()
         return operator_share_commands(self.accounts, list(shares))
 
     def to_dict(self) -> dict:
+        """The result as JSON-ready data (``coopsched tune --format json``)."""
+
         def ev(e: Evaluation) -> dict:
             return {"unfairness": e.unfairness, "utilization": e.utilization}
 

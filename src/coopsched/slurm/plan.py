@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -288,7 +289,7 @@ def fit_widths(inst: Instance, log_machines: int, rule: str = "scale") -> Instan
 # --- configuration -----------------------------------------------------------------
 
 
-def slurm_conf(plan: ReplayPlan, state: str, ports: dict[str, int]) -> str:
+def slurm_conf(plan: ReplayPlan, state: str, ports: dict[str, Any]) -> str:
     """The ``slurm.conf`` of the replay's one-node cluster (all under ``state``)."""
     sch = plan.scheduling
     longest = max(j.limit for j in plan.jobs)
@@ -405,7 +406,7 @@ def operator_lines(sch: Scheduling) -> list[str]:
     ]
 
 
-def slurmdbd_conf(state: str, ports: dict[str, int], password: str) -> str:
+def slurmdbd_conf(state: str, ports: dict[str, Any], password: str) -> str:
     """The accounting daemon's configuration (MariaDB on 127.0.0.1)."""
     return (
         "\n".join(

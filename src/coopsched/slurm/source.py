@@ -99,12 +99,14 @@ def backfill_demo() -> Instance:
     and, at the reservation, in the processors B leaves (EASY's "extra"), so EASY starts it
     at once. Slurm 22.05 on one node starts it only with B: its reservation holds the node.
     (The jobs are in different organizations, so that C is its organization's oldest.)"""
+    import numpy as np
+
     return Instance(
         [Organization("a", 4), Organization("b", 4)],
-        [0, 1, 0],
-        [0, 60, 120],
-        [1200, 60, 600],
-        [6, 4, 2],
-        requested=[1200, 60, 36000],
+        np.array([0, 1, 0]),
+        np.array([0, 60, 120]),
+        np.array([1200, 60, 600]),
+        np.array([6, 4, 2]),
+        requested=np.array([1200, 60, 36000]),
         meta={"horizon": 2400},
     )

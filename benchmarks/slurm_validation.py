@@ -129,6 +129,8 @@ def compare_all() -> None:
     from coopsched.slurm.validate import write_validation
 
     print(write_validation(OUT, WINDOWS, SPEED))
+    if (OUT / "one-node").is_dir():  # the first replays, on one 64-CPU node (historical)
+        print(write_validation(OUT / "one-node", WINDOWS, SPEED))
     rows = [
         "| window | jobs | FIFO, log's times | FIFO, quantized | SLURM-CLASSIC, log's times "
         "| SLURM-CLASSIC, quantized |",

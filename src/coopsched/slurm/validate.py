@@ -366,9 +366,34 @@ def write_validation(folder: str | Path, windows: dict, speed: float) -> str:
             + " ".join(f"{x:+.1%}" for x in c.psi_diff)
             + f" | {meta.get('load_1min_mean')} |"
         )
+    md += ["", summary_table(table)]
     text = "\n".join(md) + "\n"
     (folder / "validation.md").write_text(text)
     return text
+
+
+def summary_table(table: list[tuple[Comparison, dict]]) -> str:
+    """One line per replay: Slurm's unfairness and utilization, then each model's share of
+    starts within one interval and its unfairness (docs/slurm.md)."""
+    replays: dict[str, dict[str, Comparison]] = {}
+    loads: dict[str, object] = {}
+    for c, meta in table:
+        replays.setdefault(c.replay, {})[c.schedule] = c
+        loads[c.replay] = meta.get("load_1min_mean")
+    head = (
+        ["replay", "jobs", "Slurm: unfairness (utilization)"]
+        + [f"{m}: within 1 interval, unfairness" for m in MODELS]
+        + ["load"]
+    )
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, rows in replays.items():
+        s = rows["slurm"]
+        cells = [name, str(s.jobs), f"{s.unfairness:,.0f} ({s.utilization:.3f})"]
+        cells += [
+            f"{rows[m].agree:.0%}, {rows[m].unfairness:,.0f}" if m in rows else "-" for m in MODELS
+        ]
+        out.append("| " + " | ".join(cells + [str(loads[name])]) + " |")
+    return "\n".join(out)
 
 
 __all__ = [

@@ -42,6 +42,7 @@ WINDOWS = {
 #: with the current settings (ctc-check-fs) and with the tuned ones (ctc-check-tuned, item 4)
 RUNS = {f"{w}-{p}": (w, p) for w in WINDOWS for p in ("fifo", "fs") if w != "ctc-check"}
 RUNS["ctc-check-fs"] = ("ctc-check", "fs")
+RUNS["ctc-check-fs-2"] = ("ctc-check", "fs")  # the same replay again: run-to-run spread
 
 
 def window(tag: str):

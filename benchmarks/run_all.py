@@ -26,6 +26,11 @@ The jobs (``--list`` prints their commands):
 * ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (about half an hour: sampled
   audits up to 100 organizations, each within the issue's time target, in one process, and
   one case compared with 2 dask workers);
+* ``audit-budget``: ``benchmarks/audit_budget.py`` (a few minutes: budgets in CPU and
+  wall-clock seconds at 2,000 and 10,000 organizations, the time to the first progress line);
+* ``sampling-overhead-paired``: ``benchmarks/paired.py --before f8f5774 --rounds 3 --
+  benchmarks/sampling_overhead.py`` (a few minutes: the same sampled audits at 50 and 300
+  organizations before and after the budget's chunks of coalitions);
 * ``audit-sampled-machine``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` on 2 dask
   workers, the whole machine, within the same 10-minute budgets (about 20 minutes);
 * ``audit-sampled-long``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` in one process
@@ -200,6 +205,23 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "sampled audits by user: RICC month at N = 20/50/100, HPC2N and KTH-SP2 months, "
             "within the targets' budgets; RICC N = 50 on 2 dask workers",
             needs="distributed",
+        ),
+        Job(
+            "audit-budget",
+            [[py, f"{b}/audit_budget.py"]],
+            "results-audit-budget.txt",
+            "sampled audits' CPU and wall-clock budgets at 2,000 and 10,000 organizations, "
+            "and how soon progress is shown",
+        ),
+        Job(
+            "sampling-overhead-paired",
+            [
+                [py, f"{b}/paired.py", "--before", "f8f5774", "--rounds", "3"]
+                + ["--", f"{b}/sampling_overhead.py"]
+            ],
+            "results-sampling-overhead-paired.txt",
+            "the sampled audit's own cost (budget read before every chunk of coalitions) "
+            "against f8f5774, paired: the same coalitions valued by both",
         ),
         Job(
             "audit-sampled-machine",

@@ -10,16 +10,16 @@ import pytest
 from conftest import trace_path
 from hypothesis import example, given
 from hypothesis import strategies as st
-from test_shapley_antithetic import CONF, upper_bound
+from test_shapley_antithetic import CONF, counting_clock, upper_bound
 
-from coopsched.online.shapley import (
+from coopsched.audit.estimation import (
     optimum_allocation,
     position_bins,
     refine_schedule,
-    shapley,
     shapley_antithetic,
     shapley_stratified,
 )
+from coopsched.online.shapley import shapley
 from coopsched.testing import additive_interaction_game as additive_interaction
 from coopsched.testing import airport_game as airport
 
@@ -144,12 +144,27 @@ def test_batches_and_a_cache_give_the_same_estimate():
     np.testing.assert_array_equal(a.phi, d.phi)
 
 
-def test_a_time_budget_stops_after_two_rounds_and_says_so():
+def test_a_budget_stops_between_coalitions_and_keeps_the_rounds_valued_whole():
+    from coopsched.audit.estimation.budget import Budget
+
     v, _ = airport(9, 2)
+    clocks, now, wrap = counting_clock()
     est = shapley_stratified(
+        wrap(v),
+        9,
+        [0, 3],
+        1024,
+        budget=Budget(wall_seconds=300, clocks=clocks),
+        decide=lambda who, p, h: h[:, 0] < 0,
+    )
+    assert est.stop == "seconds" and now[0] <= 300 and est.rounds.min() >= 2
+    assert np.isfinite(est.halfwidth).all()
+    # a budget spent before any round: no estimate (infinite intervals), said so
+    none = shapley_stratified(
         v.__getitem__, 9, [0, 3], 1024, seconds=1e-9, decide=lambda who, p, h: h[:, 0] < 0
     )
-    assert est.stop == "seconds" and est.rounds.tolist() == [2, 2] and est.looks == 1
+    assert none.stop == "seconds" and none.rounds.tolist() == [0, 0]
+    assert np.isinf(none.halfwidth).all()
 
 
 @pytest.mark.slow

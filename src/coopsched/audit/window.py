@@ -249,8 +249,11 @@ def window_instance(
                 else f" (give machines={peak} if the stated size is wrong)"
             )
         )
-    if (orgs.index[idx] < 0).any():
-        raise WindowError("some jobs have no organization (assign_unmatched first)")
+    miss = idx[orgs.index[idx] < 0]
+    if miss.size:  # jobs outside the window need no organization
+        from .organizations import unmatched_error
+
+        raise unmatched_error(j, np.sort(miss), log.weight)
     # organizations with neither jobs in the window nor machines are not part of the game
     # (with a contribution rule, no work means no machines)
     present = np.zeros(len(orgs.names), dtype=bool)

@@ -65,6 +65,39 @@ def in_flags(
     return call
 
 
+def option_annotation(
+    kind: type,
+    flag: str,
+    help: str,
+    *,
+    optional: bool = True,
+    panel: str | None = None,
+    metavar: str | None = None,
+    min: int | None = None,
+    hidden: bool = False,
+    show_default: bool = True,
+    pair: bool = True,
+) -> Any:
+    """The typer annotation of an option declared as data (a study's option, an audit
+    record's field): ``kind`` its value's type (``bool``: an on/off pair ``--x/--no-x``,
+    or with ``pair=False`` the flag ``flag`` alone), ``flag`` its flag, ``optional``
+    whether it may be left unset (``None``), ``panel`` its panel of ``--help``."""
+    value: Any = kind | None if optional else kind
+    flags = (f"{flag}/--no-{flag[2:]}",) if kind is bool and pair else (flag,)
+    return Annotated[
+        value,
+        typer.Option(
+            *flags,
+            help=help,
+            min=min,
+            hidden=hidden,
+            rich_help_panel=panel,
+            metavar=metavar,
+            show_default=show_default,
+        ),
+    ]
+
+
 def Table(*args, **kwargs):  # noqa: N802  (stands for the class)
     """``rich.table.Table``, imported on first use."""
     from rich.table import Table as _Table
@@ -86,6 +119,48 @@ class PolicyHelp(TyperCommand):
                 + " (also package.module:Class; 'coopsched policies' describes them)."
             )
         super().format_help(ctx, formatter)
+
+
+#: The panels of ``--help`` of the commands that run policies on a workload (simulate,
+#: compare; :func:`panelled`): the workload, the platform's model, the policy, the output.
+WORKLOAD = "Workload"
+#: The options of a trace's or the synthetic workload (the :data:`WORKLOAD` panel; none
+#: applies to a JSON instance).
+WORKLOAD_OPTIONS = (
+    "orgs",
+    "window_start",
+    "window_length",
+    "machines",
+    "split",
+    "warmup",
+    "owners",
+    "backlog",
+)
+MODEL = "Platform model"
+POLICY = "Policy"
+OUTPUT = "Output"
+
+
+def panelled(panels: dict[str, str], base: type | None = None) -> type:
+    """A command class (``base``, default :class:`PolicyHelp`) whose ``--help`` shows the
+    options named in ``panels`` (parameter name: panel) in their panels, and ``--help``
+    itself in the :data:`OUTPUT` panel (an "Options" panel of its own would take three
+    lines)."""
+
+    class Panelled(base or PolicyHelp):  # type: ignore[misc]
+        def format_help(self, ctx, formatter) -> None:
+            for param in self.get_params(ctx):
+                if param.name in panels:
+                    param.rich_help_panel = panels[param.name]
+            super().format_help(ctx, formatter)
+
+        def get_help_option(self, ctx):
+            option = super().get_help_option(ctx)
+            if option is not None:
+                option.rich_help_panel = OUTPUT
+            return option
+
+    return Panelled
 
 
 class CLIError(Exception):
@@ -167,17 +242,7 @@ def _load(
         }
         return synthetic_instance(k=orgs, seed=seed, **extra)
     if str(source).lower().endswith(".json"):
-        given = _given(
-            "orgs",
-            "window_start",
-            "window_length",
-            "machines",
-            "split",
-            "warmup",
-            "owners",
-            "backlog",
-            "jobs",
-        )
+        given = _given(*WORKLOAD_OPTIONS, "jobs")
         _refuse(
             given,
             "a JSON instance (it fixes organizations, machines and times; jobs with "

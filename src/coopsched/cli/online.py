@@ -11,6 +11,11 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    MODEL,
+    OUTPUT,
+    POLICY,
+    WORKLOAD,
+    WORKLOAD_OPTIONS,
     Backfill,
     Backlog,
     CLIError,
@@ -19,7 +24,6 @@ from ._app import (
     Machines,
     Orgs,
     Owners,
-    PolicyHelp,
     Seed,
     Split,
     Trace,
@@ -37,10 +41,19 @@ from ._app import (
     app,
     console,
     in_flags,
+    panelled,
 )
 
+#: The panels of ``simulate --help`` and ``compare --help``, by parameter.
+PANELS = {
+    **dict.fromkeys(("trace", *WORKLOAD_OPTIONS), WORKLOAD),
+    **dict.fromkeys(("jobs", "backfill"), MODEL),
+    **dict.fromkeys(("policy", "policies", "param", "samples", "horizon", "seed"), POLICY),
+    **dict.fromkeys(("format", "gantt", "swf_out", "batsim_out"), OUTPUT),
+}
 
-@app.command(cls=PolicyHelp)
+
+@app.command(cls=panelled(PANELS))
 def simulate(
     input: Annotated[
         Path | None,
@@ -178,7 +191,7 @@ def demo(
     _show(rep, format)
 
 
-@app.command(cls=PolicyHelp)
+@app.command(cls=panelled(PANELS))
 def compare(
     input: Annotated[
         Path | None,

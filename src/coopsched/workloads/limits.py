@@ -26,6 +26,10 @@ MAX_MACHINES = 10_000_000
 MAX_JOBS = 50_000_000
 #: Sampled orderings (RAND) or random starts of one run.
 MAX_SAMPLES = 1_000_000
+#: Organizations of a sampled audit (each antithetic pair of orders values 2 (k - 1)
+#: coalitions, and each coalition's bitmask takes k / 8 bytes; a Slurm site's accounts number
+#: in the thousands).
+MAX_ORGANIZATIONS = 20_000
 #: Characters of one SWF line (18 numeric fields need a few hundred).
 MAX_SWF_LINE = 4096
 #: Bytes of a log once decompressed (the largest archive log is a few hundred MB): a small

@@ -12,7 +12,7 @@ import warnings
 
 import typer
 
-from . import audit, migration, mosp, online, reproduce, traces  # noqa: F401  (registers the commands)
+from . import audit, migration, mosp, online, reproduce, slurm, traces  # noqa: F401  (registers the commands)
 from ._app import CLIError, app
 from ._values import plain_values
 

@@ -69,6 +69,10 @@ The jobs (``--list`` prints their commands):
   first ``coopsched demo`` against the second; docs/performance.md: the first run);
 * ``read-large``: ``benchmarks/read_large.py --cases month`` (a 2 GB sacct log written
   into /tmp and removed, read for a one-month audit window; about 11 minutes);
+* ``read-memory``: ``benchmarks/read_memory.py`` (peak memory per byte of log of each
+  reader: SWF, sacct text, sacct JSON of 1,000,000 jobs; memory, not time);
+* ``address-limit``: ``benchmarks/address_limit.py`` (every README command and every trace
+  under a 4 GiB address-space limit, ``prlimit --as``);
 * ``game``: ``benchmarks/game.py``;
 * ``estimator``: ``benchmarks/estimator.py --runs 200`` (docs/audit.md: coverage and
   width of the sampled audit's intervals; counts and ratios only, no timings);
@@ -360,6 +364,18 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             [[py, f"{b}/read_large.py", "--cases", "month"]],
             "results-read-large.txt",
             "reading a 2 GB sacct log for a one-month audit window",
+        ),
+        Job(
+            "read-memory",
+            [[py, f"{b}/read_memory.py", *t]],
+            "results-read-memory.txt",
+            "peak memory per byte of log of each reader",
+        ),
+        Job(
+            "address-limit",
+            [[py, f"{b}/address_limit.py", *t]],
+            "results-address-limit.txt",
+            "README commands and traces under a 4 GiB address-space limit",
         ),
         Job("game", [[py, f"{b}/game.py"]], "results-game.txt", "exact best responses, MOSP game"),
         Job(

@@ -101,10 +101,20 @@ def simulate(
 ) -> Schedule:
     """Simulate ``policy`` (a name, ``package.module:Class`` or a Policy object, with
     ``params``) on ``instance``; see :func:`coopsched.online.engine.simulate`."""
+    from .online.engine import Policy
     from .online.engine import simulate as _simulate
     from .online.policies import get_policy
+    from .workloads.instance import Instance
+    from .workloads.limits import check_type
 
-    pol = get_policy(policy, **params) if isinstance(policy, str) else policy
+    check_type(instance, Instance, "instance", "an Instance (coopsched.make_instance, ...)")
+    if isinstance(policy, str):
+        pol = get_policy(policy, **params)
+    else:
+        check_type(policy, Policy, "policy", "a policy name or a Policy object (not its class)")
+        if params:
+            raise TypeError(f"policy: parameters {', '.join(params)} go with a policy name")
+        pol = policy
     return _simulate(instance, pol, horizon, members)
 
 

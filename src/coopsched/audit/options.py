@@ -277,7 +277,7 @@ class Estimation:
         _integer("exact_max", self.exact_max, 1, 20)
         _integer("exact_upto", self.exact_upto, 0, 16)
         _integer("points", self.points, 0, 10_000)
-        _integer("seed", self.seed, -(2**63), 2**63 - 1)
+        _integer("seed", self.seed, 0, 2**63 - 1)  # numpy seeds are non-negative
         _seconds("seconds", self.seconds)
         _seconds("cpu_seconds", self.cpu_seconds)
         for name in ("adaptive", "refine", "allocate", "control_variate"):

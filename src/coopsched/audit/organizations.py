@@ -97,6 +97,14 @@ def by_column(jobs: pd.DataFrame, key: str, source: str) -> Organizations:
     col = jobs[key].astype(str)
     if len(col) and (col == "").all():
         raise MappingError(f"{source}: the log has no {key!r} column to form organizations from")
+    empty = np.flatnonzero((col == "").to_numpy())
+    if empty.size:  # an empty name is no organization: never one named ''
+        j = jobs.iloc[empty[0]]
+        raise MappingError(
+            f"{source}: {empty.size} job(s) have no {key}, e.g. job {j['job']} (line "
+            f"{j['line']}); an empty name is no organization: give every job one, or form "
+            "organizations with a mapping file (--mapping; --other gathers the unmatched jobs)"
+        )
     names = sorted(col.unique().tolist(), key=_sort_key)
     pos = {n: i for i, n in enumerate(names)}
     return Organizations(names, col.map(pos).to_numpy(np.int64), None, f"--org-by {key}")

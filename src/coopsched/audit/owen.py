@@ -277,6 +277,11 @@ def last_share(root: Unit, k: int) -> np.ndarray:
     return out
 
 
+#: Levels of nested units a hierarchy may have (the Owen value's walks recurse over them;
+#: a chain of accounts with one child each collapses and does not count).
+MAX_DEPTH = 200
+
+
 def build_hierarchy(
     names: Sequence[str], children: Callable[[str], Sequence[str]], tops: Sequence[str]
 ) -> Unit:
@@ -288,18 +293,35 @@ def build_hierarchy(
     index = {n: i for i, n in enumerate(names)}
     placed: set[int] = set()
 
-    def node(name: str) -> int | Unit | None:
-        members: list[int | Unit] = []
-        if name in index:
-            members.append(index[name])
-            placed.add(index[name])
-        for c in children(name):
-            x = node(c)
-            if x is not None:
-                members.append(x)
-        if not members:
-            return None
-        return members[0] if len(members) == 1 else Unit(name, members)
+    def node(top: str) -> int | Unit | None:
+        """The unit of ``top``, built from the leaves up with a stack of its own (a tree of
+        any depth; a chain of single children collapses)."""
+        built: dict[str, tuple[int | Unit | None, int]] = {}  # name -> (unit, its depth)
+        stack = [(top, False)]
+        while stack:
+            name, ready = stack.pop()
+            kids = children(name)
+            if not ready:
+                stack.append((name, True))
+                stack.extend((c, False) for c in reversed(kids))
+                continue
+            members: list[int | Unit] = []
+            if name in index:
+                members.append(index[name])
+                placed.add(index[name])
+            below = [built.pop(c) for c in kids]
+            members += [x for x, _ in below if x is not None]
+            depth = max((d for x, d in below if x is not None), default=0)
+            if len(members) > 1:
+                built[name] = (Unit(name, members), depth + 1)
+                if depth + 1 > MAX_DEPTH:
+                    raise ValueError(
+                        f"the units nest more than {MAX_DEPTH} levels deep under {top!r}: "
+                        "flatten the tree of accounts (or units) that hold organizations"
+                    )
+            else:
+                built[name] = (members[0] if members else None, depth)
+        return built[top][0]
 
     top: list[int | Unit] = []
     for t in tops:

@@ -55,10 +55,12 @@ def load_log(
     name = p.name.lower()
     if name.endswith(".json"):
         from ..workloads.jsonio import read_instance
-        from ..workloads.sacct_json import is_sacct_json, read_json_document, read_sacct_json
+        from ..workloads.sacct_json import NotSacctJson, read_sacct_json
 
-        if is_sacct_json(read_json_document(p)):
+        try:  # read a job at a time; a JSON schedule is told by its content
             return read_sacct_json(p, timezone=timezone, skip_malformed=skip_malformed)
+        except NotSacctJson:
+            pass
         if skip_malformed:
             raise WindowError(f"skip_malformed: applies to logs (sacct, SWF), not to {p}")
 
@@ -160,6 +162,11 @@ def audit(
     ``progress``: called with each :class:`~coopsched.audit.progress.Progress` message
     (a ``str`` with a ``kind``): the phases, and the sampling's looks.
     """
+    if not isinstance(source, str | Path | RecordedLog | Instance):
+        raise TypeError(
+            "source: expected a log's path, a RecordedLog or an Instance with recorded "
+            f"starts, got {type(source).__name__}"
+        )
     given = dict(
         window=window,
         organizations=organizations,

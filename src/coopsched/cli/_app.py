@@ -167,6 +167,45 @@ class CLIError(Exception):
     """An error to report on one line, without a traceback."""
 
 
+def writable(path: Path, flag: str) -> Path:
+    """``path`` if a file can be written there (its folder exists and is writable), checked
+    before a long command starts; else a :class:`CLIError` naming ``flag``."""
+    import os
+
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise CLIError(f"{flag}: {path} is a folder; give a file name")
+    if not folder.is_dir():
+        raise CLIError(f"{flag}: cannot write {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK):
+        raise CLIError(f"{flag}: cannot write {path}: the folder {folder} is not writable")
+    return path
+
+
+def write_atomically(path: Path, text: str, flag: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a temporary file of the same
+    folder, then renamed over ``path`` (an interrupted or failed write leaves no half
+    file); an error names ``flag``."""
+    import os
+    import tempfile
+
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise CLIError(f"{flag}: cannot write {path}: {exc.strerror or exc}") from None
+
+
 def _input_path(path: Path | None, trace: str | None) -> Path | None:
     """The input file: a path, or a Parallel Workloads Archive log named by ``--trace``
     (or given as the argument when no such file exists), downloaded on first use."""
@@ -248,7 +287,7 @@ def _load(
             "a JSON instance (it fixes organizations, machines and times; jobs with "
             "'processors' are rigid)",
         )
-    return load_instance(
+    inst = load_instance(
         source,
         k=orgs,
         start=window_start,
@@ -261,6 +300,16 @@ def _load(
         backlog=backlog,
         jobs=jobs,
     )
+    if inst.n == 0:  # never a table of zeros for a window past the end of a trace
+        if str(source).lower().endswith(".json"):
+            raise CLIError(f"{source}: the instance has no job: nothing to simulate")
+        raise CLIError(
+            f"{source}: no job is submitted in the window (--window-start "
+            f"{window_start or 0} s after the first submit, --window-length "
+            f"{window_length if window_length is not None else 'to the end'}): nothing to "
+            f"simulate; 'coopsched trace-info {source}' shows the trace's span"
+        )
+    return inst
 
 
 def _backfill(inst, backfill: str | None) -> str | None:
@@ -323,7 +372,10 @@ WLen = Annotated[int | None, typer.Option(help="Window length in seconds (defaul
 Machines = Annotated[int | None, typer.Option(help="Machines in total (default: from the trace).")]
 Split = Annotated[str, typer.Option(help="Machine split across organizations: uniform or zipf.")]
 Seed = Annotated[
-    int, typer.Option(help="Seed for users-to-organizations, machine split, policies.")
+    int,
+    typer.Option(
+        min=0, max=2**63 - 1, help="Seed for users-to-organizations, machine split, policies."
+    ),
 ]
 Fmt = Annotated[str, typer.Option("--format", help="table, json or csv.")]
 Trace = Annotated[
@@ -363,5 +415,13 @@ Backfill = Annotated[
     typer.Option(
         help="Rigid jobs: none, first-fit or easy (default: easy when every job has a "
         "requested time, else first-fit)."
+    ),
+]
+PolicyTimeout = Annotated[
+    float | None,
+    typer.Option(
+        min=0.001,
+        help="Stop a plug-in policy whose call (its run, or one select) lasts more than this "
+        "many seconds (default: no limit).",
     ),
 ]

@@ -19,7 +19,17 @@ import typer
 from typer.core import TyperCommand
 
 from ..audit.options import OUTPUT, PANELS, RECORDS, flag_of
-from ._app import CLIError, app, console, in_flags, option_annotation, panelled
+from ._app import (
+    CLIError,
+    _given,
+    app,
+    console,
+    in_flags,
+    option_annotation,
+    panelled,
+    writable,
+    write_atomically,
+)
 from ._app import flag_message as _flag_message
 
 #: The command's own options (not the audit's): name, type, default, flag, help, metavar.
@@ -136,8 +146,14 @@ def audit(log: Path, **values: Any) -> None:
     format, html, quiet = (values.pop(name) for name, *_ in OUTPUT_OPTIONS)
     if format not in ("table", "json", "csv"):
         raise CLIError("--format must be 'table', 'json' or 'csv'")
+    if values.get("shares") is not None and _given("contribution"):
+        raise CLIError(
+            "--contribution: not applicable with --shares (the account tree's shares split "
+            "the machines)"
+        )
     render_html = None
     if html is not None:
+        writable(html, "--html")  # before the audit, not after it
         try:
             from ..audit import html as html_report
         except ImportError:
@@ -157,6 +173,8 @@ def audit(log: Path, **values: Any) -> None:
     finally:
         if progress is not None:
             progress.close()
+    if html is not None and render_html is not None:  # first, whole or not at all
+        write_atomically(html, render_html(report), "--html")
     if format != "table":
         # say loudly which contribution rule was used, without polluting the data stream
         print(f"contribution rule: {report.window.contribution_rule}", file=sys.stderr)
@@ -166,10 +184,8 @@ def audit(log: Path, **values: Any) -> None:
         sys.stdout.write(to_csv(report))
     else:
         render_table(report, console)
-    if html is not None and render_html is not None:
-        html.write_text(render_html(report))
-        if format == "table":
-            console.print(f"HTML report written to {html}")
+    if html is not None and format == "table":
+        console.print(f"HTML report written to {html}")
 
 
 audit.__signature__ = inspect.Signature(_parameters())  # type: ignore[attr-defined]

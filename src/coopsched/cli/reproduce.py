@@ -161,7 +161,7 @@ def reproduce(
     scheduler: Annotated[
         str | None, typer.Option(help="dask.distributed scheduler address.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the study.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Seed of the study.")] = 0,
 ) -> None:
     """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl).
     A study's own options: coopsched reproduce STUDY --help."""

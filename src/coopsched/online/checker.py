@@ -44,6 +44,9 @@ class ScheduleError(AssertionError):
 
 def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
     """All violations of the invariants above (at most ``limit`` per rule)."""
+    from ..workloads.limits import check_type
+
+    check_type(schedule, Schedule, "schedule", "a Schedule")
     inst = schedule.instance
     if inst.rigid:
         return check_rigid(schedule, limit=limit)

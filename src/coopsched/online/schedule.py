@@ -57,7 +57,9 @@ class Schedule:
 
     def _at(self, t: int | None) -> int:
         if t is not None:
-            return int(t)
+            from ..workloads.limits import check_int
+
+            return check_int(t, "horizon")  # a time >= 0, never a string or a float
         if self.horizon is not None:
             return int(self.horizon)
         ok = self.started

@@ -175,6 +175,11 @@ def audit(
         contents=contents,
     )
     w, o, m, e, c = records(given, options)
+    if w.by_month or w.by_week:
+        raise ValueError(
+            f"by_{'month' if w.by_month else 'week'}: audit() audits one window; "
+            "coopsched.audit.periods.audit_periods audits the periods side by side"
+        )
     _check_horizon(source, w)
     report = _audit(source, w, o, m, e, c, progress or (lambda _msg: None))
     return AuditReport.from_dict(report)

@@ -156,31 +156,61 @@ def test_cli_by_month_table_json_csv_html_and_errors(tmp_path, capsys):
         audit(p, by_month=True)
 
 
+def test_a_month_without_jobs_is_noted_and_an_error_names_its_month(tmp_path):
+    p = three_months(tmp_path)
+    lines = p.read_text().splitlines()
+    keep = [
+        x
+        for x in lines
+        if x.startswith(";") or not 31 * DAY - 5 * 3600 <= int(x.split()[1]) < 60 * DAY
+    ]
+    gap = tmp_path / "gap.swf"
+    gap.write_text("\n".join(keep) + "\n")
+    r = audit_periods(gap, "month", org_by="user", with_counterfactuals=False, points=2)
+    assert [x["label"] for x in r["periods"]] == ["2024-01", "2024-02", "2024-03"]
+    assert r["periods"][1]["note"] == "no job runs or waits in this month"
+    assert all(o["sign"][1] is None for o in r["organizations"])
+    assert "2024-02" in to_csv(r) and ",2024-02," not in to_csv(r)
+    with pytest.raises(WindowError, match=r"^month 2024-01: .*machines"):
+        audit_periods(p, "month", org_by="user", machines=1)
+
+
+def top_users_mapping(path, top, tmp):
+    """A mapping file naming the ``top`` users of the whole log with the most work, one
+    organization each (the others go to ``other``)."""
+    from coopsched.audit import load_log
+
+    j = load_log(path).jobs
+    work = (j["processors"] * (j["end"] - j["start"])).groupby(j["user"]).sum()
+    names = work.sort_values(ascending=False).index[:top]
+    m = tmp / "top.toml"
+    m.write_text("".join(f'[[organization]]\nname = "u{u}"\nusers = ["{u}"]\n' for u in names))
+    return m
+
+
 @pytest.mark.slow
-def test_a_year_by_month_on_a_project_trace():
-    """KTH-SP2's first twelve months (October 1996 to September 1997) by group: twelve
-    audits, each the audit of its own month; the persistent verdicts follow the rule."""
+def test_a_year_by_month_on_a_project_trace(tmp_path):
+    """KTH-SP2, the whole log (30 September 1996 to 29 August 1997), by its 7 busiest users
+    and 'other', month by month: twelve exact audits, each equal to the audit of its own
+    month; the persistent verdicts follow the rule."""
     path = trace_path("KTH-SP2-1996-2.1-cln.swf.gz")
-    r = audit_periods(
-        path,
-        "month",
-        t_from="1996-10-01",
-        t_to="1997-10-01",
-        org_by="group",
-        with_counterfactuals=False,
-        points=2,
-    )
-    assert len(r["periods"]) == 12
+    from coopsched.audit import load_log
+    from coopsched.audit.window import recorded_peak
+
+    log = load_log(path)
+    peak = recorded_peak(log, int(log.jobs["submit"].min()), int(log.jobs["end"].max()))
+    assert peak > 100  # the log states 100 processors and runs up to this many at once
+    mapping = top_users_mapping(path, 7, tmp_path)
+    opts = dict(mapping=mapping, other="other", machines=peak, with_counterfactuals=False, points=2)
+    r = audit_periods(path, "month", **opts)
+    labels = [x["label"] for x in r["periods"]]
+    assert labels[0] == "1996-09" and labels[-1] == "1997-08" and len(labels) == 12
+    assert all(x["method"] == "exact" for x in r["periods"])
     assert persistent(r["organizations"]) == r["persistent"]["short_changed"]
-    may = audit(
-        path,
-        t_from="1997-05-01",
-        t_to="1997-06-01",
-        org_by="group",
-        with_counterfactuals=False,
-        points=2,
-    ).to_dict()
-    i = [x["label"] for x in r["periods"]].index("1997-05")
+    assert all(s in ("-", "+", "0") for o in r["organizations"] for s in o["sign"] if s)
+    may = audit(path, t_from="1997-05-01", t_to="1997-06-01", **opts).to_dict()
+    i = labels.index("1997-05")
+    assert r["periods"][i]["backlog"] == may["window"]["backlog"]
     for o in may["organizations"]:
         row_ = next(x for x in r["organizations"] if x["name"] == o["name"])
         assert row_["surplus_core_hours"][i] == pytest.approx(o["surplus_core_hours"])

@@ -153,6 +153,10 @@ def audit_periods(
             "from": format_time(a, log) or a,
             "to": format_time(b, log) or b,
         }
+        if not bool(((j["submit"] < b) & (j["end"] > a)).any()):  # a gap in the log
+            entry["note"] = f"no job runs or waits in this {by}"
+            out_periods.append(entry)
+            continue
         try:
             report = audit(
                 log,
@@ -163,10 +167,8 @@ def audit_periods(
                 contents=contents,
                 progress=progress,
             ).to_dict()
-        except WindowError as exc:  # a period without jobs (a gap in the log)
-            entry["note"] = str(exc).split("\n")[0]
-            out_periods.append(entry)
-            continue
+        except ValueError as exc:  # the period named, in the audit's own words
+            raise WindowError(f"{by} {label}: {exc}") from exc
         orgs = report["organizations"]
         entry.update(
             organizations=len(orgs),

@@ -106,51 +106,22 @@ def test_each_month_is_the_audit_of_that_window_with_its_backlog(tmp_path):
 def test_cli_by_month_table_json_csv_html_and_errors(tmp_path, capsys):
     p = three_months(tmp_path)
     page = tmp_path / "m.html"
-    assert (
-        main(
-            [
-                "audit",
-                str(p),
-                "--org-by",
-                "user",
-                "--by-month",
-                "--no-counterfactuals",
-                "--html",
-                str(page),
-            ]
-        )
-        == 0
-    )
+
+    def cli(*flags):
+        return main(["audit", str(p), "--org-by", "user", *flags])
+
+    assert cli("--by-month", "--no-counterfactuals", "--html", str(page)) == 0
     out = capsys.readouterr().out
     assert "2024-02" in out and "Short-changed persistently: 1." in out
     html = page.read_text()
     assert 'id="fig-periods"' in html and 'id="periods"' in html and "<svg" in html
-    assert (
-        main(
-            [
-                "audit",
-                str(p),
-                "--org-by",
-                "user",
-                "--by-week",
-                "--to",
-                "2024-01-15",
-                "--format",
-                "json",
-            ]
-        )
-        == 0
-    )
+    assert cli("--by-week", "--to", "2024-01-15", "--format", "json") == 0
     got = json.loads(capsys.readouterr().out)
-    assert got["by"] == "week" and [x["label"] for x in got["periods"]] == [
-        "2024-01-01",
-        "2024-01-08",
-    ]
-    assert (
-        main(["audit", str(p), "--org-by", "user", "--by-month", "--format", "csv", "--quiet"]) == 0
-    )
+    assert got["by"] == "week"
+    assert [x["label"] for x in got["periods"]] == ["2024-01-01", "2024-01-08"]
+    assert cli("--by-month", "--format", "csv", "--quiet") == 0
     assert capsys.readouterr().out.splitlines()[2] == "period,name,surplus_core_hours,sign"
-    assert main(["audit", str(p), "--org-by", "user", "--by-month", "--by-week"]) == 1
+    assert cli("--by-month", "--by-week") == 1
     assert "error: --by-week: give by_month or by_week, not both" in capsys.readouterr().err
     with pytest.raises(ValueError, match="by_month: audit\\(\\) audits one window"):
         audit(p, by_month=True)

@@ -939,6 +939,19 @@ def _notes(report: dict) -> str:
     return f'<div class="note" id="notes"><b>Notes on the input.</b><ul>{items}</ul></div>'
 
 
+def page_head(title: str) -> str:
+    """The page's start, up to its ``<h1>`` (``title``, escaped): the document, its style."""
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+            f"<h1>{_esc(title)}</h1>",
+        ]
+    )
+
+
 def render_html(report: AuditReport | dict) -> str:
     """The audit report (or its dict) as one self-contained HTML page (``coopsched audit
     --html``).
@@ -968,11 +981,7 @@ def _render(report: dict, orgs: list[dict]) -> str:
     title = f"Fairness audit of {window.get('log') or 'a recorded schedule'}"
     k = len(orgs)
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_esc(title)}</h1>",
+        page_head(title),
         "<p>How Shapley-fair was the platform? Each organization is compared with its fair "
         "share: what its contribution (machines and jobs) entitles it to. <b>Core-hours "
         "ahead (+)</b>: on average over the window, it had done that much more work than "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .html import _CSS, _RC, _colors, _esc, _legend, _new_figure, _svg
+from .html import _RC, _colors, _esc, _legend, _new_figure, _svg, page_head
 from .periods import PERSISTENT_RULE, cell
 
 #: Organizations named in the chart's legend at most (the persistently short-changed
@@ -80,11 +80,7 @@ def render_html(report: dict) -> str:
     )
     title = f"Fairness audit by {by}: {report['log']}"
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_esc(title)}</h1>",
+        page_head(title),
         f"<p>Each {by} audited on its own, with its own backlog (jobs waiting at its start "
         "released then, jobs running then pinned). Surplus: core-hours of work ahead (+) or "
         f"behind (−) the fair share, on average over the {by}; “?”: the sign was not decided "

@@ -107,10 +107,18 @@ def instance(traces: Path, name: str, month: str, k: int, tmp: Path):
     return window(log, t0, t1, k, tmp)
 
 
+def chosen(args) -> list[tuple[str, str]]:
+    """The months of :data:`MONTHS` whose trace names contain one of ``--only``'s words."""
+    if not args.only:
+        return MONTHS
+    words = [w.lower() for w in args.only.split(",")]
+    return [(n, m) for n, m in MONTHS if any(w in n.lower() for w in words)]
+
+
 def budget(args) -> None:
     from coopsched.audit.sampling import sampled_game
 
-    for name, month in MONTHS:
+    for name, month in chosen(args):
         with tempfile.TemporaryDirectory() as d:
             inst, T, rule = instance(args.traces, name, month, args.k, Path(d))
         c0, w0 = time.process_time(), time.perf_counter()
@@ -190,6 +198,7 @@ def main() -> None:
     )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-control", action="store_true", help="without the control variate")
+    ap.add_argument("--only", default="", help="traces whose names contain these words (a,b)")
     sub = ap.add_subparsers(dest="what", required=True)
     sub.add_parser("pick")
     b = sub.add_parser("budget")

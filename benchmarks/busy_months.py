@@ -147,10 +147,11 @@ def budget(args) -> None:
 def coverage(args) -> None:
     from coopsched.audit import sampling
     from coopsched.audit.game import recorded_starts
-    from coopsched.audit.sampling import coalition_values, sampled_game
+    from coopsched.audit.sampling import sampled_game
     from coopsched.online.shapley import shapley
     from coopsched.online.utilities import psi_sp
 
+    ORIGINAL = {n: getattr(sampling, n) for n in ("coalition_values", "CoalitionValuer")}
     if not 2 <= args.k <= 16:
         raise SystemExit("error: --k: 2 to 16 organizations for the exact values")
     for name, month in MONTHS:
@@ -158,7 +159,8 @@ def coverage(args) -> None:
             inst, T, rule = instance(args.traces, name, month, args.k, Path(d))
         k, G = inst.k, (1 << inst.k) - 1
         w0 = time.perf_counter()
-        fair = [0] + [coalition_values(inst, T, [T], m, backfill=rule)[0] for m in range(1, G + 1)]
+        value = ORIGINAL["coalition_values"]  # (each month valued by the engine, not a table)
+        fair = [0] + [value(inst, T, [T], m, backfill=rule)[0] for m in range(1, G + 1)]
         recorded = sum(psi_sp(inst.org, recorded_starts(inst), inst.size, T, k, inst.processors))
         exact = np.array([float(x) for x in shapley([*fair[:-1], recorded])])
         valued = time.perf_counter() - w0
@@ -181,6 +183,8 @@ def coverage(args) -> None:
             shares.append(inside.mean())
             covered += inside
             refined += sg.refinement is not None
+        for n, f in ORIGINAL.items():  # the engine again for the next month's table
+            setattr(sampling, n, f)
         s = np.array(shares)
         print(
             f"{name} {month} k {k} ({inst.n:,} jobs; {G:,} coalitions valued in {valued:.0f} s): "

@@ -154,7 +154,7 @@ def coverage(args) -> None:
     ORIGINAL = {n: getattr(sampling, n) for n in ("coalition_values", "CoalitionValuer")}
     if not 2 <= args.k <= 16:
         raise SystemExit("error: --k: 2 to 16 organizations for the exact values")
-    for name, month in MONTHS:
+    for name, month in chosen(args):
         with tempfile.TemporaryDirectory() as d:
             inst, T, rule = instance(args.traces, name, month, args.k, Path(d))
         k, G = inst.k, (1 << inst.k) - 1

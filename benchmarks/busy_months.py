@@ -33,6 +33,7 @@ the lowest per organization) beside the nominal level.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -160,7 +161,13 @@ def coverage(args) -> None:
         k, G = inst.k, (1 << inst.k) - 1
         w0 = time.perf_counter()
         value = ORIGINAL["coalition_values"]  # (each month valued by the engine, not a table)
-        fair = [0] + [value(inst, T, [T], m, backfill=rule)[0] for m in range(1, G + 1)]
+        cache = None if args.cache is None else args.cache / f"{name}-{month}-k{k}.json"
+        if cache is not None and cache.exists():
+            fair = json.loads(cache.read_text())
+        else:
+            fair = [0] + [value(inst, T, [T], m, backfill=rule)[0] for m in range(1, G + 1)]
+            if cache is not None:
+                cache.write_text(json.dumps(fair))
         recorded = sum(psi_sp(inst.org, recorded_starts(inst), inst.size, T, k, inst.processors))
         exact = np.array([float(x) for x in shapley([*fair[:-1], recorded])])
         valued = time.perf_counter() - w0
@@ -211,7 +218,13 @@ def main() -> None:
     c = sub.add_parser("coverage")
     c.add_argument("--k", type=int, default=10)
     c.add_argument("--runs", type=int, default=200)
+    c.add_argument("--cache", type=Path, default=None, help="keep each month's table here")
+    ap.add_argument("--fit-from", type=int, default=None, help="the control's FIT_FROM")
     args = ap.parse_args()
+    if args.fit_from is not None:
+        from coopsched.audit.estimation import control
+
+        control.FIT_FROM = args.fit_from
     if args.what == "pick":
         pick(args.traces)
     elif args.what == "budget":

@@ -32,6 +32,9 @@ from .intervals import t_quantile
 
 #: The fewest draws from which a coefficient is fitted (below, ``b_u = 0``: the draws alone).
 FIT_FROM = 4
+#: ... and from draws with at least this many distinct values of the surrogate's
+#: (:func:`adjusted`).
+DISTINCT_FROM = 5
 
 
 @dataclass(frozen=True)
@@ -71,9 +74,34 @@ def fit(y: np.ndarray, z: np.ndarray) -> np.ndarray:
 
 def adjusted(y: np.ndarray, z: np.ndarray, phi_g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The draws ``y - b (z - phi_g)`` with the fitted coefficients ``b`` (:func:`fit`), and
-    ``b``: their mean is the control-variate estimate."""
+    ``b``: their mean is the control-variate estimate.
+
+    Their spread is that of the leave-one-out (PRESS) residuals ``e_i / (1 - h_i)``, ``h_i =
+    1/n + (z_i - mean z)^2 / S_zz`` the leverage of draw ``i``, not of the fitted residuals
+    ``e_i``: a fit on few distinct values of ``z`` can pass through every draw (RICC's
+    busiest month: the residuals of some organizations were all 0 in some runs, the interval
+    a point; the audit's coverage at k = 10 fell to 0.91 for a nominal 0.95). Where the
+    draws cannot tell the fit from the noise (a draw of leverage 1, fewer than
+    :data:`DISTINCT_FROM` distinct values of ``z``, or residuals all equal while ``y``
+    varies), the player's coefficient is 0: its draws alone."""
     b = fit(y, z)
-    return y - b * (z - phi_g), b
+    out = y - b * (z - phi_g)
+    n = y.shape[0]
+    if n < FIT_FROM:
+        return out, b
+    zc = z - z.mean(axis=0)
+    szz = (zc * zc).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = 1.0 / n + zc * zc / np.where(szz > 0, szz, np.inf)
+    e = out - out.mean(axis=0)
+    distinct = np.array([len(np.unique(z[:, j])) for j in range(z.shape[1])])
+    flat = (np.ptp(e, axis=0) == 0) & (np.ptp(y, axis=0) > 0)
+    bad = (b != 0) & ((h >= 1 - 1e-9).any(axis=0) | (distinct < DISTINCT_FROM) | flat)
+    press = e / np.where(h >= 1 - 1e-9, 1.0, 1.0 - h)
+    rows = out.mean(axis=0) + press - press.mean(axis=0)
+    rows[:, bad] = y[:, bad]
+    b = np.where(bad, 0.0, b)
+    return rows, b
 
 
 def widen(halfwidth: np.ndarray, n: int, level: float, fitted: np.ndarray) -> np.ndarray:

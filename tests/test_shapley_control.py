@@ -151,3 +151,21 @@ def test_a_stratified_estimate_with_the_surrogate_is_the_regression_on_its_round
     b = (est.phi[0, 0] - y_mean) / (sur.phi[2] - z_mean)
     assert np.isfinite(b) and 0 < b < 2  # the fitted slope (the game is 0.65 g + noise)
     assert est.halfwidth[0, 0] < plain.halfwidth[0, 0]
+
+
+def test_a_fit_through_every_draw_is_not_trusted():
+    """Draws on two values of the surrogate, exactly linear in it: the fitted residuals are
+    all 0 (an interval of one point), so the player keeps its draws alone; with enough
+    distinct values the spread is the leave-one-out residuals', at least the fitted ones'."""
+    z = np.array([[0.0], [1.0]] * 10)
+    y = 3.0 * z + 1.0
+    rows, b = adjusted(y, z, np.array([0.5]))
+    assert b.tolist() == [0.0] and np.array_equal(rows, y)
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(40, 2))
+    y = 2.0 * z + rng.normal(size=(40, 2))
+    rows, b = adjusted(y, z, np.zeros(2))
+    assert np.all(b != 0)
+    fitted = y - b * z
+    np.testing.assert_allclose(rows.mean(axis=0), fitted.mean(axis=0))
+    assert np.all(rows.std(axis=0) > fitted.std(axis=0))

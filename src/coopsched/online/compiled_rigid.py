@@ -410,6 +410,7 @@ def _engine_rigid(
         t = min(t_rel, t_comp)
         if t >= _BIG or t >= T:
             break
+        base = nfree_ids  # the machines freed at t return in machine order
         while nheap > 0 and ht[0] == t:  # completions, in start order
             sq = hs[0]
             nheap = _pop2(ht, hs, nheap)
@@ -444,6 +445,8 @@ def _engine_rigid(
                             _advance_c(v, t, phi, wc, rc, tv, phi_f)
                             rc[v] -= by_owner[v]
                         by_owner[v] = 0
+        if randm and nfree_ids - base > 1:
+            free_ids[base:nfree_ids] = np.sort(free_ids[base:nfree_ids])
         while i < n and rel[i] == t:  # releases
             if not wide[i]:
                 u = owner[i]

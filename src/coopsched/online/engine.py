@@ -22,144 +22,21 @@ once the job has completed. The contract is documented in ``docs/policies.md``.
 
 from __future__ import annotations
 
-import heapq
 import inspect
-import random
 import typing
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
 
-from ..workloads.instance import Instance, InstanceError
+from ..workloads.instance import Instance
 from ..workloads.limits import MAX_EXACT, check_horizon, check_members
+from .core import run_loop
+from .rigid import resolve_backfill, too_wide_info
 from .schedule import Schedule
+from .view import PolicyError, SimView
 
-
-class PolicyError(RuntimeError):
-    """A policy returned an organization that has no waiting job."""
-
-
-class SimView:
-    """What a policy may look at, at the current time ``t``.
-
-    Attributes are read-only by contract: ``t``, ``k``, ``members`` (organization
-    indices taking part), ``machines[u]``, ``total_machines``, ``waiting[u]`` (jobs
-    released and not started; for rigid jobs, those the policy may pick in this step, see
-    :mod:`coopsched.online.rigid`), ``queued[u]`` (all released and not started),
-    ``running[u]`` (jobs running; for rigid jobs, processors in use), ``order`` (the
-    members in the instance's canonical order, :meth:`Instance.canonical_order`),
-    ``rigid``. Methods give ``psi_sp`` and processed
-    work at ``t`` from elapsed times only (Skowron & Rzadca, Sec. 2), and the release
-    order and release time of queue heads. Nothing here reveals the size of a job that
-    has not completed (non-clairvoyance, Sec. 2; ``docs/policies.md``).
-    """
-
-    __slots__ = (
-        "t",
-        "k",
-        "members",
-        "machines",
-        "total_machines",
-        "waiting",
-        "running",
-        "_psi",
-        "_work",
-        "_tl",
-        "_head_pos",
-        "_rank_pos",
-        "_rel",
-        "_machine_owner",
-        "_free",
-        "order",
-        "rigid",
-        "queued",
-        "_nfree",
-        "_width",
-        "_req",
-    )
-
-    def __init__(
-        self, k: int, members: tuple[int, ...], machines: list[int], machine_owner: list[int]
-    ):
-        self.t = 0
-        self.k = k
-        self.members = members
-        self.machines = machines
-        self.total_machines = sum(machines[u] for u in members)
-        self.waiting = [0] * k
-        self.running = [0] * k
-        self._psi = [0] * k
-        self._work = [0] * k
-        self._tl = [0] * k
-        self._head_pos: list[int] = [0] * k
-        self._rank_pos: list[int] = self._head_pos
-        self._rel: list[int] = []
-        self._machine_owner = machine_owner
-        self._free: list[int] = []
-        self.order: tuple[int, ...] = tuple(members)
-        self.rigid = False
-        self.queued = self.waiting  # rigid jobs: the true counts (waiting may hide some)
-        self._nfree = 0
-        self._width: list[int] = []
-        self._req: list[int] = []
-
-    @property
-    def free(self) -> int:
-        """Number of free machines right now."""
-        return self._nfree if self.rigid else len(self._free)
-
-    def head_processors(self, u: int) -> int:
-        """Processors of ``u``'s oldest waiting job (1 for sequential jobs); known at
-        submission, so not clairvoyant."""
-        return self._width[self._head_pos[u]] if self.rigid and self.queued[u] else 1
-
-    def head_requested(self, u: int) -> int | None:
-        """Requested time (walltime) of ``u``'s oldest waiting job, ``None`` if unknown."""
-        if not self.rigid or not self.queued[u]:
-            return None
-        r = self._req[self._head_pos[u]]
-        return r if r >= 1 else None
-
-    def psi(self, u: int) -> int:
-        """``psi_sp`` of organization ``u`` at the current time (exact integer)."""
-        d = self.t - self._tl[u]
-        return self._psi[u] + self._work[u] * d + self.running[u] * (d * (d + 1) // 2)
-
-    def work(self, u: int) -> int:
-        """Unit parts of ``u``'s jobs processed before the current time."""
-        return self._work[u] + self.running[u] * (self.t - self._tl[u])
-
-    def head_position(self, u: int) -> int:
-        """Global submission rank of ``u``'s oldest waiting job (smaller = older)."""
-        return self._head_pos[u]
-
-    def rank_position(self, u: int) -> int:
-        """Global submission rank of ``u``'s oldest waiting job *as the picks at the current
-        time began* (smaller = older): the tie order, fixed for the whole event time, so a
-        tied winner keeps receiving machines at ``t`` as in REF (docs/conventions.md, "Ties
-        and anonymity")."""
-        return self._rank_pos[u]
-
-    def head_release(self, u: int) -> int | None:
-        """Release time of ``u``'s oldest waiting job (``None`` when ``u`` has none)."""
-        return self._rel[self._head_pos[u]] if self.waiting[u] else None
-
-    def machine_owner(self, m: int) -> int:
-        """The organization that contributes machine ``m``."""
-        return self._machine_owner[m]
-
-    def candidates(self) -> list[int]:
-        """Organizations with a waiting job, in the tie order of the current time: oldest
-        queue head first, the heads taken as the picks at ``t`` began
-        (:meth:`rank_position`). A policy that keeps the first of equally good candidates
-        thus breaks ties by that order, never by organization names or indices, and keeps
-        one ranking for the whole event time (docs/conventions.md, "Ties and anonymity")."""
-        w, hp = self.waiting, self._rank_pos
-        c = [u for u in self.members if w[u]]
-        if len(c) > 1:
-            c.sort(key=hp.__getitem__)
-        return c
+__all__ = ["Policy", "PolicyError", "SimView", "simulate"]
 
 
 class Policy:
@@ -272,14 +149,6 @@ class Policy:
         return f"{type(self).__name__}({args})"
 
 
-def _as_index(policy: Policy, u: object, t: int) -> int:
-    """A pick that is not a plain int: a numpy integer is accepted, anything else (a bool,
-    a float, ``None``) is a :class:`PolicyError` naming the policy, the value and ``t``."""
-    if isinstance(u, np.integer):
-        return int(u)
-    raise PolicyError(f"{policy!r}.select returned {u!r} at t={t}: not an organization index")
-
-
 def _wants_events(policy: Policy) -> bool:
     cls = type(policy)
     return bool(policy.wants_events) or any(
@@ -340,11 +209,7 @@ def simulate(
         raise ValueError(f"engine: {engine!r}; choose from {', '.join(ENGINES)}")
     check_horizon(horizon, below=MAX_EXACT)
     cls = type(policy)
-    rule = None
-    if instance.rigid:
-        from .rigid import resolve_backfill
-
-        rule = resolve_backfill(instance, backfill)
+    rule = resolve_backfill(instance, backfill) if instance.rigid else None
     if cls.drives_simulation() and not getattr(policy, "_engine_pass", False):
         if members is not None:
             members = check_members(members, instance.k)
@@ -367,18 +232,12 @@ def simulate(
     policy.prepare(inst, horizon)
     fallback = None
     if rule is not None:
-        from .rigid import simulate_rigid
-
         if engine == "compiled" or (engine == "auto" and _worth_compiling(instance, True)):
             fast = _run_compiled_rigid(inst, policy, engine, horizon, members, mem, rule)
             if not isinstance(fast, str):
                 return fast
             fallback = fast
-        sched = simulate_rigid(inst, policy, horizon, None if members is None else mem, mem, rule)
-        if fallback is not None and fallback != "no rule":
-            sched.info["fallback"] = fallback
-        return sched
-    if engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
+    elif engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
         from .backends import compiled_rule
 
         entry = compiled_rule(policy)
@@ -391,150 +250,20 @@ def simulate(
             if not isinstance(fast, str):
                 return fast
             fallback = fast
-    is_member = np.zeros(k, dtype=bool)
-    is_member[list(mem)] = True
-    order = inst.fifo_order()
-    order = order[is_member[inst.org[order]]]
-    n = len(order)
-    rel = inst.release[order].tolist()
-    owner = inst.org[order].tolist()
-    size = inst.size[order].tolist()
-    pinned = [False] * n if inst.pinned is None else inst.pinned[order].tolist()
-    pin_waiting = 0
-    queues: list[list[int]] = [[] for _ in range(k)]
-    for pos, u in enumerate(owner):
-        queues[u].append(pos)
-    head = [0] * k
-    machine_owner = inst.machine_owner().tolist()
-    machines = inst.machines.tolist()
-    view = SimView(k, mem, machines, machine_owner)
-    view.order = tuple(u for u in inst.canonical_order().tolist() if is_member[u])
-    M = len(machine_owner)
-    free = [m for m in range(M) if is_member[machine_owner[m]]]  # sorted: a valid heap
-    view._free = free
-    start = [-1] * n
-    where = [-1] * n
-    on_machine = [-1] * max(M, 1)
-    comp: list[int] = []  # heap of end * M + machine
-    INF = float("inf")
-    T = INF if horizon is None else int(horizon)
-    waiting, running = view.waiting, view.running
-    psi_acc, work_acc, tl, head_pos = view._psi, view._work, view._tl, view._head_pos
-    BIG = n + 1
-    for u in range(k):
-        head_pos[u] = BIG
-    rank_pos = view._rank_pos = head_pos[:]  # the tie order, taken once per event time
-    ranked_at = -1
-    view._rel = rel
-    policy.reset(view)
-    rng = random.Random(getattr(policy, "seed", 0)) if policy.random_machines else None
-    select = policy.select
-    events = _wants_events(policy)
-    on_release = policy.on_release if cls.on_release is not Policy.on_release else None
-    i = 0
-    total_waiting = 0
-    MM = max(M, 1)
-    while True:
-        t_rel = rel[i] if i < n else INF
-        t_comp = comp[0] // MM if comp else INF
-        t = t_rel if t_rel < t_comp else t_comp
-        if isinstance(t, float) or t >= T:  # event times are ints: a float is INF, no event
-            break
-        view.t = t
-        # completions at t
-        while comp and comp[0] // MM == t:
-            m = heapq.heappop(comp) % MM
-            pos = on_machine[m]
-            u = owner[pos]
-            d = t - tl[u]
-            if d:  # bring u's accumulators to t (inlined: this loop is the hot path)
-                r = running[u]
-                psi_acc[u] += work_acc[u] * d + r * (d * (d + 1) // 2)
-                work_acc[u] += r * d
-                tl[u] = t
-            running[u] -= 1
-            on_machine[m] = -1
-            if rng is None:
-                heapq.heappush(free, m)
-            else:
-                free.append(m)
-            if events:
-                policy.on_complete(view, u, m, size[pos])
-        # releases at t
-        while i < n and rel[i] == t:
-            u = owner[i]
-            if not waiting[u]:
-                head_pos[u] = i
-            waiting[u] += 1
-            total_waiting += 1
-            pin_waiting += pinned[i]
-            i += 1
-            if on_release is not None:
-                on_release(view, u)
-        # greedy starts at t (pinned jobs first, oldest first, without asking the policy)
-        while free and total_waiting:
-            if pin_waiting:
-                u = min((head_pos[x], x) for x in mem if waiting[x] and pinned[head_pos[x]])[1]
-                pin_waiting -= 1
-            else:
-                if ranked_at != t:  # the queue heads as the policy's picks at t begin
-                    ranked_at = t
-                    rank_pos[:] = head_pos
-                u = select(view)
-            if u.__class__ is not int:
-                u = _as_index(policy, u, t)
-            if not 0 <= u < k or not waiting[u]:
-                raise PolicyError(
-                    f"{policy!r}.select returned {u!r} at t={t}: "
-                    + (
-                        f"not an organization index (0..{k - 1})"
-                        if not 0 <= u < k
-                        else f"organization {u} has no waiting job"
-                    )
-                )
-            pos = queues[u][head[u]]
-            head[u] += 1
-            waiting[u] -= 1
-            total_waiting -= 1
-            head_pos[u] = queues[u][head[u]] if waiting[u] else BIG
-            if rng is None:
-                m = heapq.heappop(free)
-            else:
-                j = rng.randrange(len(free))
-                free[j], free[-1] = free[-1], free[j]
-                m = free.pop()
-            d = t - tl[u]
-            if d:
-                r = running[u]
-                psi_acc[u] += work_acc[u] * d + r * (d * (d + 1) // 2)
-                work_acc[u] += r * d
-                tl[u] = t
-            running[u] += 1
-            start[pos] = t
-            where[pos] = m
-            on_machine[m] = pos
-            heapq.heappush(comp, (t + size[pos]) * MM + m)
-            if events:
-                policy.on_start(view, u, m)
-    if n and max(start) > 2**63 - 1:  # a refusal, never a wrapped start time
-        raise InstanceError(
-            f"{policy.name}: a job would start at {max(start)} s, beyond 2^63 - 1; "
-            "give a horizon below that"
-        )
-    start_arr = np.full(inst.n, -1, dtype=np.int64)
-    mach_arr = np.full(inst.n, -1, dtype=np.int64)
-    start_arr[order] = np.array(start, dtype=np.int64)
-    mach_arr[order] = np.array(where, dtype=np.int64)
-    return Schedule(
-        instance=inst,
-        start=start_arr,
-        machine=mach_arr,
-        policy=policy.name,
-        horizon=None if horizon is None else int(horizon),
-        members=None if members is None else mem,
-        info={"params": policy.params(), "engine": "python"}
-        | ({} if fallback is None else {"fallback": fallback}),
+    sched = run_loop(
+        inst,
+        policy,
+        horizon,
+        mem,
+        rule,
+        _wants_events(policy),
+        cls.on_release is not Policy.on_release,
     )
+    if members is not None:
+        sched.members = mem
+    if fallback is not None and fallback != "no rule":
+        sched.info["fallback"] = fallback
+    return sched
 
 
 #: Below this many jobs the Python engine is used by default while no numba kernel has
@@ -622,7 +351,6 @@ def _run_compiled_rigid(inst, policy, engine, horizon, members, mem, rule) -> Sc
         return "no rule"
     from .compiled import CompiledFallback
     from .compiled_rigid import run_compiled_rigid
-    from .rigid import too_wide_info
 
     out = run_compiled_rigid(
         inst,

@@ -283,10 +283,9 @@ class Rand(Policy):
 
     def select(self, view: SimView) -> int:
         t = view.t
-        w = view.waiting
         cands = view.candidates()  # oldest queue head first: ties keep the older
-        if len(cands) == 1 or (not view.rigid and view.free >= sum(w[u] for u in cands)):
-            # the pick cannot change any start time: no estimate needed
+        if len(cands) == 1 or view.free >= view.queued_processors():
+            # every queued job starts now: the pick cannot change any start time
             return cands[0]
         if t != self._t:
             self._t = t

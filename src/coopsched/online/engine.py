@@ -1,42 +1,55 @@
-"""The online engine: event-driven, greedy, FIFO per organization, non-clairvoyant.
+"""The online engine's contract and its one door.
 
-Model (Skowron & Rzadca, Sec. 2; docs/conventions.md §1): sequential jobs on identical machines;
-time is integer; a job released at ``r`` may start at any ``s >= r`` and occupies one
-machine during ``[s, s+p)``. At every event time ``t`` (a release or a completion) the
-engine frees the machines whose jobs complete at ``t``, queues the jobs released at ``t``
-(each organization's queue in input order) and then, while a machine is free and a job
-waits, asks the policy for an organization; that organization's oldest waiting job
-starts at ``t``. The cost grows with the number of events, not with the horizon.
+Model (Skowron & Rzadca, Sec. 2; docs/conventions.md §1): jobs on identical machines; time
+is integer; a job released at ``r`` may start at any ``s >= r`` and occupies its ``q``
+machines (one for a sequential job) during ``[s, s+p)``. At every event time ``t`` (a
+release or a completion) the engine frees the machines whose jobs complete at ``t``, queues
+the jobs released at ``t`` (each organization's queue in input order) and then, while a
+machine is free and a job waits, asks the policy for an organization; that organization's
+oldest waiting job starts at ``t`` (for rigid jobs, as the backfilling rule allows:
+:mod:`coopsched.online.rigid`). The cost grows with the number of events, not with the
+horizon.
 
-Pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5: jobs already running when an audited
-window opens) are started by the engine itself, before the policy is asked: while a pinned
-job waits and a machine is free, the oldest waiting pinned job starts (a pinned job is
-always at the head of its organization's queue). The policy still sees these starts
-through :meth:`Policy.on_start`.
+Pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5: jobs already running when an
+audited window opens) are started by the engine itself, before the policy is asked: while a
+pinned job waits and fits, the oldest waiting pinned job starts (a pinned job is always at
+the head of its organization's queue). The policy still sees these starts through
+:meth:`Policy.on_start`.
 
-Policies see the world through a :class:`SimView`: release order and release time of
-each queue head, queue lengths, running counts, machines, and utilities computed from
-elapsed time. A job's size is revealed to the policy only by :meth:`Policy.on_complete`,
-once the job has completed. The contract is documented in ``docs/policies.md``.
+Policies see the world through a :class:`SimView` (:mod:`coopsched.online.view`): release
+order and release time of each queue head, queue lengths, running counts, machines, and
+utilities computed from elapsed time. A job's size is revealed to the policy only by
+:meth:`Policy.on_complete`, once the job has completed. The contract is documented in
+``docs/policies.md``.
+
+This module holds the contract (:class:`Policy`) and the one door to the engines:
+:func:`simulate` for one run, and :class:`Backend`, the same door for many runs on one
+instance (the audit's coalitions, RAND's and REF's), which keeps the instance's prepared
+inputs. They choose between the Python loop (:mod:`coopsched.online.core`) and the compiled
+one (:mod:`coopsched.online.compiled`, identical schedules) in one place
+(:func:`_choose_engine`), under one threshold (:data:`COMPILE_MIN_JOBS`).
 """
 
 from __future__ import annotations
 
 import inspect
 import typing
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
 from ..workloads.instance import Instance
 from ..workloads.limits import MAX_EXACT, check_horizon, check_members
+from .backends import compiled_names, compiled_rule
 from .core import run_loop
 from .rigid import resolve_backfill, too_wide_info
 from .schedule import Schedule
 from .view import PolicyError, SimView
 
-__all__ = ["Policy", "PolicyError", "SimView", "simulate"]
+__all__ = ["Backend", "Policy", "PolicyError", "SimView", "simulate"]
 
 
 class Policy:
@@ -55,7 +68,9 @@ class Policy:
     * :meth:`on_release`, :meth:`on_start`, :meth:`on_complete`: event hooks, called only
       when a subclass overrides them (or sets ``wants_events``);
     * :meth:`run`: for a policy that builds its schedule itself (REF and RAND simulate
-      every coalition); :func:`simulate` then calls it, so both entry points agree.
+      every coalition); :func:`simulate` then calls it, so both entry points agree;
+    * :meth:`compiled_inputs`, :meth:`compiled_result`: for a policy of the compiled table
+      (:mod:`coopsched.online.backends`), what it hands the compiled engine and takes back.
 
     ``random_machines`` asks the engine to give each started job a uniformly random free
     machine (seeded) instead of the lowest-numbered; ``name`` is the registry name
@@ -118,6 +133,17 @@ class Policy:
     def on_complete(self, view: SimView, org: int, machine: int, size: int) -> None:
         """A job of ``org`` completed on ``machine`` at ``view.t``; its size is now known."""
 
+    def compiled_inputs(self) -> dict[str, Any] | None:
+        """What the compiled engine's pick rule reads of this policy beyond the instance
+        (RAND: its kept coalitions' running counts), after :meth:`prepare`; ``None`` when the
+        policy is not ready for the engine (then only the Python engine runs it)."""
+        return {}
+
+    def compiled_result(self, state: dict[str, Any]) -> None:
+        """The compiled engine's final state (``phi``, ``wc``, ``rc``, ``tv``: DIRECTCONTR's
+        contribution accumulators per machine owner; ``last``: ROUNDROBIN's last served
+        position; ``key_time``), for the policy to keep as the Python loop would leave it."""
+
     def run(
         self,
         instance: Instance,
@@ -125,10 +151,13 @@ class Policy:
         members: Iterable[int] | None = None,
         *,
         backfill: str | None = None,
+        engine: str = "auto",
     ) -> Schedule:
         """Simulate this policy on ``instance`` (optionally only a coalition's part; a rigid
-        instance under the backfilling rule ``backfill``)."""
-        return simulate(instance, self, horizon=horizon, members=members, backfill=backfill)
+        instance under the backfilling rule ``backfill``) in ``engine``."""
+        return simulate(
+            instance, self, horizon=horizon, members=members, backfill=backfill, engine=engine
+        )
 
     @classmethod
     def drives_simulation(cls) -> bool:
@@ -193,83 +222,193 @@ def simulate(
     ``engine``: the policies of the declared table
     :data:`coopsched.online.backends.COMPILED` also run in the compiled engine
     (:mod:`coopsched.online.compiled`, identical schedules). ``"compiled"`` uses it at any
-    size (a :class:`ValueError` for a policy without a compiled rule), ``"python"`` never;
+    size (a :class:`ValueError` naming why for any other policy), ``"python"`` never;
     ``"auto"`` (the default) uses it for those policies except on small instances (under
     :data:`COMPILE_MIN_JOBS` jobs) while no numba kernel has run in the process, so a short
     command never pays numba's start-up, or while the engine's kernel would have to be
-    compiled first (not in numba's disk cache yet). ``compiled=True/False`` is the older
-    spelling of ``engine="compiled"/"python"``. ``Schedule.info["engine"]`` says which ran;
-    when int64 cannot be proven exact the Python path runs instead, with a
+    compiled first (not in numba's disk cache yet). A policy that builds its schedule
+    itself receives ``engine`` when its :meth:`~Policy.run` takes it (RAND: its runs; REF:
+    ``"python"`` its Python-integer kernel). ``compiled=True/False`` is the older spelling
+    of ``engine="compiled"/"python"``. ``Schedule.info["engine"]`` says which ran; when
+    int64 cannot be proven exact the Python path runs instead, with a
     :class:`~coopsched.online.compiled.CompiledFallback` warning and the reason in
     ``info["fallback"]``.
     """
     if compiled is not None:
         engine = "compiled" if compiled else "python"
-    if engine not in ENGINES:
-        raise ValueError(f"engine: {engine!r}; choose from {', '.join(ENGINES)}")
-    check_horizon(horizon, below=MAX_EXACT)
-    cls = type(policy)
-    rule = resolve_backfill(instance, backfill) if instance.rigid else None
-    if cls.drives_simulation() and not getattr(policy, "_engine_pass", False):
-        if members is not None:
-            members = check_members(members, instance.k)
-        if rule is not None:
-            if "backfill" not in inspect.signature(policy.run).parameters:
-                raise TypeError(
-                    f"{cls.__name__}.run() takes no 'backfill': it cannot schedule rigid jobs "
-                    "(give run a keyword-only backfill parameter; docs/policies.md)"
-                )
-            return policy.run(instance, horizon, members, backfill=rule)
-        return policy.run(instance, horizon, members)
-    if cls.select is Policy.select:
-        raise TypeError(
-            f"{cls.__name__} cannot be simulated: it overrides neither select() nor run() "
-            "(see docs/policies.md)"
-        )
-    inst = instance
-    k = inst.k
-    mem = tuple(range(k)) if members is None else check_members(members, k)
-    policy.prepare(inst, horizon)
-    fallback = None
-    if rule is not None:
-        if engine == "compiled" or (engine == "auto" and _worth_compiling(instance, True)):
-            fast = _run_compiled_rigid(inst, policy, engine, horizon, members, mem, rule)
-            if not isinstance(fast, str):
+    return Backend(instance, horizon, backfill, engine).run(policy, members)
+
+
+#: Below this many jobs (one run's, or all the runs a :class:`Backend` makes) the Python
+#: engine is used by default while no numba kernel has run in this process: numba's first
+#: kernel load (its compiler's start-up, about half a second) costs more than simulating
+#: that many jobs in Python.
+COMPILE_MIN_JOBS = 50_000
+
+
+class Backend:
+    """The door to the engines for one instance: :func:`simulate` is one run through it; a
+    caller that simulates many coalitions of one instance (the audit's coalition valuer,
+    RAND's kept coalitions, REF's coalitions) keeps one, and with it the instance's
+    compiled inputs (:class:`~coopsched.online.compiled.Prepared`, built on first use) and
+    its backfilling rule. ``workload``: the jobs the caller will simulate in all, which
+    ``engine="auto"`` weighs as one run of that many jobs (``None``: counted as the runs
+    come, so the compiled engine takes over once numba's start-up pays). The instance must
+    not change meanwhile."""
+
+    def __init__(
+        self,
+        instance: Instance,
+        horizon: int | None = None,
+        backfill: str | None = None,
+        engine: str = "auto",
+        workload: int | None = None,
+    ) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"engine: {engine!r}; choose from {', '.join(ENGINES)}")
+        self.instance = instance
+        self.horizon = check_horizon(horizon, below=MAX_EXACT)
+        self.engine = engine
+        self.rule = resolve_backfill(instance, backfill) if instance.rigid else None
+        self.workload = workload
+        self.done = 0  # jobs simulated so far (workload None)
+        self._prepared: Any = None
+
+    def prepared(self) -> Any:
+        """The instance's compiled inputs, built once."""
+        if self._prepared is None:
+            from .compiled import Prepared
+
+            self._prepared = Prepared(self.instance)
+        return self._prepared
+
+    def run(self, policy: Policy, members: Iterable[int] | None = None) -> Schedule:
+        """``policy``'s schedule of the coalition ``members`` (all organizations by default),
+        as :func:`simulate` gives it."""
+        inst, horizon, rule, cls = self.instance, self.horizon, self.rule, type(policy)
+        if cls.drives_simulation() and not getattr(policy, "_engine_pass", False):
+            if members is not None:
+                members = check_members(members, inst.k)
+            params = inspect.signature(policy.run).parameters
+            kw: dict[str, Any] = {"engine": self.engine} if "engine" in params else {}
+            if rule is not None:
+                if "backfill" not in params:
+                    raise TypeError(
+                        f"{cls.__name__}.run() takes no 'backfill': it cannot schedule rigid "
+                        "jobs (give run a keyword-only backfill parameter; docs/policies.md)"
+                    )
+                kw["backfill"] = rule
+            return policy.run(inst, horizon, members, **kw)
+        if cls.select is Policy.select:
+            raise TypeError(
+                f"{cls.__name__} cannot be simulated: it overrides neither select() nor run() "
+                "(see docs/policies.md)"
+            )
+        mem = tuple(range(inst.k)) if members is None else check_members(members, inst.k)
+        policy.prepare(inst, horizon)
+        fallback = None
+        inputs = self._compiled_inputs(policy, mem)
+        if inputs is not None:
+            fast = self._run_compiled(policy, members, mem, inputs)
+            if isinstance(fast, Schedule):
                 return fast
             fallback = fast
-    elif engine == "compiled" or (engine == "auto" and _worth_compiling(instance)):
-        from .backends import compiled_rule
+        sched = run_loop(
+            inst,
+            policy,
+            horizon,
+            mem,
+            rule,
+            _wants_events(policy),
+            cls.on_release is not Policy.on_release,
+        )
+        if members is not None:
+            sched.members = mem
+        if fallback is not None:
+            sched.info["fallback"] = fallback
+        return sched
+
+    def _compiled_inputs(self, policy: Policy, mem: tuple[int, ...]) -> dict[str, Any] | None:
+        """The one place an engine is chosen: the policy's inputs to the compiled engine
+        (:meth:`Policy.compiled_inputs`) when it runs there, ``None`` for the Python loop."""
+        if self.engine == "python":
+            return None
+        entry = compiled_rule(policy)
+        inputs = None if entry is None else policy.compiled_inputs()
+        if self.engine == "compiled":
+            if entry is None:
+                raise ValueError(
+                    f"engine='compiled': {type(policy).__name__} has no compiled rule (the "
+                    "compiled engine runs exactly the classes of its table: "
+                    f"{', '.join(compiled_names())}; a subclass or plug-in runs in the Python "
+                    "engine: engine='python' or 'auto')"
+                )
+            if inputs is None:
+                raise ValueError(
+                    f"engine='compiled': {policy!r} is not ready for the compiled engine "
+                    "(its prepare() has not run)"
+                )
+            return inputs
+        if inputs is None:
+            return None
+        jobs = self.instance.n if len(mem) == self.instance.k else self._jobs_of(mem)
+        if self.workload is not None:
+            jobs = max(jobs, self.workload)
+        else:
+            self.done += jobs
+            jobs = max(jobs, self.done)
+        return inputs if _worth_compiling(jobs) else None
+
+    def _jobs_of(self, mem: tuple[int, ...]) -> int:
+        counts = np.bincount(self.instance.org, minlength=self.instance.k)
+        return int(counts[list(mem)].sum())
+
+    def _run_compiled(
+        self,
+        policy: Policy,
+        members: Iterable[int] | None,
+        mem: tuple[int, ...],
+        inputs: dict[str, Any],
+    ) -> Schedule | str:
+        """The compiled engine's schedule, or why it could not run (a str, after a
+        :class:`CompiledFallback` warning)."""
+        from .compiled import CompiledFallback, run_compiled
 
         entry = compiled_rule(policy)
-        inputs = None if entry is None else entry.inputs(policy)
-        if entry is None or inputs is None:
-            if engine == "compiled":
-                raise ValueError(f"{policy!r} has no compiled rule (engine='compiled')")
-        else:
-            fast = _run_compiled(inst, policy, entry, inputs, horizon, members, mem)
-            if not isinstance(fast, str):
-                return fast
-            fallback = fast
-    sched = run_loop(
-        inst,
-        policy,
-        horizon,
-        mem,
-        rule,
-        _wants_events(policy),
-        cls.on_release is not Policy.on_release,
-    )
-    if members is not None:
-        sched.members = mem
-    if fallback is not None and fallback != "no rule":
-        sched.info["fallback"] = fallback
-    return sched
+        assert entry is not None
+        out = run_compiled(
+            self.prepared(),
+            entry.name,
+            self.rule,
+            horizon=self.horizon,
+            members=mem,
+            seed=getattr(policy, "seed", 0),
+            random_machines=policy.random_machines,
+            inputs=inputs,
+        )
+        if isinstance(out, str):
+            warnings.warn(
+                f"{policy!r}: compiled engine not exact here ({out}); ran the Python engine",
+                CompiledFallback,
+                stacklevel=4,
+            )
+            return out
+        start, machine, state, wide, M = out
+        policy.compiled_result(state)
+        info: dict[str, Any] = {"params": policy.params(), "engine": "compiled"}
+        if self.rule is not None:
+            info["backfill"] = self.rule
+            info["too_wide"] = too_wide_info(self.instance, wide, M)
+        return Schedule(
+            instance=self.instance,
+            start=start,
+            machine=machine,
+            policy=policy.name,
+            horizon=None if self.horizon is None else int(self.horizon),
+            members=None if members is None else mem,
+            info=info,
+        )
 
-
-#: Below this many jobs the Python engine is used by default while no numba kernel has
-#: run in this process: numba's first kernel load (its compiler's start-up, about half a
-#: second) costs more than simulating that many jobs in Python.
-COMPILE_MIN_JOBS = 50_000
 
 _warm = [False]
 
@@ -314,111 +453,19 @@ def engine_decides_as(instance: Instance) -> Iterator[None]:
         _decide_as[0] = before
 
 
-def _worth_compiling(inst: Instance, rigid: bool = False) -> bool:
-    """Large instances, or numba already warm (one of our kernels has been loaded) and the
-    engine's kernel ready to load (compiled in this process or in numba's disk cache): a
-    small instance never pays the engine's first compilation (seconds) because another
-    kernel, REF's say, warmed numba up (:func:`coopsched.online.jit.kernel_ready`)."""
+def _worth_compiling(jobs: int) -> bool:
+    """A large workload (``jobs`` simulated), or numba already warm (one of our kernels has
+    been loaded) and the engine's kernel ready to load (compiled in this process or in
+    numba's disk cache): a small instance never pays the engine's first compilation
+    (seconds) because another kernel, REF's say, warmed numba up
+    (:func:`coopsched.online.jit.kernel_ready`)."""
     if _decide_as[0] is not None:
-        inst = _decide_as[0]
-    if inst.n >= COMPILE_MIN_JOBS:
+        jobs = _decide_as[0].n
+    if jobs >= COMPILE_MIN_JOBS:
         return True
     if not numba_warm():
         return False
+    from .compiled import _engine
     from .jit import kernel_ready
 
-    if rigid:
-        from .compiled_rigid import _engine_rigid
-
-        return kernel_ready(_engine_rigid)
-    from .compiled import _engine
-
     return kernel_ready(_engine)
-
-
-def _run_compiled_rigid(inst, policy, engine, horizon, members, mem, rule) -> Schedule | str:
-    """The compiled path for rigid jobs: a schedule, or why it could not run ("no rule"
-    for a policy without a compiled rule under ``engine="auto"``)."""
-    import warnings
-
-    from .backends import compiled_rule
-
-    entry = compiled_rule(policy)
-    inputs = None if entry is None else entry.inputs(policy)
-    if entry is None or inputs is None:
-        if engine == "compiled":
-            raise ValueError(f"{policy!r} has no compiled rule (engine='compiled')")
-        return "no rule"
-    from .compiled import CompiledFallback
-    from .compiled_rigid import run_compiled_rigid
-
-    out = run_compiled_rigid(
-        inst,
-        entry.name,
-        rule,
-        horizon=horizon,
-        members=mem,
-        seed=getattr(policy, "seed", 0),
-        random_machines=policy.random_machines,
-        **inputs,
-    )
-    if isinstance(out, str):
-        warnings.warn(
-            f"{policy!r}: compiled engine not exact here ({out}); ran the Python engine",
-            CompiledFallback,
-            stacklevel=3,
-        )
-        return out
-    start, state, wide, M = out
-    if entry.done is not None:
-        entry.done(policy, state)
-    return Schedule(
-        instance=inst,
-        start=start,
-        machine=np.full(inst.n, -1, dtype=np.int64),
-        policy=policy.name,
-        horizon=None if horizon is None else int(horizon),
-        members=None if members is None else mem,
-        info={
-            "params": policy.params(),
-            "engine": "compiled",
-            "backfill": rule,
-            "too_wide": too_wide_info(inst, wide, int(M)),
-        },
-    )
-
-
-def _run_compiled(inst, policy, entry, inputs, horizon, members, mem) -> Schedule | str:
-    """The compiled path of :func:`simulate`: a schedule, or why it could not run."""
-    import warnings
-
-    from .compiled import CompiledFallback, run_compiled
-
-    out = run_compiled(
-        inst,
-        entry.name,
-        horizon=horizon,
-        members=mem,
-        seed=getattr(policy, "seed", 0),
-        random_machines=policy.random_machines,
-        **inputs,
-    )
-    if isinstance(out, str):
-        warnings.warn(
-            f"{policy!r}: compiled engine not exact here ({out}); ran the Python engine",
-            CompiledFallback,
-            stacklevel=3,
-        )
-        return out
-    start, machine, state = out
-    if entry.done is not None:
-        entry.done(policy, state)
-    return Schedule(
-        instance=inst,
-        start=start,
-        machine=machine,
-        policy=policy.name,
-        horizon=None if horizon is None else int(horizon),
-        members=None if members is None else mem,
-        info={"params": policy.params(), "engine": "compiled"},
-    )

@@ -29,8 +29,7 @@ import numpy as np
 
 from ...workloads.instance import Instance
 from ...workloads.limits import MAX_SAMPLES, check_count
-from ..backends import compiled_rule
-from ..engine import COMPILE_MIN_JOBS, Policy, SimView, simulate
+from ..engine import Backend, Policy, SimView, simulate
 from ..schedule import Schedule, expand_coalition
 from ..utilities import ValueCurve, step_events
 from ._registry import register
@@ -128,11 +127,12 @@ class Rand(Policy):
         rel_o, size_o = instance.release[order], instance.size[order]
         # the kept coalitions are one workload: its total size, not each coalition's, decides
         # whether compiling the engine pays (a cold kernel would leave every one in Python)
-        sub = get_policy(self.sub_policy)
-        engine = (
-            "compiled"
-            if cap // 2 >= COMPILE_MIN_JOBS and compiled_rule(sub) is not None
-            else "auto"
+        backend = Backend(
+            instance,
+            horizon,
+            getattr(self, "_backfill", None),
+            getattr(self, "_engine", "auto"),
+            workload=cap // 2,
         )
         used = 0
         for c, mask in enumerate(masks):
@@ -163,14 +163,7 @@ class Rand(Policy):
                     continue
                 starts = fifo_starts(rel, sizes, mc, horizon)
             else:
-                sched = simulate(
-                    instance,
-                    get_policy(self.sub_policy),
-                    horizon,
-                    members,
-                    engine=engine,
-                    backfill=getattr(self, "_backfill", None),
-                )
+                sched = backend.run(get_policy(self.sub_policy), members)
                 keep = sched.in_coalition
                 starts, sizes = sched.start[keep], instance.size[keep]
                 weights = instance.width[keep]
@@ -244,6 +237,25 @@ class Rand(Policy):
         width = 8 + np.dtype(self._delta_type(instance.n)).itemsize
         return 2 * width * sum(per) + 100 * max(per, default=0) + 100 * instance.n
 
+    def compiled_inputs(self) -> dict | None:
+        """Every kept coalition's merged running-count events (their values are advanced
+        along them exactly as :class:`~coopsched.online.utilities.ValueCurve` evaluates
+        them; times at or past ``2^62``, which the engine never reaches, are clipped there
+        by :meth:`prepare`) and each organization's coefficients; ``None`` before
+        :meth:`prepare` has run (then only the Python engine can run it)."""
+        if not hasattr(self, "_c_time"):
+            return None
+        keep = [c for c, mask in enumerate(self._masks) if mask != 0]
+        ptr = self._c_ptr
+        coeff = self._coeff
+        return {
+            "c_ptr": np.array([ptr[c] for c in keep] + [ptr[-1]], dtype=np.int64),
+            "c_time": self._c_time,
+            "c_delta": self._c_delta,
+            "coeff": np.ascontiguousarray(coeff[:, keep]).reshape(coeff.shape[0], -1),
+            "n_samples": self._N,
+        }
+
     def reset(self, view: SimView) -> None:
         self._t = -1
         self._key: list[int] = [0] * view.k
@@ -305,15 +317,20 @@ class Rand(Policy):
         members: Iterable[int] | None = None,
         *,
         backfill: str | None = None,
+        engine: str = "auto",
     ) -> Schedule:
         if members is not None and sorted(set(members)) != list(range(instance.k)):
             sub = instance.restrict(members)
             return expand_coalition(
-                instance, members, self.run(sub, horizon, backfill=backfill), self.name
+                instance,
+                members,
+                self.run(sub, horizon, backfill=backfill, engine=engine),
+                self.name,
             )
         self._backfill = backfill  # rigid jobs: every kept coalition under the same rule
+        self._engine = engine  # and in the same engine
         with self.engine_pass():  # the engine calls prepare() first
-            sched = simulate(instance, self, horizon, backfill=backfill)
+            sched = simulate(instance, self, horizon, backfill=backfill, engine=engine)
         sched.info["samples"] = self._N
         if self.python_integers:
             sched.info["python_integers"] = True

@@ -39,11 +39,15 @@ class Ref(Policy):
         members: Iterable[int] | None = None,
         *,
         backfill: str | None = None,
+        engine: str = "auto",
     ) -> Schedule:
+        """REF's schedule; ``engine="python"`` runs no numba (sequential jobs: the kernel on
+        Python integers; rigid jobs: coalition by coalition in the Python engine),
+        ``"compiled"`` refuses the Python-integer kernel, ``"auto"`` chooses."""
         if members is not None:
             sub = instance.restrict(members)
             return expand_coalition(
-                instance, members, self.run(sub, horizon, backfill=backfill), "ref"
+                instance, members, self.run(sub, horizon, backfill=backfill, engine=engine), "ref"
             )
         if instance.rigid:
             if self.utility != "psi_sp" or self.rule not in (None, "fig3"):
@@ -53,7 +57,10 @@ class Ref(Policy):
                 )
             from ..ref.rigid import ref_rigid_schedule
 
-            s, _ = ref_rigid_schedule(instance, horizon, backfill)
+            s, _ = ref_rigid_schedule(instance, horizon, backfill, engine=engine)
             return s
-        s, _ = ref_schedule(instance, horizon, utility=self.utility, rule=self.rule)
+        python = {"python": True, "compiled": False}.get(engine)
+        s, _ = ref_schedule(
+            instance, horizon, utility=self.utility, rule=self.rule, exact_python=python
+        )
         return s

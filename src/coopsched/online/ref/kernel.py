@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from ..kernels import JIT_OPTIONS, _pop2, _push2
+from ..kernels import JIT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
 
 _MASK = (1 << 32) - 1
 
@@ -137,42 +137,6 @@ _VALUE_HELPERS = (
     "_complete_jobs",
     "_release_jobs",
 )
-
-
-@numba.njit(**JIT_OPTIONS)
-def _hpush(h, off, n, key):
-    i = n
-    h[off + i] = key
-    while i > 0:
-        p = (i - 1) >> 1
-        if h[off + p] <= h[off + i]:
-            break
-        tmp = h[off + p]
-        h[off + p] = h[off + i]
-        h[off + i] = tmp
-        i = p
-    return n + 1
-
-
-@numba.njit(**JIT_OPTIONS)
-def _hpop(h, off, n):
-    n -= 1
-    h[off] = h[off + n]
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= n:
-            break
-        c = left
-        if left + 1 < n and h[off + left + 1] < h[off + left]:
-            c = left + 1
-        if h[off + i] <= h[off + c]:
-            break
-        tmp = h[off + c]
-        h[off + c] = h[off + i]
-        h[off + i] = tmp
-        i = c
-    return n
 
 
 _U = 2.0**-53  # unit roundoff of float64
@@ -704,15 +668,15 @@ def _float_decisions(t, utility, rule, co, mem, ready, nready, decide, pc, bitpo
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _complete_jobs(t, bh_t, bh_b, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis):
+def _complete_jobs(t, bh, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis):
     """The completions at ``t``, in one walk over each bucket ending then (a job and its
     start time, with the coalitions that ran it): each coalition is visited, its value
     brought to ``t`` at its first completion, each member's before its running count
     drops; the entries and buckets freed. Returns the buckets' heap size, the free list's
     head and the visited list's length."""
-    while bn > 0 and bh_t[0] == t:
-        b = bh_b[0]
-        bn = _pop2(bh_t, bh_b, bn)
+    while bn > 0 and bh[0, 0] == t:
+        b = bh[1, 0]
+        bn = _pop2(bh, 0, bn)
         u = b_u[b]
         e = b_head[b]
         while e >= 0:
@@ -852,8 +816,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     b_next = np.arange(1, bcap + 1).astype(np.int64)
     b_next[bcap - 1] = -1
     bfree = np.int64(0)
-    bh_t = np.zeros(bcap, np.int64)
-    bh_b = np.zeros(bcap, np.int64)
+    bh = np.zeros((2, bcap), np.int64)  # completion heap: (end, bucket)
     bn = np.int64(0)
     bstamp = np.full(max(n, 1), -1, np.int64)
     bid = np.zeros(max(n, 1), np.int64)
@@ -868,10 +831,9 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     ecur = 0
     # the grand coalition's machines: free ones (min-heap of ids), busy ones (end, id)
     MM = max(M, 1)
-    fheap = np.arange(MM).astype(np.int64)
+    fheap = np.arange(MM).astype(np.int64).reshape(1, MM)
     fsize = M
-    mh_t = np.zeros(MM, np.int64)
-    mh_m = np.zeros(MM, np.int64)
+    mh = np.zeros((2, MM), np.int64)  # busy machines: (end, machine)
     mn = np.int64(0)
     nrel = np.zeros(k, np.int64)
     relcnt = np.zeros(k, np.int64)
@@ -913,8 +875,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         if i < n:
             t = rel[i]
             has = True
-        if bn > 0 and (not has or bh_t[0] < t):
-            t = bh_t[0]
+        if bn > 0 and (not has or bh[0, 0] < t):
+            t = bh[0, 0]
             has = True
         # checkpoints up to this event: every coalition's value in closed form from its
         # last update (all earlier events are processed; jobs starting at t add 0 at t)
@@ -929,7 +891,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         nvis = np.int64(0)
         # completions at t, then releases
         bn, bfree, nvis = _complete_jobs(
-            t, bh_t, bh_b, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis
+            t, bh, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis
         )
         i, nvis = _release_jobs(t, i, rel, org, relcnt, nrel, rel_ptr, rel_idx, co, vis, nvis)
         stats[ST_VISITS] += nvis
@@ -940,10 +902,10 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
             _advance_coalition(co, C, t)
             if filt:  # every record that changed at t was visited
                 _mirror(co, fco, t0, C)
-        while mn > 0 and mh_t[0] == t:
-            m = mh_m[0]
-            mn = _pop2(mh_t, mh_m, mn)
-            fsize = _hpush(fheap, 0, fsize, m)
+        while mn > 0 and mh[0, 0] == t:
+            m = mh[1, 0]
+            mn = _pop2(mh, 0, mn)
+            fsize = _heap_push(fheap, 0, fsize, m)
         # pass 1: who has free machines and waiting jobs, and who must choose
         nready = np.int64(0)
         for a in range(nvis):
@@ -1135,7 +1097,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     b_head[b] = -1
                     bstamp[pos] = ev
                     bid[pos] = b
-                    bn = _push2(bh_t, bh_b, bn, end, b)
+                    bn = _push2(bh, 0, bn, end, b)
                 else:
                     b = bid[pos]
                 while ent[ecur, 2] != 0:
@@ -1156,11 +1118,11 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                 if C == G:
                     for y in range(x0, x0 + cnt):
                         q = org_jobs[y]
-                        m = fheap[0]
-                        fsize = _hpop(fheap, 0, fsize)
+                        m = fheap[0, 0]
+                        fsize = _heap_pop(fheap, 0, fsize)
                         out_start[q] = t
                         out_machine[q] = m
-                        mn = _push2(mh_t, mh_m, mn, end, m)
+                        mn = _push2(mh, 0, mn, end, m)
     # checkpoints after the last event
     while cp < ncp:
         _values_at(utility, co, canon, cps[cp], cp_vals[cp])

@@ -190,8 +190,7 @@ class State(NamedTuple):
     mem: np.ndarray  # mem[C, u, MEM_*]
     ent: np.ndarray  # ent[e, E_*]
     bkt: np.ndarray  # bkt[b, B_*]
-    bh_t: np.ndarray  # the completion heap: (end, bucket)
-    bh_b: np.ndarray
+    bh: np.ndarray  # the completion heap: (end, bucket) in two rows (kernels._push2)
     bstamp: np.ndarray  # bstamp[pos]: the event at which the job last started somewhere
     bid: np.ndarray  # and its bucket then
     vis: np.ndarray  # the coalitions visited at the current event time
@@ -628,8 +627,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
     mem = state.mem
     ent = state.ent
     bkt = state.bkt
-    bh_t = state.bh_t
-    bh_b = state.bh_b
+    bh = state.bh
     bstamp = state.bstamp
     bid = state.bid
     vis = state.vis
@@ -686,8 +684,8 @@ def _rigid_kernel(run, jobs, coal, state, out):
             if i < n:
                 t = rel[i]
                 has = True
-            if bn > 0 and (not has or bh_t[0] < t):
-                t = bh_t[0]
+            if bn > 0 and (not has or bh[0, 0] < t):
+                t = bh[0, 0]
                 has = True
             # checkpoints up to this event: every value in closed form (jobs starting at t
             # add nothing at t)
@@ -701,9 +699,9 @@ def _rigid_kernel(run, jobs, coal, state, out):
             stats[ST_EVENTS] += 1
             nvis = 0
             # completions at t: each frees its processors in every coalition that ran it
-            while bn > 0 and bh_t[0] == t:
-                b = bh_b[0]
-                bn = _pop2(bh_t, bh_b, bn)
+            while bn > 0 and bh[0, 0] == t:
+                b = bh[1, 0]
+                bn = _pop2(bh, 0, bn)
                 nvis, freed = _complete(
                     bkt[b, B_HEAD], bkt[b, B_POS], t, ev, bf, jobs, co, mem, ent, vis, nvis
                 )
@@ -821,7 +819,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     blive += 1
                     bstamp[pos] = ev
                     bid[pos] = b
-                    bn = _push2(bh_t, bh_b, bn, min(t + size[pos], _BIG), b)
+                    bn = _push2(bh, 0, bn, min(t + size[pos], _BIG), b)
                 else:
                     b = bid[pos]
                 # the next free slot in address order: entries made together (one

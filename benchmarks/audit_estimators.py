@@ -14,7 +14,7 @@ estimators of the same game (the audit's: ``v(N)`` the recorded total) at equal 
 orders:
 
 * ``plain``: the audit's estimator until now, the mean of the pairs' marginal contributions
-  (:func:`coopsched.online.shapley.shapley_antithetic`);
+  (:func:`coopsched.audit.estimation.shapley_antithetic`);
 * ``split``: the game written as ``v' + (v(N) - v'(N)) u_N``, where ``v'`` values the grand
   coalition like every other one (FAIRSHARE) and ``u_N`` is the unanimity game of the grand
   coalition (Shapley value ``1/N`` for everyone): ``phi = phi(v') + (v(N) - v'(N)) / N``
@@ -24,7 +24,7 @@ orders:
   every organization (``2 N`` coalitions before the first order), and only the ``N - 2``
   middle positions sampled (the pairs in which ``u`` is first or last do not count for it):
   ``phi_u = (v({u}) + v(N) - v(N - u)) / N + (N - 2) / N * E[middle]``
-  (``estimator="ends"`` of :func:`~coopsched.online.shapley.shapley_antithetic`).
+  (``estimator="ends"`` of :func:`~coopsched.audit.estimation.shapley_antithetic`).
 
 Printed: per organization (sorted by ``|surplus| / |phi|``, ``phi`` from the whole pool
 under ``ends``), each estimator's variance per pair (``ends``: ``(N - 2) / N`` times the
@@ -148,7 +148,7 @@ def main() -> None:
     ap.add_argument("--replays", type=int, default=20)
     args = ap.parse_args()
 
-    from coopsched.online.shapley import t_quantile
+    from coopsched.audit.estimation import t_quantile
 
     inst, k, psi, grand_fs, values, perms, cpu = build(args)
     G = (1 << k) - 1
@@ -284,12 +284,12 @@ def main() -> None:
 
 def replay(args, k, psi, values, perms, gap, truth, big) -> None:
     """The audit's adaptive sampling replayed on the pool: ``--replays`` times, the pool's
-    pairs in a random order feed :func:`~coopsched.online.shapley.shapley_antithetic`
+    pairs in a random order feed :func:`~coopsched.audit.estimation.shapley_antithetic`
     (``draw``), looks at 20 orders then doubling with Bonferroni's split, 95 %, stopping
     once every organization's sign is decided or its surplus shown below 5 % of ``phi``
     (``negligible=0.05``, as ``benchmarks/audit_sampled.py``), or when the pool is spent."""
+    from coopsched.audit.estimation import shapley_antithetic, unanimity_control
     from coopsched.audit.sampling import sign_decided, small_surplus
-    from coopsched.online.shapley import shapley_antithetic, unanimity_control
 
     state = {"big": False, "first": None}
 

@@ -11,8 +11,8 @@ cover the exact value over ``--runs`` seeds, at 90 % confidence, for
 
 * ``hoeffding``: plain permutation sampling with one Hoeffding half-width from the observed
   range of the marginal contributions (the former estimator,
-  :func:`coopsched.online.shapley.shapley_monte_carlo`);
-* ``t``: :func:`coopsched.online.shapley.shapley_antithetic` without stopping (one look),
+  :func:`coopsched.audit.estimation.shapley_monte_carlo`);
+* ``t``: :func:`coopsched.audit.estimation.shapley_antithetic` without stopping (one look),
   Student t at 90 %;
 * ``hall``: the same with Hall's skewness-corrected t (the one-look default);
 * ``bern``: the same with the empirical Bernstein interval (observed range);
@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from coopsched.online.shapley import shapley, shapley_antithetic, shapley_monte_carlo
+from coopsched.audit.estimation import shapley_antithetic, shapley_monte_carlo
+from coopsched.online.shapley import shapley
 from coopsched.testing import additive_interaction_game as additive_interaction
 from coopsched.testing import airport_game
 

@@ -44,8 +44,8 @@ def month(name: str, args: argparse.Namespace) -> None:
     """Parts 1 and 2 (module doc) on one month."""
     from audit_sampled import grid, window
 
+    from coopsched.audit.estimation import position_bins
     from coopsched.audit.sampling import coalition_values
-    from coopsched.online.shapley import position_bins
     from coopsched.workloads.swf import read_swf_recorded
 
     file, day, n, users = MONTHS[name]

@@ -7,11 +7,11 @@ The case: HPC2N, days 660-690, all 70 users (as ``benchmarks/audit_sampled.py``)
 ``u5`` (3 jobs): adding it to a coalition mostly changes little but sometimes reshapes the
 schedule of rigid jobs, so its marginal contributions are heavily skewed. The script draws
 ``--rounds`` rounds of the refinement for it (as
-:func:`coopsched.online.shapley.shapley_stratified` draws them: the first and last
+:func:`coopsched.audit.estimation.shapley_stratified` draws them: the first and last
 positions exact, the middle sizes in 8 runs, one size and one coalition per run and round),
 prints their mean, spread, skewness and kurtosis, then treats those rounds as the
 population and replays the refinement's decision on ``--replays`` bootstrap resamples: the
-looks of :func:`~coopsched.online.shapley.refine_schedule` from a first look of 8 to 64
+looks of :func:`~coopsched.audit.estimation.refine_schedule` from a first look of 8 to 64
 rounds up to 2,560, each at ``1 - 0.025 / looks`` (half of a 95 % audit's error
 probability), with Student's t and with Hall's interval. Printed per setting: the share of
 replays that decided the sign that the population's mean contradicts (its
@@ -31,7 +31,7 @@ import numpy as np
 
 def rounds_of(v, k: int, u: int, n: int, seed: int) -> np.ndarray:
     """``n`` refinement rounds of player ``u`` in the game ``v`` (the values ``Z``)."""
-    from coopsched.online.shapley import position_bins
+    from coopsched.audit.estimation import position_bins
 
     G = (1 << k) - 1
     runs = position_bins(k, 8)
@@ -53,7 +53,7 @@ def rounds_of(v, k: int, u: int, n: int, seed: int) -> np.ndarray:
 
 def replay(Z: np.ndarray, psi: float, first: int, interval: str, replays: int, seed: int):
     """Wrong calls, right calls and the looks of the wrong ones over bootstrap replays."""
-    from coopsched.online.shapley import pair_halfwidth, refine_schedule
+    from coopsched.audit.estimation import pair_halfwidth, refine_schedule
 
     plan = refine_schedule(2560, first)
     level = 1 - 0.025 / len(plan)

@@ -1,4 +1,4 @@
-"""Regenerate every benchmark file the README's Performance section quotes, in one run.
+"""Regenerate every benchmark file docs/performance.md quotes, in one run.
 
     python benchmarks/run_all.py --list                  # what it would run, nothing more
     python benchmarks/run_all.py                         # everything (hours: REF at k = 20)
@@ -16,8 +16,8 @@ load was either way.
 
 The jobs (``--list`` prints their commands):
 
-* ``engine``: ``benchmarks/engine.py --python`` (README: the online engine);
-* ``ref``: ``benchmarks/ref.py --ks 5,8,10,12,16`` (README: REF, exact);
+* ``engine``: ``benchmarks/engine.py --python`` (docs/performance.md: the online engine);
+* ``ref``: ``benchmarks/ref.py --ks 5,8,10,12,16`` (docs/performance.md: REF, exact);
 * ``ref-k20``: ``benchmarks/ref.py --ks 20 --windows 1 --busiest 1 --skip-long``;
 * ``ref-windows-k16`` and ``ref-windows-k20``: ``benchmarks/ref_windows.py`` on every
   LPC-EGEE window (summaries into ``results-ref-windows-all.txt``, every window into
@@ -26,6 +26,11 @@ The jobs (``--list`` prints their commands):
 * ``audit-sampled``: ``benchmarks/audit_sampled.py --valuation`` (about half an hour: sampled
   audits up to 100 organizations, each within the issue's time target, in one process, and
   one case compared with 2 dask workers);
+* ``audit-budget``: ``benchmarks/audit_budget.py`` (a few minutes: budgets in CPU and
+  wall-clock seconds at 2,000 and 10,000 organizations, the time to the first progress line);
+* ``sampling-overhead-paired``: ``benchmarks/paired.py --before f8f5774 --rounds 3 --
+  benchmarks/sampling_overhead.py`` (a few minutes: the same sampled audits at 50 and 300
+  organizations before and after the budget's chunks of coalitions);
 * ``audit-sampled-machine``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` on 2 dask
   workers, the whole machine, within the same 10-minute budgets (about 20 minutes);
 * ``audit-sampled-long``: the HPC2N and KTH-SP2 cases of ``audit-sampled`` in one process
@@ -61,9 +66,13 @@ The jobs (``--list`` prints their commands):
 * ``rigid``: ``benchmarks/rigid.py`` (the compiled rigid engine on whole logs);
 * ``startup``: ``benchmarks/startup.py --runs 20``;
 * ``compile``: ``benchmarks/compile.py`` (each numba kernel's first compilation, and the
-  first ``coopsched demo`` against the second; README: the demo);
+  first ``coopsched demo`` against the second; docs/performance.md: the first run);
 * ``read-large``: ``benchmarks/read_large.py --cases month`` (a 2 GB sacct log written
   into /tmp and removed, read for a one-month audit window; about 11 minutes);
+* ``read-memory``: ``benchmarks/read_memory.py`` (peak memory per byte of log of each
+  reader: SWF, sacct text, sacct JSON of 1,000,000 jobs; memory, not time);
+* ``address-limit``: ``benchmarks/address_limit.py`` (every README command and every trace
+  under a 4 GiB address-space limit, ``prlimit --as``);
 * ``game``: ``benchmarks/game.py``;
 * ``estimator``: ``benchmarks/estimator.py --runs 200`` (docs/audit.md: coverage and
   width of the sampled audit's intervals; counts and ratios only, no timings);
@@ -73,6 +82,10 @@ The jobs (``--list`` prints their commands):
   skipped otherwise);
 * ``studies``: the run time of ``coopsched reproduce table1|fig10|mosp|game|poa
   --workers 2`` (docs/reproduction.md), into ``results-studies.txt``.
+
+After the jobs, every entry of ``benchmarks/provenance.toml`` whose files were all rewritten
+is stamped with the commit they were measured on (``benchmarks/provenance.py``; refused,
+with a line saying why, while their sources have uncommitted changes).
 """
 
 from __future__ import annotations
@@ -196,6 +209,23 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "sampled audits by user: RICC month at N = 20/50/100, HPC2N and KTH-SP2 months, "
             "within the targets' budgets; RICC N = 50 on 2 dask workers",
             needs="distributed",
+        ),
+        Job(
+            "audit-budget",
+            [[py, f"{b}/audit_budget.py"]],
+            "results-audit-budget.txt",
+            "sampled audits' CPU and wall-clock budgets at 2,000 and 10,000 organizations, "
+            "and how soon progress is shown",
+        ),
+        Job(
+            "sampling-overhead-paired",
+            [
+                [py, f"{b}/paired.py", "--before", "f8f5774", "--rounds", "3"]
+                + ["--", f"{b}/sampling_overhead.py"]
+            ],
+            "results-sampling-overhead-paired.txt",
+            "the sampled audit's own cost (budget read before every chunk of coalitions) "
+            "against f8f5774, paired: the same coalitions valued by both",
         ),
         Job(
             "audit-sampled-machine",
@@ -334,6 +364,18 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             [[py, f"{b}/read_large.py", "--cases", "month"]],
             "results-read-large.txt",
             "reading a 2 GB sacct log for a one-month audit window",
+        ),
+        Job(
+            "read-memory",
+            [[py, f"{b}/read_memory.py", *t]],
+            "results-read-memory.txt",
+            "peak memory per byte of log of each reader",
+        ),
+        Job(
+            "address-limit",
+            [[py, f"{b}/address_limit.py", *t]],
+            "results-address-limit.txt",
+            "README commands and traces under a 4 GiB address-space limit",
         ),
         Job("game", [[py, f"{b}/game.py"]], "results-game.txt", "exact best responses, MOSP game"),
         Job(
@@ -538,6 +580,9 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.traces).is_dir():
         ap.error(f"--traces {args.traces}: no such folder")
     ran = [run_job(j, args.max_load, args.force) for j in chosen]
+    written = [
+        f"benchmarks/{f}" for j, r in zip(chosen, ran, strict=True) if r for f in (j.out, *j.extra)
+    ]
     if "ref-windows-k16" in [j.name for j in chosen] or "ref-windows-k20" in [
         j.name for j in chosen
     ]:
@@ -546,6 +591,12 @@ def main(argv: list[str] | None = None) -> int:
         if have:
             (BENCH / "results-ref-windows-all.txt").write_text("\n".join(have))
             print("wrote benchmarks/results-ref-windows-all.txt (k = 16 and k = 20 summaries)")
+            written.append("benchmarks/results-ref-windows-all.txt")
+    # benchmarks/provenance.toml: the files rewritten whole were measured on this commit
+    from provenance import stamp_written
+
+    for line in stamp_written(written):
+        print(f"provenance: {line}")
     print(f"{sum(ran)} of {len(chosen)} job(s) ran")
     return 0 if all(ran) else 1
 

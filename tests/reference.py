@@ -53,6 +53,24 @@ def shapley_eq2(v: dict[int, int], k: int) -> list[Fraction]:
     return [x / len(perms) for x in phi]
 
 
+def marginal_sd(v, k: int) -> list[float]:
+    """Each player's standard deviation of its marginal contribution over all ``k!``
+    orderings (Eq. (2)'s terms): what one ordering drawn uniformly at random, as RAND draws
+    them, spreads around the Shapley value."""
+    perms = list(itertools.permutations(range(k)))
+    terms: list[list[int]] = [[] for _ in range(k)]
+    for perm in perms:
+        S = 0
+        for u in perm:
+            terms[u].append(v[S | (1 << u)] - v[S])
+            S |= 1 << u
+    out = []
+    for x in terms:
+        mean = Fraction(sum(x), len(x))
+        out.append(float(sum((Fraction(y) - mean) ** 2 for y in x) / len(x)) ** 0.5)
+    return out
+
+
 def brute_ref(inst: Instance, T: int, utility: str = "psi_sp"):
     """REF by the definition: every coalition, every time step 0..T-1, Eq. (1).
 

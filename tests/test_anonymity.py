@@ -59,7 +59,11 @@ def relabelled(draw, max_k: int = 4, max_jobs: int = 12):
 
 
 # every registered policy in the Python engine, and those of the declared table compiled
-CASES = [(c.name, "python") for c in available()] + [(n, "compiled") for n in compiled_names()]
+CASES = [
+    # REF in Python values every coalition of every example: the slow set runs it
+    pytest.param(c.name, "python", marks=[pytest.mark.slow] if c.name == "ref" else [])
+    for c in available()
+] + [(n, "compiled") for n in compiled_names()]
 
 
 def _same_up_to_relabelling(a, b, new_index, horizon):
@@ -147,6 +151,7 @@ def test_relabelling_changes_no_number_of_an_audit(method, case, recorded):
     assert _cf(a) == _cf(b)
 
 
+@pytest.mark.slow
 def test_renaming_an_account_in_a_real_slurm_capture_changes_nothing(tmp_path):
     """The issue's case: account astro renamed zastro (so it sorts last, not first)."""
     import coopsched

@@ -14,6 +14,7 @@ from reference import brute_ref, psi_job, shapley_eq1
 from test_pinned import pinned_instances
 
 from coopsched.audit import audit
+from coopsched.audit.estimation import look_schedule
 from coopsched.audit.game import exact_game
 from coopsched.audit.organizations import (
     MappingError,
@@ -25,7 +26,7 @@ from coopsched.audit.organizations import (
 from coopsched.audit.window import WindowError, parse_time, window_instance
 from coopsched.cli import main
 from coopsched.online.ref import ref_schedule
-from coopsched.online.shapley import look_schedule, shapley
+from coopsched.online.shapley import shapley
 from coopsched.workloads.jsonio import instance_to_dict
 from coopsched.workloads.recorded import RecordedLog
 
@@ -250,10 +251,17 @@ def test_organizations_by_column_and_by_mapping(tmp_path):
         '[[organization]]\nname = "bio"\nusers = ["8"]\nmachines = 1\n'
     )
     orgs = by_mapping(log.jobs, m)
+    assign_unmatched(orgs, log.jobs, None)  # unmatched jobs stay so: the window decides
     with pytest.raises(
-        MappingError, match=r"1 job\(s\) match no organization, e.g. job 3 \(line 3: user 9"
+        MappingError,
+        match=r"1 job\(s\) of the audited window match no organization, e.g. job 3 \(line 3: "
+        "user 9",
     ):
-        assign_unmatched(orgs, log.jobs, None)
+        window_instance(log, orgs, machines=6)
+    # a window without the unmatched job needs no organization for it
+    w = window_instance(log, orgs, 6, 8, machines=4)  # job 3 ended at 5
+    assert w.jobs == [1, 1] and w.excluded["ended before the window"] == 1
+    orgs = by_mapping(log.jobs, m)
     assign_unmatched(orgs, log.jobs, "rest")
     assert orgs.names == ["phys", "bio", "rest"] and orgs.index.tolist() == [0, 1, 2]
     w = window_instance(log, orgs, machines=6)

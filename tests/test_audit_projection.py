@@ -13,7 +13,7 @@ from coopsched.audit.sampling import sampled_game, samples_to_settle, small_surp
 
 def test_samples_to_settle_by_hand():
     """Student's t at 95 %: t_{m-1} s / sqrt(m) <= h for the fewest m."""
-    from coopsched.online.shapley import t_quantile
+    from coopsched.audit.estimation import t_quantile
 
     psi = np.array([100.0, 100.0, 100.0, 0.0, 100.0])
     phi = np.array([120.0, 100.0, 150.0, 0.0, 100.0])
@@ -98,7 +98,7 @@ def test_the_report_projects_the_undecided_organizations():
 def test_the_standard_errors_are_the_t_half_widths_before_their_quantile(ends):
     """``se`` of both estimators: Student's t half-width divided by its quantile, over the
     antithetic pairs (the valid ones with ``ends``) or the rounds."""
-    from coopsched.online.shapley import shapley_antithetic, shapley_stratified, t_quantile
+    from coopsched.audit.estimation import shapley_antithetic, shapley_stratified, t_quantile
     from coopsched.testing import airport_game
 
     table, _ = airport_game(7, seed=2)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from coopsched.online.shapley import shapley
 from coopsched.testing import additive_interaction_game as additive_interaction
@@ -38,6 +39,7 @@ def test_exact_when_the_middle_positions_do_not_vary():
     assert all(hw[u] == 0 for u in range(k))
 
 
+@pytest.mark.slow
 def test_intervals_cover_the_exact_value():
     """95 % intervals from 20 draws per position, over 200 seeds, on an additive and
     interaction game and on an airport game (skewed), each with a moved grand value: the

@@ -45,6 +45,7 @@ def _compared(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if not c.startswith("seconds_") and c != "task_key"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("study", "folder", "options"), RUNS, ids=[r[1] for r in RUNS])
 def test_first_windows_rerun_to_the_committed_rows(tmp_path, study, folder, options):
     _needs_traces()

@@ -151,6 +151,7 @@ def test_a_read_only_folder_is_one_line(tmp_path, capsys):
         out.chmod(0o700)
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
     """/dev/full answers every write with ENOSPC: the results table is made a link to it."""
     import os

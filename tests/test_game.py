@@ -145,6 +145,7 @@ def test_best_response_keeps_a_maximal_set_of_jobs_at_home():
 D = 50  # the paper's 1 is D, its delta is 1: long jobs 1+2delta -> D+2
 
 
+@pytest.mark.slow
 def test_theorem_1_no_pure_equilibrium_below_2_with_priority_to_jobs():
     eps, ok = theorem1_epsilons(D)  # every configuration of O4 and O5, O1..O3 at home
     bound = (2 * D + 4) / (D + 3)  # (2 + 4 delta) / (1 + 3 delta) -> 2
@@ -177,6 +178,7 @@ RHO = {
 }  # LPT, machines free at different times: 3/2 (Lee)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     game=games(
@@ -300,6 +302,7 @@ def test_my_jobs_first():
 # ----------------------------------------------------------------- Theorem 5 (Fig. 6)
 
 
+@pytest.mark.slow
 def test_theorem_5_price_of_anarchy_2K_over_K_plus_1():
     K = 2
     T = theorem5(K)
@@ -540,6 +543,7 @@ def test_paper_instance_sizes_in_closed_form_and_the_guard_boundary():
         theorem5(10_000)
 
 
+@pytest.mark.slow
 def test_quick_game_grid(tmp_path):
     from coopsched.experiments.study import run_study
 
@@ -555,6 +559,7 @@ def test_quick_game_grid(tmp_path):
     assert "42.8%" in md
 
 
+@pytest.mark.slow
 def test_quick_poa_reproduction(tmp_path):
     from coopsched.experiments.study import run_study
 

@@ -299,8 +299,34 @@ def test_equivalent_wait_is_the_uniform_delay_that_gives_the_surplus():
     work = int((size * width).sum())
     row = {"surplus": float(late - fair), "work": work, "surplus_core_hours": None}
     assert wait_hours(row) == pytest.approx(d / 3600)
+    assert wait_hours(row, T) == pytest.approx(d / 3600)  # within the window's length
     assert core_hours(row, T) == pytest.approx(-d * work / T / 3600)
     assert wait_hours({"surplus": 1.0, "work": 0}) is None
+
+
+def test_the_wait_per_job_is_shown_only_where_the_work_makes_it_mean_something():
+    """A few seconds of work against a large surplus would read as a wait of years: the
+    wait is shown only when it is at most the window's length (work >= |surplus| / T),
+    else '—' with a footnote stating the rule, in the table and on the page."""
+    from rich.console import Console
+
+    from coopsched.audit.numbers import WAIT_RULE, wait_hours
+    from coopsched.audit.report import render_table
+
+    T = 7 * 86400
+    assert wait_hours({"surplus": -T * 100.0, "work": 100}, T) == pytest.approx(T / 3600)
+    assert wait_hours({"surplus": -T * 100.0 - 1, "work": 100}, T) is None
+    assert wait_hours({"surplus": T * 100.0 + 1, "work": 100}, T) is None
+    assert wait_hours({"surplus": -T * 100.0 - 1, "work": 100}) is not None  # no window
+    report = make_report(["a", "b", "c"])
+    rows = report["organizations"]
+    rows[0]["work"], rows[0]["surplus"] = 2, 10.0 * report["window"]["horizon"]
+    buf = io.StringIO()
+    render_table(report, Console(file=buf, width=300))
+    out = buf.getvalue()
+    assert "— *" in out and f"*: no wait/job: it is {WAIT_RULE}" in " ".join(out.split())
+    page = render_html(report)
+    assert "<sup>*</sup></td>" in page and 'id="wait-rule"' in page
 
 
 def test_durations_in_the_unit_people_read():
@@ -731,7 +757,7 @@ def test_cli_table_sorted_with_the_wait_per_job(tmp_path, capsys):
     report's order (sorting is display only)."""
     import json
 
-    from coopsched.audit.report import wait_hours
+    from coopsched.audit.numbers import wait_hours
     from coopsched.cli import main
 
     args = _tree_args(tmp_path)[:-2]
@@ -753,8 +779,8 @@ def test_cli_table_sorted_with_the_wait_per_job(tmp_path, capsys):
     assert [c[0] for c in cells] != [o["name"] for o in report["organizations"]]
     assert "wait/job" in table
     for c, o in zip(cells, order, strict=True):
-        wait = wait_hours(o)
-        assert c[-1] == ("-" if wait is None else duration(wait, signed=True)), c
+        wait = wait_hours(o, report["window"]["horizon"])
+        assert c[-1] == ("— *" if wait is None else duration(wait, signed=True)), c
     assert cells[0][-1] == "+43.3 s"  # biology: -(-2643) / 61 s
     owen = out[out.index("Owen value") : out.index("Units: sums")]
     names = [ln.strip("│").split("│")[0].strip() for ln in owen.splitlines() if ln[:1] == "│"]

@@ -227,6 +227,7 @@ def test_cli_migration(tmp_path, capsys):
     assert main(["migration", "--policy", "nope", str(p)]) == 1
 
 
+@pytest.mark.slow
 def test_quick_study(tmp_path):
     from conftest import TRACES
 

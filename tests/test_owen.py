@@ -486,3 +486,18 @@ def test_grand_offset_is_exact_on_an_additive_game_and_keeps_the_coverage(seed):
         e = owen_antithetic(lambda m: w[m], root, 60, seed=s, confidence=0.95, grand_offset=off)
         misses += int((np.abs(e.phi[:, 0] - exact) > e.halfwidth[:, 0] + 1e-9).sum())
     assert misses <= 0.12 * 20 * k
+
+
+def test_a_deep_tree_of_accounts_builds_without_recursion_or_is_refused():
+    """Issue 41: a chain of single children collapses at any depth; units nested deeper
+    than MAX_DEPTH are one clear error, never a RecursionError."""
+    from coopsched.audit.owen import MAX_DEPTH, build_hierarchy
+
+    chain = {f"x{i}": [f"x{i + 1}"] for i in range(5000)}
+    assert build_hierarchy(["x5000"], lambda a: chain.get(a, []), ["x0"]).members == [0]
+    names = [f"o{i}" for i in range(MAX_DEPTH + 5)]
+    kids = {n: [names[i + 1]] for i, n in enumerate(names[:-1])}
+    with pytest.raises(ValueError, match=f"more than {MAX_DEPTH} levels deep under 'o0'"):
+        build_hierarchy(names, lambda a: kids.get(a, []), ["o0"])
+    unit = build_hierarchy(names[:MAX_DEPTH], lambda a: kids.get(a, []), ["o0"])
+    assert unit.depth == MAX_DEPTH - 1

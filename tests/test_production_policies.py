@@ -493,6 +493,7 @@ def test_htcondor_infinite_half_life_is_static_priority_by_share(inst, horizon):
 # ----------------------------------------------------------------------------- the study
 
 
+@pytest.mark.slow
 def test_production_study_quick_runs_resumes_and_respects_the_limits(tmp_path):
     from conftest import TRACES
 

@@ -67,13 +67,24 @@ def _lockstep(mode: int = 0, pool: int | None = None):
         ref_rigid._LOCKSTEP_MODE, ref_rigid._LOCKSTEP_POOL = old
 
 
+_LOCKSTEP_CASES = {
+    "inst": lockstep_instances(),
+    "rule": st.sampled_from(RULES),
+    "horizon": st.one_of(st.none(), st.integers(1, 30)),
+    "cps": st.lists(st.integers(0, 30), max_size=3),
+}
+
+
+@settings(max_examples=25, deadline=None)
+@given(**_LOCKSTEP_CASES)
+def test_lockstep_equals_coalition_by_coalition_few(inst, rule, horizon, cps):
+    """The default set's share of the slow test below (25 examples of its 300)."""
+    test_lockstep_equals_coalition_by_coalition.hypothesis.inner_test(inst, rule, horizon, cps)
+
+
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(
-    inst=lockstep_instances(),
-    rule=st.sampled_from(RULES),
-    horizon=st.one_of(st.none(), st.integers(1, 30)),
-    cps=st.lists(st.integers(0, 30), max_size=3),
-)
+@given(**_LOCKSTEP_CASES)
 def test_lockstep_equals_coalition_by_coalition(inst, rule, horizon, cps):
     cps = [c for c in cps if horizon is None or c <= horizon] or None
     a, va = ref_rigid_schedule(inst, horizon, rule, cps, coalition_runs=True, engine="compiled")
@@ -85,6 +96,7 @@ def test_lockstep_equals_coalition_by_coalition(inst, rule, horizon, cps):
     assert check_schedule(b) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(
     inst=lockstep_instances(),
@@ -156,6 +168,7 @@ def _wide_k(k: int, seed: int) -> Instance:
     return Instance(base.organizations, base.org, base.release, base.size, q, requested=requested)
 
 
+@pytest.mark.slow
 def test_lockstep_beyond_the_coalition_limit_equals_the_definition_run_slowly(monkeypatch):
     """k = 13 (above the coalition-by-coalition limit of 12): the lockstep kernel equals the
     coalition-by-coalition path, allowed here for once."""

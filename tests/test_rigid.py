@@ -359,7 +359,7 @@ def test_json_processors_make_a_rigid_instance_that_simulate_honours(tmp_path, c
         "organizations": [{"name": "a", "machines": 2}],
         "jobs": [
             {"org": "a", "release": 0, "size": 4, "processors": 2, "requested": 5},
-            {"org": "a", "release": 0, "size": 4, "processors": 1},
+            {"org": "a", "release": 0, "size": 4, "processors": 1, "requested": None},
         ],
     }
     path = tmp_path / "i.json"
@@ -369,6 +369,12 @@ def test_json_processors_make_a_rigid_instance_that_simulate_honours(tmp_path, c
     assert [j["start"] for j in out["jobs"]] == [0, 4]
     assert [j["processors"] for j in out["jobs"]] == [2, 1]
     assert out["backfill"] == "first-fit"  # not every job has a requested time
+    # absent is not unknown (issue 41): one job without the key is an error, never a
+    # silent switch of every job to first-fit
+    del doc["jobs"][1]["requested"]
+    path.write_text(json.dumps(doc))
+    assert main(["simulate", str(path)]) == 1
+    assert "jobs[1]: no 'requested', which other jobs have" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from coopsched.audit import audit, load_log
 from coopsched.cli import main
@@ -122,7 +124,7 @@ def test_a_malformed_job_names_the_file_the_job_index_and_the_field(
 def test_malformed_documents(tmp_path):
     p = tmp_path / "x.json"
     p.write_text('{"meta": {}, "jobs": [\n{"job_id": 1,}\n]}')
-    with pytest.raises(SacctError, match=r"x.json:2: invalid JSON"):
+    with pytest.raises(SacctError, match=r"x.json:2:\d+: invalid JSON"):
         read_sacct_json(p, timezone="UTC")
     p.write_text('{"meta": {}, "jobs": {}}')
     with pytest.raises(SacctError, match="x.json: field jobs: expected a list"):
@@ -150,3 +152,134 @@ def test_a_copy_edit_helper_changes_only_its_job(tmp_path):
     diff = a.compare(b)
     assert diff.index.tolist() == [3]
     assert set(diff.columns.get_level_values(0)) == {"partition"}
+
+
+# ---------------------------------------------------------------- issue 41: streamed, checked
+
+
+def _write(tmp_path, data, name="x.json", indent=2):
+    p = tmp_path / name
+    p.write_text(json.dumps(data, indent=indent))
+    return p
+
+
+def test_an_identical_repeated_job_is_counted_once_as_in_text(tmp_path):
+    """An identical record appended: merged, counted and warned about, as the text reader
+    does (it was counted twice: one account's psi 13,738 instead of 8,698)."""
+    data = json.loads(JSON.read_text())
+    data["jobs"].append(data["jobs"][0])
+    with pytest.warns(UserWarning, match=r"1 record\(s\) repeat an earlier one exactly"):
+        log = read_sacct_json(_write(tmp_path, data), timezone="UTC")
+    assert _sorted(log).equals(_sorted(read_sacct_json(JSON, timezone="UTC")))
+    assert log.excluded == {"repeated record (identical to an earlier line)": 1}
+    opts = dict(org_by="account", timezone="UTC", with_counterfactuals=False, points=2)
+    with pytest.warns(UserWarning):
+        a = audit(_write(tmp_path, data), **opts)
+    b = audit(JSON, **opts)
+    assert [o.psi for o in a.organizations] == [o.psi for o in b.organizations]
+
+
+def test_one_run_repeated_with_another_account_is_an_error_naming_both(tmp_path):
+    data = json.loads(JSON.read_text())
+    twin = json.loads(json.dumps(data["jobs"][0]))
+    twin["account"] = "chemistry"
+    data["jobs"].append(twin)
+    p = _write(tmp_path, data)
+    message = r"x.json: jobs\[22\]: job 1 \(submitted \d+, started \d+\) is also on jobs\[0\]"
+    with pytest.raises(SacctError, match=message):
+        read_sacct_json(p, timezone="UTC")
+    with pytest.raises(SacctError, match=message):  # not a malformed record: never skipped
+        read_sacct_json(p, timezone="UTC", skip_malformed=True)
+    assert main(["audit", str(p), "--org-by", "account", "--timezone", "UTC"]) == 1
+
+
+def test_a_repeat_across_chunks_is_found(tmp_path, monkeypatch):
+    """Jobs are parsed a chunk at a time: a repeat of a job of an earlier chunk is found
+    from the kept hashes, and a disagreement is confirmed from the file itself."""
+    import coopsched.workloads.sacct_json as sj
+
+    monkeypatch.setattr(sj, "CHUNK_JOBS", 4)
+    data = json.loads(JSON.read_text())
+    data["jobs"].append(data["jobs"][1])
+    with pytest.warns(UserWarning, match="first: jobs\\[22\\]"):
+        assert read_sacct_json(_write(tmp_path, data), timezone="UTC").n == 22
+    data["jobs"][-1] = dict(data["jobs"][1], group="other")
+    with pytest.raises(SacctError, match=r"jobs\[22\]: job 2 .* also on jobs\[1\]"):
+        read_sacct_json(_write(tmp_path, data), timezone="UTC")
+
+
+def test_a_job_without_account_is_an_error_never_an_organization_named_empty(tmp_path):
+    data = json.loads(JSON.read_text())
+    del data["jobs"][0]["account"]
+    with pytest.raises(SacctError, match=r"jobs\[0\] \(job 1\): field account: missing"):
+        read_sacct_json(_write(tmp_path, data), timezone="UTC")
+    data = json.loads(JSON.read_text())
+    data["jobs"][3]["account"] = ""  # present but empty: no organization either
+    p = _write(tmp_path, data)
+    assert main(["audit", str(p), "--org-by", "account", "--timezone", "UTC"]) == 1
+    with pytest.raises(ValueError, match=r"1 job\(s\) have no account, e.g. job 4"):
+        audit(p, org_by="account", timezone="UTC")
+    # by user every job has a name: the empty account does not matter
+    assert audit(p, org_by="user", timezone="UTC", with_counterfactuals=False, points=2)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (_set("tres.allocated", [{"type": "cpu", "count": 2**63}]), "beyond 2\\^53"),
+        (_set("time.limit", 2**53 // 60 + 1), "beyond 2\\^53 s"),
+        (_set("job_id", 2**64), "not a whole number in 0..2\\^53"),
+    ],
+)
+def test_huge_numbers_are_errors_not_overflows(tmp_path, change, message):
+    with pytest.raises(SacctError, match=r"jobs\[0\]( \(job 1\))?: field .*" + message):
+        read_sacct_json(_edit(tmp_path, 0, change), timezone="UTC")
+
+
+def test_deep_nesting_and_broken_documents_are_one_line_errors(tmp_path):
+    p = tmp_path / "x.json"
+    text = JSON.read_text().replace('"jobs": [', '"jobs": [' + "[" * 100_000 + "]" * 100_000 + ",")
+    p.write_text(text)
+    with pytest.raises(SacctError, match=r"x.json:\d+:\d+: a job: JSON nested too deeply"):
+        read_sacct_json(p, timezone="UTC")
+    for bad, message in [
+        ("", "x.json:1:1: invalid JSON: the file ends"),
+        ('{"meta": {}, "jobs": [', "x.json:1:23: invalid JSON: the file ends"),
+        ('{"meta": {}, "jobs": []} []', "x.json:1:26: invalid JSON: extra data"),
+        ('{"meta": {}, "meta": {}, "jobs": []}', "key 'meta' appears twice"),
+        ('{"meta": {}, "jobs": [1e99999]}', r"jobs\[0\]: expected a job object"),
+    ]:
+        p.write_text(bad)
+        with pytest.raises(SacctError, match=message):
+            read_sacct_json(p, timezone="UTC")
+    p.write_bytes(b'{"meta": {}, "jobs": [\n{"user": "jos\xe9"}]}')
+    with pytest.raises(SacctError, match=r"x.json:2: byte 0xe9 at column \d+ is not UTF-8"):
+        read_sacct_json(p, timezone="UTC")
+
+
+def test_a_json_schedule_listing_its_jobs_before_organizations_is_still_a_schedule(tmp_path):
+    doc = '{"meta": {}, "jobs": [{"org": "a", "release": 0, "size": 2, "start": 0}],'
+    p = tmp_path / "s.json"
+    p.write_text(doc + ' "organizations": [{"name": "a", "machines": 1}]}')
+    inst = load_log(p)
+    assert not isinstance(inst, RecordedLog) and inst.n == 1
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(block=st.integers(1, 5000), indent=st.sampled_from([None, 0, 2]))
+def test_the_streamed_reader_equals_the_whole_document(tmp_path, monkeypatch, block, indent):
+    """Whatever the block size and layout (a value cut anywhere by a block's end: inside a
+    string, a number, a multi-byte character), the jobs read are those of ``json.loads``."""
+    import coopsched.workloads.jsonstream as js
+
+    monkeypatch.setattr(js, "BLOCK_BYTES", block)
+    data = json.loads(JSON.read_text())
+    data["jobs"][2]["user"] = "zoë ✓"  # multi-byte characters
+    p = _write(tmp_path, data, indent=indent)
+    log = read_sacct_json(p, timezone="UTC")
+    assert log.n == 22 and "zoë ✓" in set(log.jobs["user"])
+    assert log.jobs.drop(columns="user").equals(
+        read_sacct_json(JSON, timezone="UTC").jobs.drop(columns="user")
+    )

@@ -5,10 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import shapley_eq1, shapley_eq2
 
+from coopsched.audit.estimation import shapley_monte_carlo
 from coopsched.online.shapley import (
     lcm_upto,
     shapley,
-    shapley_monte_carlo,
     shapley_potential,
     shapley_restricted,
     shapley_weights,

@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 from conftest import trace_path
 
-from coopsched.online.shapley import (
+from coopsched.audit.estimation import (
     look_schedule,
-    shapley,
     shapley_antithetic,
     shapley_monte_carlo,
     t_quantile,
 )
+from coopsched.audit.estimation.budget import Budget, BudgetError
+from coopsched.online.shapley import shapley
 from coopsched.testing import additive_interaction_game as additive_interaction
 from coopsched.testing import airport_game as airport
 
@@ -106,6 +107,7 @@ def test_intervals_cover_the_exact_value_in_the_stated_share(game):
         assert shapley_antithetic(v.__getitem__, k, 40).interval == "hall"
 
 
+@pytest.mark.slow
 def test_one_look_t_falls_short_on_skewed_games():
     """What the plain t interval does with one look on the airport games, whose small
     players' contributions are skewed: its coverage is shown to be below nominal (hence
@@ -181,13 +183,46 @@ def test_sums_to_the_grand_value_and_stops_when_signs_are_decided():
     assert est.decided.tolist() == [u != 3 for u in range(k)]
 
 
-def test_a_time_budget_stops_early_and_says_so():
+def counting_clock():
+    """A clock that advances one second per coalition valued (``value``'s wrapper)."""
+    now = [0.0]
+
+    def wrap(v):
+        def value(mask):
+            now[0] += 1.0
+            return v[mask]
+
+        return value
+
+    return (lambda: now[0], lambda: now[0]), now, wrap
+
+
+def test_a_budget_is_read_before_every_chunk_and_stops_between_coalitions():
+    """The budget is read before each chunk of coalitions, not after each pair of orders
+    (at thousands of players a pair is tens of thousands of coalitions): it holds to the
+    coalition, and the orders whose coalitions were all valued make the estimate."""
     k = 8
     v, _ = airport(k, 2)
+    clocks, now, wrap = counting_clock()
+    budget = Budget(wall_seconds=100, clocks=clocks)
     est = shapley_antithetic(
-        lambda m: v[m], k, 10_000, seed=0, seconds=1e-9, decide=lambda p, h: np.zeros(k, bool)
+        wrap(v), k, 10_000, seed=0, budget=budget, decide=lambda p, h: np.zeros(k, bool)
     )
-    assert est.stop == "seconds" and est.orders == 4 and est.looks == 1
+    assert est.stop == "seconds" and now[0] <= 100 and est.evaluations == now[0]
+    assert est.orders >= 4 and est.looks >= 1
+    same = shapley_antithetic(v.__getitem__, k, est.orders, seed=0)
+    np.testing.assert_allclose(est.phi, same.phi)
+
+
+def test_a_budget_too_small_for_two_pairs_says_what_they_would_take():
+    k = 8
+    v, _ = airport(k, 2)
+    clocks, now, wrap = counting_clock()
+    with pytest.raises(BudgetError, match=r"bought 0 of the 2 antithetic pairs .* 2 x 7 "):
+        shapley_antithetic(wrap(v), k, 100, budget=Budget(cpu_seconds=5, clocks=clocks))
+    assert now[0] <= 5
+    with pytest.raises(BudgetError, match="bought 0 of the 2 antithetic pairs"):
+        shapley_antithetic(v.__getitem__, k, 10_000, seed=0, seconds=1e-9)
 
 
 def test_adaptive_intervals_keep_their_coverage():
@@ -214,6 +249,7 @@ def test_adaptive_intervals_keep_their_coverage():
     assert upper_bound(shares) >= CONF
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [10, 12])
 def test_real_window_ref_game_coverage(k):
     """REF games of real LPC-EGEE windows (5e4 s, sequential jobs, users dealt to k
@@ -297,7 +333,7 @@ def test_unanimity_control_is_exact_when_the_residual_is_additive():
     """``additive + c u_N`` (the sampled audit's game when the coalitions do not interact):
     the residual game is additive, so every pair mean is the same and the interval has zero
     width, at the exact value; the plain estimator's interval does not."""
-    from coopsched.online.shapley import unanimity_control
+    from coopsched.audit.estimation import unanimity_control
 
     k = 7
     rng = np.random.default_rng(3)
@@ -334,6 +370,7 @@ def test_a_pairwise_game_is_exact_for_antithetic_pairs():
     assert np.allclose(est.phi[:, 0], [float(x) for x in shapley(v)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("game", "share"), [("additive", -0.5), ("airport", 0.5)])
 def test_unanimity_control_covers_and_is_narrower(game, share):
     """Games whose grand coalition is valued apart (``v(N)`` moved by half of itself, as the
@@ -346,7 +383,7 @@ def test_unanimity_control_covers_and_is_narrower(game, share):
     the plain estimator would gain from it (measured: the control's intervals 0.7 to 1.7
     times as wide at -20 % and -50 %); on the real month the jump falls on small users whose
     first contribution is small too (``benchmarks/audit_estimators.py``)."""
-    from coopsched.online.shapley import unanimity_control
+    from coopsched.audit.estimation import unanimity_control
 
     k = 9
     for gseed in range(3):
@@ -375,14 +412,15 @@ def test_a_control_that_does_not_fit_keeps_the_coverage():
         shapley_antithetic(v.__getitem__, k, 8, control=lambda m: 1, control_phi=np.zeros(k))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [10, 12])
 def test_real_window_ref_game_with_a_recorded_grand_value(k):
     """The REF games of real LPC-EGEE windows (as :func:`test_real_window_ref_game_coverage`)
     with the grand coalition's value replaced by 85 % of it (a recorded schedule worse than
     REF): with the unanimity control the intervals cover the exact values of that game in the
     stated share, and are narrower than the plain estimator's."""
+    from coopsched.audit.estimation import unanimity_control
     from coopsched.online.ref import ref_schedule
-    from coopsched.online.shapley import unanimity_control
     from coopsched.workloads.prepare import trace_to_instance
     from coopsched.workloads.swf import read_swf
 
@@ -416,6 +454,7 @@ def test_ends_is_exact_when_only_the_grand_value_breaks_additivity():
         assert np.allclose(est.phi[:, 0], exact)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("game", "share"), [("additive", -0.5), ("airport", 0.5), ("airport", -0.2)]
 )
@@ -463,7 +502,7 @@ def test_ends_adaptive_looks_keep_their_coverage_and_value_the_ends_once():
 
 
 def test_ends_refuses_a_control():
-    from coopsched.online.shapley import unanimity_control
+    from coopsched.audit.estimation import unanimity_control
 
     v = additive_interaction(5, 1)
     g, phi_g = unanimity_control(5, 1)
@@ -471,6 +510,7 @@ def test_ends_refuses_a_control():
         shapley_antithetic(v.__getitem__, 5, 8, ends=True, control=g, control_phi=phi_g)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [10, 12])
 def test_real_window_ref_game_ends(k):
     """The REF games of real LPC-EGEE windows with a recorded-like grand value (as

@@ -10,16 +10,16 @@ import pytest
 from conftest import trace_path
 from hypothesis import example, given
 from hypothesis import strategies as st
-from test_shapley_antithetic import CONF, upper_bound
+from test_shapley_antithetic import CONF, counting_clock, upper_bound
 
-from coopsched.online.shapley import (
+from coopsched.audit.estimation import (
     optimum_allocation,
     position_bins,
     refine_schedule,
-    shapley,
     shapley_antithetic,
     shapley_stratified,
 )
+from coopsched.online.shapley import shapley
 from coopsched.testing import additive_interaction_game as additive_interaction
 from coopsched.testing import airport_game as airport
 
@@ -72,6 +72,7 @@ def _coverage(v, exact, k, players, rounds, runs=RUNS, **kw):
     return np.array(shares), np.mean(widths, axis=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", ["additive", "airport"])
 def test_intervals_cover_the_exact_value_in_the_stated_share(game):
     """One look at 24 rounds (Hall's interval, the default with one look), 4 runs of sizes."""
@@ -86,6 +87,7 @@ def test_intervals_cover_the_exact_value_in_the_stated_share(game):
         assert upper_bound(shares) >= CONF, (game, g, shares.mean())
 
 
+@pytest.mark.slow
 def test_adaptive_looks_keep_the_coverage_and_drop_decided_players():
     """Targets near phi, so that players are decided at different looks: the decided ones
     stop being sampled, and the final intervals keep the coverage (Bonferroni over the
@@ -142,14 +144,30 @@ def test_batches_and_a_cache_give_the_same_estimate():
     np.testing.assert_array_equal(a.phi, d.phi)
 
 
-def test_a_time_budget_stops_after_two_rounds_and_says_so():
+def test_a_budget_stops_between_coalitions_and_keeps_the_rounds_valued_whole():
+    from coopsched.audit.estimation.budget import Budget
+
     v, _ = airport(9, 2)
+    clocks, now, wrap = counting_clock()
     est = shapley_stratified(
+        wrap(v),
+        9,
+        [0, 3],
+        1024,
+        budget=Budget(wall_seconds=300, clocks=clocks),
+        decide=lambda who, p, h: h[:, 0] < 0,
+    )
+    assert est.stop == "seconds" and now[0] <= 300 and est.rounds.min() >= 2
+    assert np.isfinite(est.halfwidth).all()
+    # a budget spent before any round: no estimate (infinite intervals), said so
+    none = shapley_stratified(
         v.__getitem__, 9, [0, 3], 1024, seconds=1e-9, decide=lambda who, p, h: h[:, 0] < 0
     )
-    assert est.stop == "seconds" and est.rounds.tolist() == [2, 2] and est.looks == 1
+    assert none.stop == "seconds" and none.rounds.tolist() == [0, 0]
+    assert np.isinf(none.halfwidth).all()
 
 
+@pytest.mark.slow
 def test_real_window_narrower_than_orders_at_equal_coalitions():
     """The REF game of a real LPC-EGEE window (k = 12, sequential jobs): for the two players
     with the widest intervals under orders, stratified rounds spending the same number of
@@ -231,6 +249,7 @@ def test_optimum_allocation_known_cases():
         optimum_allocation(np.ones(2), np.ones(2), np.array([0.0, 1]), 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game,interval", [("additive", "t"), ("airport", "hall")])
 def test_allocated_rounds_keep_the_coverage(game, interval):
     """Optimum allocation after the first look (``allocate=4``, coalition costs growing with

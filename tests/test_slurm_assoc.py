@@ -216,3 +216,20 @@ def test_cli_shares(capsys):
     assert "contribution rule: shares:" in out.err
     assert main([*args[:-4], "--shares", str(SACCTMGR), "--org-by", "user"]) == 1
     assert "--shares: Slurm's shares are per account" in capsys.readouterr().err
+
+
+def test_a_tree_a_thousand_levels_deep_is_read_and_normalized(tmp_path):
+    """Issue 41: a RecursionError before; the walks are iterative now, and a cycle is still
+    found (in time linear in the accounts)."""
+    lines = ["c|root|||1", "c|root||root|1"]
+    lines += [f"c|a{i}|{'root' if i == 0 else f'a{i - 1}'}||1" for i in range(1000)]
+    lines.append("c|a999||u1|1")
+    p = tmp_path / "deep.txt"
+    p.write_text("\n".join(lines) + "\n")
+    tree = read_account_tree(p)
+    assert tree.depth("a999") == 1000 and tree.normalized("a999") == Fraction(1, 2)
+    assert sum(tree.own_shares().values()) == 1
+    lines[2] = "c|a0|a999||1"  # the chain closes on itself: no root above it
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(AssocError, match="is its own ancestor"):
+        read_account_tree(p)

@@ -25,6 +25,7 @@ and the package of its modules (``coopsched.audit.window``, ...):
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 #: public name -> (module, attribute), resolved lazily by :func:`__getattr__`
@@ -59,16 +60,61 @@ _API: dict[str, tuple[str, str]] = {
     "plot_gantt": ("coopsched.online.export", "plot_gantt"),
 }
 
-__all__ = sorted([*_API, "simulate", "audit", "__version__"])
+__all__ = [  # the documented API: _API's names, simulate, audit and __version__
+    "Instance",
+    "Organization",
+    "Policy",
+    "Schedule",
+    "__version__",
+    "audit",
+    "check_policy",
+    "check_schedule",
+    "compare",
+    "fairness",
+    "fetch_trace",
+    "get_policy",
+    "load_instance",
+    "load_trace",
+    "lublin_instance",
+    "make_instance",
+    "plot_gantt",
+    "policies",
+    "read_instance",
+    "read_swf",
+    "register",
+    "simulate",
+    "synthetic_instance",
+    "trace_path",
+    "trace_to_instance",
+    "write_batsim_jobs",
+    "write_instance",
+    "write_schedule_swf",
+]
 
 
-def simulate(instance, policy="fifo", horizon: int | None = None, members=None, **params):
+def simulate(
+    instance: Instance,
+    policy: str | Policy = "fifo",
+    horizon: int | None = None,
+    members: Iterable[int] | None = None,
+    **params: Any,
+) -> Schedule:
     """Simulate ``policy`` (a name, ``package.module:Class`` or a Policy object, with
     ``params``) on ``instance``; see :func:`coopsched.online.engine.simulate`."""
+    from .online.engine import Policy
     from .online.engine import simulate as _simulate
     from .online.policies import get_policy
+    from .workloads.instance import Instance
+    from .workloads.limits import check_type
 
-    pol = get_policy(policy, **params) if isinstance(policy, str) else policy
+    check_type(instance, Instance, "instance", "an Instance (coopsched.make_instance, ...)")
+    if isinstance(policy, str):
+        pol = get_policy(policy, **params)
+    else:
+        check_type(policy, Policy, "policy", "a policy name or a Policy object (not its class)")
+        if params:
+            raise TypeError(f"policy: parameters {', '.join(params)} go with a policy name")
+        pol = policy
     return _simulate(instance, pol, horizon, members)
 
 
@@ -104,8 +150,33 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-if TYPE_CHECKING:  # for type checkers and IDEs only
-    from .experiments.compare import compare_frame as compare  # noqa: F401
-    from .online.engine import Policy  # noqa: F401
-    from .online.schedule import Schedule  # noqa: F401
-    from .workloads.instance import Instance, make_instance  # noqa: F401
+if TYPE_CHECKING:  # what type checkers and IDEs see: every name of _API, from where it lives
+    # (tests/test_typed.py checks that these lines and _API name the same objects)
+    from .audit import audit as audit
+    from .experiments.compare import compare_frame as compare
+    from .online.checker import check_schedule as check_schedule
+    from .online.engine import Policy as Policy
+    from .online.export import plot_gantt as plot_gantt
+    from .online.export import write_batsim_jobs as write_batsim_jobs
+    from .online.export import write_schedule_swf as write_schedule_swf
+    from .online.fairness import fairness as fairness
+    from .online.policies import get_policy as get_policy
+    from .online.policies import names as policies
+    from .online.policies import register as register
+    from .online.schedule import Schedule as Schedule
+    from .testing import check_policy as check_policy
+    from .workloads.archive import fetch_trace as fetch_trace
+    from .workloads.archive import load_trace as load_trace
+    from .workloads.archive import trace_path as trace_path
+    from .workloads.generators import lublin_instance as lublin_instance
+    from .workloads.generators import synthetic_instance as synthetic_instance
+    from .workloads.instance import Instance as Instance
+    from .workloads.instance import Organization as Organization
+    from .workloads.instance import make_instance as make_instance
+    from .workloads.jsonio import read_instance as read_instance
+    from .workloads.jsonio import write_instance as write_instance
+    from .workloads.load import load_instance as load_instance
+    from .workloads.prepare import trace_to_instance as trace_to_instance
+    from .workloads.swf import read_swf as read_swf
+
+    __version__: str

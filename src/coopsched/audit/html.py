@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -35,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .report import as_dict, by_surplus, duration, platform_model, reference_name, wait_hours
+from .numbers import DIGITS, WAIT_RULE, number, wait_hours
+from .report import as_dict, budget_text, by_surplus, duration, platform_model, reference_name
 from .result import AuditReport
 
 if TYPE_CHECKING:
@@ -123,30 +123,29 @@ def _mpl_text(name: object) -> str:
     return str(name).replace("\\", "\\\\").replace("$", r"\$")
 
 
-def _num(value: Any, digits: int = 4) -> str:
-    """A number for a table cell: ``digits`` significant digits, '—' for missing values."""
-    if value is None:
-        return "—"
+def _num(value: Any, digits: int = DIGITS["utility"]) -> str:
+    """A number for a table cell (:func:`~.numbers.number`: ``digits`` significant digits,
+    the table's format), '—' for missing values."""
     try:
-        x = float(value)
+        return number(value, digits)
     except (TypeError, ValueError):
         return _esc(value)
-    if math.isnan(x):
-        return "—"
-    if x == int(x) and abs(x) < 1e15:
-        return f"{int(x):,}"
-    return f"{x:,.{digits}g}"
+
+
+def count(value: Any) -> str:
+    """A count (jobs, machines, work, seconds): whole, with thousands separators."""
+    return "—" if value is None else f"{int(value):,}"
+
+
+def _share(value: Any) -> str:
+    """A share of capacity (utilization): three decimals."""
+    return "—" if value is None else f"{float(value):.3f}"
 
 
 def _signed(value: float | None) -> str:
-    """A signed quantity in people's units: three significant digits, whole beyond 1,000."""
-    if value is None or math.isnan(value):
-        return "—"
-    if value == 0:
-        return "0"
-    if abs(value) >= 1000:
-        return f"{value:+,.0f}"
-    return f"{value:+,.3g}"
+    """A signed quantity in core-hours (:func:`~.numbers.number`, three significant digits,
+    as in the table)."""
+    return number(value, DIGITS["core_hours"], signed=True)
 
 
 def _colors(n: int) -> list:
@@ -496,15 +495,15 @@ def _window_table(report: dict) -> str:
     rows = [
         ("Log", w.get("log")),
         ("Window", f"{w.get('from') or w.get('t0')} to {w.get('to') or w.get('t1')}"),
-        ("Horizon", f"{_num(w.get('horizon'))} s"),
-        ("Machines", _num(w.get("machines"))),
+        ("Horizon", f"{count(w.get('horizon'))} s"),
+        ("Machines", count(w.get("machines"))),
         ("Time zone", w.get("timezone") or "not stated"),
         ("Organizations by", w.get("org_by")),
         ("Contribution rule", w.get("contribution_rule")),
         ("Platform model", platform_model(report) or "not stated"),
         (
             "Backlog at the start",
-            f"{_num(backlog.get('waiting', 0))} waiting, {_num(backlog.get('running', 0))} running",
+            f"{count(backlog.get('waiting', 0))} waiting, {count(backlog.get('running', 0))} running",
         ),
         ("Method", report.get("method")),
     ]
@@ -532,8 +531,8 @@ def _org_row(rank: int, o: dict, sampled: bool, horizon: float | None, with_ref:
     )
     ch = core_hours(o, horizon)
     hw = halfwidth(o) / horizon / 3600 if sampled and horizon else None
-    ch_cell = _signed(ch) + (f" ± {_num(hw, 2)}" if hw is not None else "")
-    wait = wait_hours(o)
+    ch_cell = _signed(ch) + (f" ± {_num(hw, DIGITS['halfwidth'])}" if hw is not None else "")
+    wait = wait_hours(o, horizon)
     vs = o.get("vs_ref")
     ref_cell = ""
     if with_ref:
@@ -546,9 +545,10 @@ def _org_row(rank: int, o: dict, sampled: bool, horizon: float | None, with_ref:
         f'<td class="name">{_esc(o["name"])}</td>'
         f'<td class="mark" title="{title}">{mark}</td>'
         f'<td class="{_sign_class(ch)}">{ch_cell}</td>'
-        f'<td class="{_sign_class(-wait if wait is not None else None)}">{duration(wait, signed=True)}</td>'
+        f'<td class="{_sign_class(-wait if wait is not None else None)}">'
+        f"{duration(wait, signed=True)}{'' if wait is not None else '<sup>*</sup>'}</td>"
         f"{ref_cell}"
-        f"<td>{_num(o.get('machines'))}</td><td>{_num(o.get('jobs'))}</td></tr>"
+        f"<td>{count(o.get('machines'))}</td><td>{count(o.get('jobs'))}</td></tr>"
     )
 
 
@@ -592,9 +592,16 @@ def _org_table(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
             'aria-live="polite"></span></p>'
         )
     )
+    no_wait = any(wait_hours(o, horizon) is None for o in orgs)
+    footnote = (
+        f'<p class="footnote" id="wait-rule"><sup>*</sup> No equivalent wait: it is '
+        f"{_esc(WAIT_RULE)}.</p>"
+        if no_wait
+        else ""
+    )
     return (
         f'<div id="org-list">{search}{toggle}<div class="scroll">'
-        f'<table id="organizations">{head}{body}</table></div></div>'
+        f'<table id="organizations">{head}{body}</table></div>{footnote}</div>'
     )
 
 
@@ -616,13 +623,15 @@ def _utility_table(orgs: list[dict], sampled: bool) -> str:
         interval = (
             f"<td>[{_num(o.get('phi_low'))}, {_num(o.get('phi_high'))}]</td>" if sampled else ""
         )
-        ref = f"<td>{_num(o.get('vs_ref'))}</td>" if with_ref else ""
+        u = DIGITS["utility"]
+        ref = f"<td>{number(o.get('vs_ref'), u, signed=True)}</td>" if with_ref else ""
         body.append(
-            f'<tr><td class="name">{_esc(o["name"])}</td><td>{_num(o.get("machines"))}</td>'
-            f"<td>{_num(o.get('jobs'))}</td><td>{_num(o.get('work'))}</td>"
+            f'<tr><td class="name">{_esc(o["name"])}</td><td>{count(o.get("machines"))}</td>'
+            f"<td>{count(o.get('jobs'))}</td><td>{count(o.get('work'))}</td>"
             f"<td>{_num(o.get('psi'))}</td><td>{_num(o.get('phi'))}</td>{interval}"
-            f'<td class="{cls}">{_num(o.get("surplus"))}</td>'
-            f'<td class="{cls}">{_num(o.get("surplus_per_unit"))}</td>{ref}</tr>'
+            f'<td class="{cls}">{number(o.get("surplus"), u, signed=True)}</td>'
+            f'<td class="{cls}">'
+            f"{number(o.get('surplus_per_unit'), DIGITS['per_unit'], signed=True)}</td>{ref}</tr>"
         )
     return (
         '<details id="specialists"><summary>For specialists: <b>psi</b> and <b>phi</b> in '
@@ -672,7 +681,7 @@ def _owen_section(report: dict, horizon: float | None) -> str:
     def cell(value: Any, signed: bool = True, extra: str = "") -> str:
         v = ch(value)
         cls = _sign_class(v) if signed else ""
-        text = (_signed(v) if signed else _num(v, 3)) + extra
+        text = (_signed(v) if signed else _num(v, DIGITS["core_hours"])) + extra
         raw = "" if value is None else f' title="{_num(value)} processor-seconds x seconds"'
         return f'<td class="{cls}"{raw}>{text}</td>' if cls else f"<td{raw}>{text}</td>"
 
@@ -693,7 +702,7 @@ def _owen_section(report: dict, horizon: float | None) -> str:
         hw = None
         if sampled and o.get("owen_low") is not None and o.get("owen_high") is not None:
             hw = (float(o["owen_high"]) - float(o["owen_low"])) / 2
-        err = f" ± {_num(ch(hw), 2)}" if hw is not None else ""
+        err = f" ± {_num(ch(hw), DIGITS['halfwidth'])}" if hw is not None else ""
         units = o.get("units") or []
         where = "/".join(units) if units else "— (alone)"
         rows.append(
@@ -728,7 +737,7 @@ def _owen_section(report: dict, horizon: float | None) -> str:
         pad = f' style="padding-left:{0.55 + 1.1 * (level - 1):.2f}rem"' if level > 1 else ""
         urows.append(
             f'<tr data-level="{level}"><td class="name path"{pad}>{_esc(paths[u["name"]])}</td>'
-            f"<td>{_num(len(u.get('members') or []))}</td>"
+            f"<td>{count(len(u.get('members') or []))}</td>"
             + cell(u.get("psi"), signed=False)
             + cell(u.get("phi"), signed=False)
             + cell(u.get("owen"), signed=False)
@@ -748,7 +757,7 @@ def _owen_section(report: dict, horizon: float | None) -> str:
         f"<tbody>{''.join(urows)}</tbody></table></div></details>"
     )
     how = (
-        f"sampled ({_num(ow['samples'])} orders that keep every unit contiguous); ± the "
+        f"sampled ({count(ow['samples'])} orders that keep every unit contiguous); ± the "
         "interval, ✓ where it excludes psi"
         if sampled and "samples" in ow
         else "sampled; ± the interval, ✓ where it excludes psi"
@@ -777,12 +786,12 @@ def _headline(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
 
     def said(o: dict, side: str) -> str:
         ch = core_hours(o, horizon)
-        wait = wait_hours(o)
+        wait = wait_hours(o, horizon)
         text = f"<b>{_esc(o['name'])}</b>"
         if ch is not None:
             text += (
-                f": its work was on average {_num(abs(ch), 3)} core-hours {side} its fair share "
-                "over the window"
+                f": its work was on average {_num(abs(ch), DIGITS['core_hours'])} core-hours "
+                f"{side} its fair share over the window"
             )
         if wait is not None:
             more = "longer" if wait > 0 else "less"
@@ -825,7 +834,8 @@ def _counterfactual_table(rows: list[dict]) -> str:
         tr = '<tr class="recorded">' if r.get("policy") == "recorded" else "<tr>"
         body.append(
             f'{tr}<td class="name">{_esc(r.get("policy"))}</td>'
-            f"<td>{_num(r.get('unfairness'))}</td><td>{_num(r.get('utilization'))}</td></tr>"
+            f"<td>{_num(r.get('unfairness'), DIGITS['unfairness'])}</td>"
+            f"<td>{_share(r.get('utilization'))}</td></tr>"
         )
     note = (
         '<p>"—": not computed (unfairness is measured against REF, which is not run when '
@@ -842,7 +852,7 @@ def _excluded(report: dict) -> str:
     excluded = report.get("excluded") or {}
     if not excluded:
         return "<p>No job was excluded.</p>"
-    items = "".join(f"<li>{_esc(k)}: {_num(v)}</li>" for k, v in sorted(excluded.items()))
+    items = "".join(f"<li>{_esc(k)}: {count(v)}</li>" for k, v in sorted(excluded.items()))
     return f'<ul id="excluded">{items}</ul>'
 
 
@@ -856,8 +866,9 @@ def _efficiency(report: dict) -> str:
         f'<div class="note" id="efficiency"><b>The platform against {ref}.</b> The recorded '
         f"schedule's total utility is {1 - eff['loss_fraction']:.1%} of what {ref}{remark} "
         "would have "
-        f"given ({abs(eff['loss']):,} {side} it). Definition 3.2 spreads that difference "
-        f"equally, {eff['loss_share']:+,.4g} to every organization's surplus; the column "
+        f"given ({_num(abs(eff['loss']))} {side} it). Definition 3.2 spreads that difference "
+        f"equally, {number(eff['loss_share'], DIGITS['utility'], signed=True)} to every "
+        "organization's surplus; the column "
         '"platform\'s loss taken out" of the table shows, without it, what each received '
         f"against its fair share under {ref}'s total (vs_ref).</div>"
     )
@@ -921,7 +932,8 @@ def _render(report: dict, orgs: list[dict]) -> str:
         level = f"{float(conf) * 100:g}% " if conf is not None else ""
         how = report.get("sampling") or {}
         detail = (
-            f" ({_num(how['samples'])} sampled orders, seed {_esc(how.get('seed'))})"
+            f" ({count(how['samples'])} sampled orders, seed {_esc(how.get('seed'))}; "
+            f"{_esc(budget_text(how.get('budget')))})"
             if "samples" in how
             else ""
         )

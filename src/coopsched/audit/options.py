@@ -1,24 +1,78 @@
-"""The options of an audit, in four records grouped by meaning.
+"""The options of an audit, in five records grouped by meaning.
 
-:class:`TimeWindow` (which stretch of the log), :class:`Organizations` (who the players are
-and what each contributes), :class:`PlatformModel` (how jobs use the machines) and
-:class:`Estimation` (how ``phi`` is computed, and the curves' resolution). Each record is
-frozen and checks its own fields when made; its errors name the parameter (``samples: 2 is
+:class:`TimeWindow` (which stretch of the log, and how the log is read),
+:class:`Organizations` (who the players are and what each contributes), :class:`PlatformModel`
+(how jobs use the machines), :class:`Estimation` (how ``phi`` is computed, its budget, and the
+curves' resolution) and :class:`Contents` (what the report holds besides ``phi``). Each record
+is frozen and checks its own fields when made; its errors name the parameter (``samples: 2 is
 not a value in 4..1,000,000``). Checks that need the log or the source (a window inside the
 log, ``org_by=`` against a JSON schedule) stay with :func:`coopsched.audit.audit`.
 
-:func:`records` turns :func:`~coopsched.audit.audit`'s flat keywords into these records:
-the one place where both spellings meet.
+Every field also says how it reads on the command line (:class:`Flag`, in the field's
+metadata: its help, its panel of ``coopsched audit --help``, its flag): the command builds
+its options from :data:`RECORDS` (:mod:`coopsched.cli.audit`), so a field's default, help
+and checks are written once, here. :func:`records` turns :func:`~coopsched.audit.audit`'s
+keywords into these records: the one place where both spellings meet.
+
+This module imports nothing heavy (the command line reads it to build its ``--help``).
 """
 
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TimeWindow", "Organizations", "PlatformModel", "Estimation", "records"]
+__all__ = [
+    "TimeWindow",
+    "Organizations",
+    "PlatformModel",
+    "Estimation",
+    "Contents",
+    "Flag",
+    "PANELS",
+    "RECORDS",
+    "records",
+]
+
+#: The panels of ``coopsched audit --help``, in the order they are shown: what an operator
+#: sets first, the estimation's internals last.
+WINDOW = "The log and its window"
+ORGANIZATIONS = "Organizations and their machines"
+MODEL = "Platform model"
+BUDGET = "Estimation and budget"
+OUTPUT = "Output"
+ADVANCED = "Estimation (advanced)"
+PANELS: tuple[str, ...] = (WINDOW, ORGANIZATIONS, MODEL, BUDGET, OUTPUT, ADVANCED)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """How a field of an option record reads on the command line: ``help`` (one line),
+    ``panel`` (one of :data:`PANELS`), ``type`` of the flag's value (``str``, ``int``,
+    ``float``, ``bool``: an on/off pair, or ``Path``), ``flag`` when it is not ``--`` + the
+    field's name with dashes, ``metavar`` (the choices, for a closed set)."""
+
+    help: str
+    panel: str
+    type: type = str
+    flag: str = ""
+    metavar: str | None = None
+
+    def cli_flag(self, name: str) -> str:
+        """The flag of the field ``name`` (``--from`` for ``t_from``)."""
+        return self.flag or "--" + name.replace("_", "-")
+
+
+def option(default: Any, help: str, panel: str, **flag: Any) -> Any:
+    """A record field with its default and its command-line :class:`Flag`."""
+    return field(default=default, metadata={"flag": Flag(help, panel, **flag)})
+
+
+def flag_of(f: Any) -> Flag:
+    """The :class:`Flag` of a record's field."""
+    return f.metadata["flag"]
 
 
 def _integer(name: str, value: object, low: int, high: int, what: str = "a value") -> int:
@@ -35,17 +89,42 @@ def _choice(name: str, value: object, allowed: tuple[str | None, ...], say: str)
         raise ValueError(f"{name}: {value!r}; {say}")
 
 
+def _flag(name: str, value: object, none: bool = False) -> None:
+    if not (isinstance(value, bool) or (none and value is None)):
+        said = "True, False or None" if none else "True or False"
+        raise TypeError(f"{name}: expected {said}, got {value!r}")
+
+
+def _seconds(name: str, value: object) -> None:
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value) > 0
+    ):
+        raise ValueError(f"{name}: {value!r} is not a positive number of seconds")
+
+
 @dataclass(frozen=True)
 class TimeWindow:
     """The window ``[t_from, t_to)`` of a log, as log seconds or ISO dates in the log's zone
     (``timezone`` overrides it); ``horizon``: the window's length from ``t_from`` instead of
     ``t_to`` (for a JSON schedule: its length from 0, required). An unparsable date is an
-    error here, before the log is read; a date outside the log needs the log."""
+    error here, before the log is read; a date outside the log needs the log.
+    ``skip_malformed``: a malformed record of the log is left out (counted, the first five
+    listed in the report's notes) instead of stopping the audit."""
 
-    t_from: str | int | None = None
-    t_to: str | int | None = None
-    horizon: int | None = None
-    timezone: str | None = None
+    t_from: str | int | None = option(
+        None,
+        "Start: ISO date/time in the log's zone, or log seconds.",
+        WINDOW,
+        flag="--from",
+    )
+    t_to: str | int | None = option(None, "End (exclusive), as --from.", WINDOW, flag="--to")
+    horizon: int | None = option(
+        None, "Length in seconds from --from; a JSON schedule's window.", WINDOW, type=int
+    )
+    timezone: str | None = option(None, "IANA time zone of the dates (default: the log's).", WINDOW)
+    skip_malformed: bool = option(
+        False, "Leave malformed records out (counted and listed).", WINDOW, type=bool
+    )
 
     def __post_init__(self) -> None:
         from ..workloads.limits import MAX_EXACT, check_horizon
@@ -56,22 +135,43 @@ class TimeWindow:
             value = getattr(self, name)
             if value is not None:
                 check_time(value, name)
+        _flag("skip_malformed", self.skip_malformed)
 
 
 @dataclass(frozen=True)
 class Organizations:
     """Who the organizations are: distinct values of the log's column ``org_by``, or a
-    ``mapping`` file (TOML); ``other`` gathers unmatched jobs under one name. ``shares``: a
-    Slurm account tree whose normalized shares split the machines (with
+    ``mapping`` file (TOML); ``other`` gathers the window's unmatched jobs under one name.
+    ``shares``: a Slurm account tree whose normalized shares split the machines (with
     ``org_by="account"``); else ``contribution`` (``work`` or ``equal``) splits them unless
     the mapping does. ``machines``: the platform's processors (default: the log's)."""
 
-    org_by: str | None = None
-    mapping: str | Path | None = None
-    shares: str | Path | None = None
-    other: str | None = None
-    machines: int | None = None
-    contribution: str = "work"
+    org_by: str | None = option(
+        None,
+        "One per value of user, group, account, partition or queue.",
+        ORGANIZATIONS,
+    )
+    mapping: str | Path | None = option(
+        None, "TOML file naming organizations, members, machines.", ORGANIZATIONS, type=Path
+    )
+    other: str | None = option(
+        None, "Gather the jobs no organization claims under this name.", ORGANIZATIONS
+    )
+    shares: str | Path | None = option(
+        None,
+        "Slurm account tree: machines split by shares.",
+        ORGANIZATIONS,
+        type=Path,
+    )
+    machines: int | None = option(
+        None, "Processors of the platform (default: the log's).", ORGANIZATIONS, type=int
+    )
+    contribution: str = option(
+        "work",
+        "Machines split by work or equally, if not mapped.",
+        ORGANIZATIONS,
+        metavar="work|equal",
+    )
 
     def __post_init__(self) -> None:
         from ..workloads.limits import MAX_MACHINES
@@ -88,8 +188,18 @@ class PlatformModel:
     first-fit) or ``"sequential"`` (a job on ``q`` processors split into ``q``
     one-processor jobs; ``backfill`` then does not apply)."""
 
-    jobs: str | None = None
-    backfill: str | None = None
+    jobs: str | None = option(
+        None,
+        "Jobs hold all their processors at once, or split.",
+        MODEL,
+        metavar="rigid|sequential",
+    )
+    backfill: str | None = option(
+        None,
+        "Default: easy if jobs have requested times.",
+        MODEL,
+        metavar="none|first-fit|easy",
+    )
 
     def __post_init__(self) -> None:
         _choice("jobs", self.jobs, (None, "rigid", "sequential"), "choose rigid or sequential")
@@ -99,49 +209,74 @@ class PlatformModel:
 class Estimation:
     """How ``phi`` is computed. ``method``: ``exact``, ``sampled`` or ``auto`` (exact up to
     ``exact_max`` organizations). Sampled: antithetic orders in batches, at most ``samples``
-    orders and ``seconds`` of sampling (``None``: no time limit), stopping once every sign
-    is decided unless ``adaptive=False``; ``confidence`` and ``interval`` (``auto``: ``t``
-    when adaptive, ``hall`` with one look; ``t``, ``hall`` or ``bernstein``) make the
-    intervals; proper coalitions valued under ``value_policy``,
-    those of at most ``exact_upto`` members under REF; ``seed`` also seeds the randomized
-    counterfactual policies; ``scheduler``: a dask.distributed address or ``Client``.
-    ``points``: checkpoints of the curves over the window. ``estimator``: ``split``
-    (default: the grand coalition's recorded total split off exactly, a control variate),
-    ``ends`` (first and last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`).
-    ``refine`` (adaptive only): the organizations the orders leave undecided estimated again,
-    stratified by position (:mod:`coopsched.audit.sampling`); ``allocate``: the refinement's
-    optimum allocation of draws after its first look (off by default)."""
+    orders, stopping once every sign is decided unless ``adaptive=False``, or when the
+    budget is spent: ``cpu_seconds`` of CPU time (this process's and, with a ``scheduler``,
+    the workers' too) or ``seconds`` of wall-clock time (``None``: no limit; both may be
+    given, the first spent stops). ``confidence`` and ``interval`` (``auto``: ``t`` when
+    adaptive, ``hall`` with one look; ``t``, ``hall`` or ``bernstein``) make the
+    intervals; proper coalitions valued under ``value_policy``, those of at most
+    ``exact_upto`` members under REF; ``seed`` also seeds the randomized counterfactual
+    policies; ``scheduler``: a dask.distributed address or ``Client``. ``points``:
+    checkpoints of the curves over the window. ``estimator``: ``split`` (default: the grand
+    coalition's recorded total split off exactly, a control variate), ``ends`` (first and
+    last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`). ``refine``
+    (adaptive only): the organizations the orders leave undecided estimated again,
+    stratified by position; ``allocate``: the refinement's optimum allocation of draws
+    after its first look (off by default)."""
 
-    method: str = "auto"
-    exact_max: int = 16
-    samples: int = 200
-    seed: int = 0
-    confidence: float = 0.95
-    value_policy: str = "fairshare"
-    exact_upto: int = 0
-    seconds: float | None = None
-    adaptive: bool = True
-    interval: str = "auto"
-    points: int = 24
-    scheduler: object = None
-    estimator: str = "split"
-    refine: bool = True
-    allocate: bool = False
+    method: str = option(
+        "auto",
+        "auto: exact up to --exact-max organizations.",
+        BUDGET,
+        metavar="auto|exact|sampled",
+    )
+    cpu_seconds: float | None = option(
+        None, "Budget of CPU seconds (dask workers' included).", BUDGET, type=float
+    )
+    seconds: float | None = option(None, "Budget of wall-clock seconds.", BUDGET, type=float)
+    samples: int = option(200, "At most this many orders of the organizations.", BUDGET, type=int)
+    confidence: float = option(0.95, "Confidence of the intervals.", BUDGET, type=float)
+    seed: int = option(0, "Seed of the orders and of randomized policies.", BUDGET, type=int)
+    scheduler: object = option(None, "Value coalitions on this dask scheduler.", BUDGET)
+    points: int = option(24, "Points of the curves over the window.", OUTPUT, type=int)
+    exact_max: int = option(16, "--method auto: exact up to this many.", ADVANCED, type=int)
+    adaptive: bool = option(
+        True, "Use all --samples orders (default: until decided).", ADVANCED, type=bool
+    )
+    interval: str = option(
+        "auto",
+        "auto: t, or hall with --no-adaptive.",
+        ADVANCED,
+        metavar="auto|t|hall|bernstein",
+    )
+    estimator: str = option(
+        "split",
+        "split: recorded total split off exactly.",
+        ADVANCED,
+        metavar="split|ends|plain",
+    )
+    refine: bool = option(
+        True, "No stratified sampling of the last undecided.", ADVANCED, type=bool
+    )
+    allocate: bool = option(
+        False, "Optimum allocation of the refinement's draws.", ADVANCED, type=bool
+    )
+    value_policy: str = option("fairshare", "REF's stand-in, valuing the coalitions.", ADVANCED)
+    exact_upto: int = option(0, "Coalitions of up to this many valued by REF.", ADVANCED, type=int)
 
     def __post_init__(self) -> None:
-        from ..online.shapley import resolve_interval
         from ..workloads.limits import MAX_SAMPLES
+        from .estimation import resolve_interval
 
         _integer("samples", self.samples, 4, MAX_SAMPLES)
         _integer("exact_max", self.exact_max, 1, 20)
         _integer("exact_upto", self.exact_upto, 0, 16)
         _integer("points", self.points, 0, 10_000)
-        _integer("seed", self.seed, -(2**63), 2**63 - 1)
-        sec = self.seconds
-        if sec is not None and (
-            isinstance(sec, bool) or not isinstance(sec, numbers.Real) or not float(sec) > 0
-        ):
-            raise ValueError(f"seconds: {sec!r} is not a positive number of seconds")
+        _integer("seed", self.seed, 0, 2**63 - 1)  # numpy seeds are non-negative
+        _seconds("seconds", self.seconds)
+        _seconds("cpu_seconds", self.cpu_seconds)
+        for name in ("adaptive", "refine", "allocate"):
+            _flag(name, getattr(self, name))
         resolve_interval(self.interval, self.adaptive)  # checks the name
         _choice(
             "estimator", self.estimator, ("split", "ends", "plain"), "choose split, ends or plain"
@@ -152,6 +287,49 @@ class Estimation:
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence: {self.confidence!r} must be in (0, 1)")
 
+    def sampling(self) -> dict[str, Any]:
+        """The keywords of a sampling under these options, the same for ``phi``
+        (:func:`~coopsched.audit.sampling.sampled_game`) and the Owen values
+        (:func:`~coopsched.audit.owen.sampled_owen`): the budget, the game, the estimator."""
+        return {name: getattr(self, name) for name in SAMPLING_OPTIONS}
+
+
+#: :meth:`Estimation.sampling`'s fields.
+SAMPLING_OPTIONS = (
+    "samples",
+    "seed",
+    "confidence",
+    "value_policy",
+    "exact_upto",
+    "adaptive",
+    "seconds",
+    "cpu_seconds",
+    "interval",
+    "estimator",
+)
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What the report holds besides ``psi`` and ``phi``: ``with_counterfactuals``, every
+    policy replayed on the window; ``owen``, the Owen values by units (``None``: when the
+    account tree or the mapping's units have more than one level; ``True``: required)."""
+
+    with_counterfactuals: bool = option(
+        True,
+        "Do not replay the window under every policy.",
+        OUTPUT,
+        type=bool,
+        flag="--counterfactuals",
+    )
+    owen: bool | None = option(
+        None, "Owen values by units (default: with 2+ levels).", OUTPUT, type=bool
+    )
+
+    def __post_init__(self) -> None:
+        _flag("with_counterfactuals", self.with_counterfactuals)
+        _flag("owen", self.owen, none=True)
+
 
 #: The records and the parameter of :func:`~coopsched.audit.audit` that passes each.
 RECORDS: tuple[tuple[str, type], ...] = (
@@ -159,14 +337,20 @@ RECORDS: tuple[tuple[str, type], ...] = (
     ("organizations", Organizations),
     ("model", PlatformModel),
     ("estimation", Estimation),
+    ("contents", Contents),
 )
 
 
+def field_names() -> list[str]:
+    """Every field of every record, in :data:`RECORDS`' order."""
+    return [f.name for _, cls in RECORDS for f in fields(cls)]
+
+
 def records(given: dict[str, Any], flat: dict[str, Any]) -> tuple[Any, ...]:
-    """The four records of an audit, in :data:`RECORDS`' order: ``given[parameter]`` where
-    a record was passed, else one made from the ``flat`` keywords of its fields (``None``:
+    """The records of an audit, in :data:`RECORDS`' order: ``given[parameter]`` where a
+    record was passed, else one made from the ``flat`` keywords of its fields (``None``:
     the field's default). A flat keyword set beside its record is an error naming both."""
-    unknown = set(flat) - {f.name for _, cls in RECORDS for f in fields(cls)}
+    unknown = set(flat) - set(field_names())
     if unknown:
         raise TypeError(f"no option record has the fields {', '.join(sorted(unknown))}")
     out = []

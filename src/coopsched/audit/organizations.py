@@ -10,8 +10,8 @@ machines it contributes::
     machines = 40              # give machines for every organization or for none
 
 A job belongs to the organization one of whose member lists contains its value; a job
-matched by two organizations is an error, and so are unmatched jobs unless ``other`` names
-a bucket for them. Without machines, a contribution rule (:func:`contribution`) splits the
+matched by two organizations is an error, and so are the audited window's unmatched jobs
+unless ``other`` names a bucket for them (jobs outside the window need no organization). Without machines, a contribution rule (:func:`contribution`) splits the
 platform and the audit says which one it used.
 
 Units (nested groups, for the Owen value, :mod:`.owen`): ``[[unit]]`` tables name a unit and
@@ -97,6 +97,14 @@ def by_column(jobs: pd.DataFrame, key: str, source: str) -> Organizations:
     col = jobs[key].astype(str)
     if len(col) and (col == "").all():
         raise MappingError(f"{source}: the log has no {key!r} column to form organizations from")
+    empty = np.flatnonzero((col == "").to_numpy())
+    if empty.size:  # an empty name is no organization: never one named ''
+        j = jobs.iloc[empty[0]]
+        raise MappingError(
+            f"{source}: {empty.size} job(s) have no {key}, e.g. job {j['job']} (line "
+            f"{j['line']}); an empty name is no organization: give every job one, or form "
+            "organizations with a mapping file (--mapping; --other gathers the unmatched jobs)"
+        )
     names = sorted(col.unique().tolist(), key=_sort_key)
     pos = {n: i for i, n in enumerate(names)}
     return Organizations(names, col.map(pos).to_numpy(np.int64), None, f"--org-by {key}")
@@ -230,25 +238,14 @@ def read_units(path: str | Path, names: list[str]) -> dict[str, list[str]]:
 def assign_unmatched(
     orgs: Organizations, jobs: pd.DataFrame, other: str | None, weight: np.ndarray | None = None
 ) -> None:
-    """Put unmatched jobs in the ``other`` bucket, or raise an error listing them.
-    ``weight``: how many log records each row stands for (a log read for one window,
+    """Put unmatched jobs in the ``other`` bucket. Without it they stay unmatched (-1): the
+    window refuses those it holds (:func:`unmatched_error`), and the others, outside the
+    audited window, need no organization. ``weight``: how many log records each row stands
+    for (a log read for one window,
     :attr:`RecordedLog.weight <coopsched.workloads.recorded.RecordedLog.weight>`)."""
     miss = np.flatnonzero(orgs.index < 0)
-    if not miss.size:
+    if not miss.size or other is None:
         return
-    if other is None:
-        count = int(miss.size if weight is None else weight[miss].sum())
-        sample = jobs.iloc[miss[:5]]
-        desc = "; ".join(
-            f"job {r.job} (line {r.line}: user {r.user}, group {r.group}"
-            + (f", account {r.account!s}" if r.account else "")
-            + ")"
-            for r in sample.itertuples()
-        )
-        raise MappingError(
-            f"{count} job(s) match no organization, e.g. {desc}; add them to the mapping "
-            "or give other= (a name) to gather them in one organization"
-        )
     if other in orgs.names:
         raise MappingError(f"other: {other!r} is already the name of an organization")
     orgs.names.append(other)
@@ -256,6 +253,25 @@ def assign_unmatched(
     if orgs.machines is not None:
         orgs.machines.append(0)  # the window gives it the platform's remaining machines
         orgs.described_by += "+other"
+
+
+def unmatched_error(
+    jobs: pd.DataFrame, miss: np.ndarray, weight: np.ndarray | None = None
+) -> MappingError:
+    """The error for the audited window's jobs ``miss`` (row indices of ``jobs``) that no
+    organization claims: how many, and the first five with their line and names."""
+    count = int(miss.size if weight is None else weight[miss].sum())
+    sample = jobs.iloc[miss[:5]]
+    desc = "; ".join(
+        f"job {r.job} (line {r.line}: user {r.user}, group {r.group}"
+        + (f", account {r.account!s}" if r.account else "")
+        + ")"
+        for r in sample.itertuples()
+    )
+    return MappingError(
+        f"{count} job(s) of the audited window match no organization, e.g. {desc}; add them "
+        "to the mapping or give other= (a name) to gather them in one organization"
+    )
 
 
 def contribution(

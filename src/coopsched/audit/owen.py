@@ -30,7 +30,7 @@ multiply.
 * :func:`owen_antithetic` -- a sampled estimate: antithetic pairs of orders that keep every
   unit contiguous (the reverse of such an order keeps them contiguous too, and has the same
   distribution), per-player intervals from the observed variance
-  (:func:`coopsched.online.shapley.shapley_antithetic`).
+  (:func:`coopsched.audit.estimation.shapley_antithetic`).
 """
 
 from __future__ import annotations
@@ -41,13 +41,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..online.shapley import (
-    AntitheticEstimate,
-    shapley,
-    shapley_antithetic,
-    shapley_weights,
-    unanimity_control,
-)
+from ..online.shapley import shapley, shapley_weights
+from .estimation import AntitheticEstimate, shapley_antithetic, unanimity_control
+from .estimation.budget import Budget
 
 
 @dataclass
@@ -183,7 +179,7 @@ def contiguous_order(
 ) -> Callable[[np.random.Generator], list[int]]:
     """A function drawing a uniformly random order that keeps every unit contiguous (the
     children of each unit in a uniformly random order, recursively). ``order``: the players
-    in a canonical order (as :func:`~coopsched.online.shapley.shapley_antithetic`'s); the
+    in a canonical order (as :func:`~coopsched.audit.estimation.shapley_antithetic`'s); the
     children of a unit are then permuted from their rank in it (of their first player), so
     that a seed's orders do not depend on how the tree lists them."""
     rank = {int(p): i for i, p in enumerate(order)} if order is not None else None
@@ -224,8 +220,9 @@ def owen_antithetic(
     first_orders: int = 20,
     order: Sequence[int] | None = None,
     grand_offset: object = None,
+    budget: Budget | None = None,
 ) -> AntitheticEstimate:
-    """Sampled Owen values: :func:`~coopsched.online.shapley.shapley_antithetic` over the
+    """Sampled Owen values: :func:`~coopsched.audit.estimation.shapley_antithetic` over the
     orders drawn by :func:`contiguous_order` (each with its reverse), the same intervals
     (per player, from the observed variance of the pair means) and adaptive looks.
     ``order``: the players in a canonical order (:func:`contiguous_order`).
@@ -234,8 +231,9 @@ def owen_antithetic(
     coalition as the other coalitions are: the orders then sample ``v'`` and each player gets
     ``grand_offset`` times its Owen value in the unanimity game of the grand coalition
     (:func:`last_share`), exactly (the control variate of
-    :func:`~coopsched.online.shapley.unanimity_control`, for orders that keep the units
-    contiguous)."""
+    :func:`~coopsched.audit.estimation.unanimity_control`, for orders that keep the units
+    contiguous). ``budget`` or ``seconds``: as
+    :func:`~coopsched.audit.estimation.shapley_antithetic`."""
     k = len(root.players())
     check_hierarchy(root, k)
     control = control_phi = None
@@ -251,6 +249,7 @@ def owen_antithetic(
         confidence=confidence,
         decide=decide,
         seconds=seconds,
+        budget=budget,
         interval=interval,
         first_orders=first_orders,
         draw=contiguous_order(root, order),
@@ -278,6 +277,11 @@ def last_share(root: Unit, k: int) -> np.ndarray:
     return out
 
 
+#: Levels of nested units a hierarchy may have (the Owen value's walks recurse over them;
+#: a chain of accounts with one child each collapses and does not count).
+MAX_DEPTH = 200
+
+
 def build_hierarchy(
     names: Sequence[str], children: Callable[[str], Sequence[str]], tops: Sequence[str]
 ) -> Unit:
@@ -289,18 +293,35 @@ def build_hierarchy(
     index = {n: i for i, n in enumerate(names)}
     placed: set[int] = set()
 
-    def node(name: str) -> int | Unit | None:
-        members: list[int | Unit] = []
-        if name in index:
-            members.append(index[name])
-            placed.add(index[name])
-        for c in children(name):
-            x = node(c)
-            if x is not None:
-                members.append(x)
-        if not members:
-            return None
-        return members[0] if len(members) == 1 else Unit(name, members)
+    def node(top: str) -> int | Unit | None:
+        """The unit of ``top``, built from the leaves up with a stack of its own (a tree of
+        any depth; a chain of single children collapses)."""
+        built: dict[str, tuple[int | Unit | None, int]] = {}  # name -> (unit, its depth)
+        stack = [(top, False)]
+        while stack:
+            name, ready = stack.pop()
+            kids = children(name)
+            if not ready:
+                stack.append((name, True))
+                stack.extend((c, False) for c in reversed(kids))
+                continue
+            members: list[int | Unit] = []
+            if name in index:
+                members.append(index[name])
+                placed.add(index[name])
+            below = [built.pop(c) for c in kids]
+            members += [x for x, _ in below if x is not None]
+            depth = max((d for x, d in below if x is not None), default=0)
+            if len(members) > 1:
+                built[name] = (Unit(name, members), depth + 1)
+                if depth + 1 > MAX_DEPTH:
+                    raise ValueError(
+                        f"the units nest more than {MAX_DEPTH} levels deep under {top!r}: "
+                        "flatten the tree of accounts (or units) that hold organizations"
+                    )
+            else:
+                built[name] = (members[0] if members else None, depth)
+        return built[top][0]
 
     top: list[int | Unit] = []
     for t in tops:
@@ -447,6 +468,7 @@ def sampled_owen(
     interval: str,
     backfill: str | None,
     estimator: str = "split",
+    cpu_seconds: float | None = None,
 ) -> tuple[AntitheticEstimate, np.ndarray]:
     """The sampled audit's Owen values at the horizon: the game of the sampled ``phi``
     (:mod:`.sampling`: ``v(grand)`` the recorded total, other coalitions under
@@ -458,9 +480,11 @@ def sampled_owen(
     ``value_policy`` and the recorded total's difference to it shared by
     :func:`last_share` (``grand_offset`` of :func:`owen_antithetic`); ``ends`` (stratified
     by position for uniform orders) does the same here, the orders keeping units
-    contiguous."""
+    contiguous. The budget, ``cpu_seconds`` of CPU time and/or ``seconds`` of wall-clock
+    time, is its own (as large as the sampled ``phi``'s)."""
     from ..online.policies import get_policy
     from ..online.ref import ref_schedule
+    from ..online.shapley import members as coalition_members
     from ..online.utilities import psi_sp
     from .game import recorded_starts
     from .sampling import sign_decided
@@ -477,7 +501,7 @@ def sampled_owen(
             return 0.0
         if mask == G and not grand:
             return float(psi.sum())
-        members = [u for u in range(k) if mask >> u & 1]
+        members = coalition_members(mask, k)
         if inst.rigid:
             name = "ref" if len(members) <= exact_upto else value_policy
             sched = get_policy(name).run(inst, horizon, members=members, backfill=backfill)
@@ -500,7 +524,7 @@ def sampled_owen(
         seed=seed,
         confidence=confidence,
         decide=decide if adaptive else None,
-        seconds=seconds,
+        budget=Budget(cpu_seconds, seconds),
         interval=interval,
         order=inst.canonical_order().tolist(),  # orders drawn over it: names do not matter
         grand_offset=offset,

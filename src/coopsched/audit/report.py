@@ -32,6 +32,7 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from .numbers import DIGITS, WAIT_RULE, number, wait_hours
 from .result import AuditReport
 
 if TYPE_CHECKING:
@@ -138,13 +139,9 @@ def to_csv(report: AuditReport | dict) -> str:
 OWEN_COLUMNS = ("units", "owen", "owen_low", "owen_high", "owen_surplus", "owen_exact")
 
 
-def _num(x, fmt: str = "{:,.3g}") -> str:
-    return "-" if x is None else fmt.format(x)
-
-
 def duration(hours: float | None, signed: bool = False) -> str:
     """A duration in the unit people read it in: seconds, minutes, hours or days (three
-    significant digits); '—' when missing."""
+    significant digits, :func:`~.numbers.number`); '—' when missing."""
     if hours is None or math.isnan(hours):
         return "—"
     seconds = hours * 3600
@@ -160,23 +157,25 @@ def duration(hours: float | None, signed: bool = False) -> str:
     )
     if not signed:
         value = abs(value)
-    text = f"{value:+.3g}" if signed and value else f"{value:.3g}"
-    return f"{text} {unit}"
+    return f"{number(value, 3, signed=signed)} {unit}"
 
 
-def wait_hours(org: dict) -> float | None:
-    """Equivalent extra wait per job, hours: ``-surplus / work / 3600``.
-
-    ``psi`` adds, over every second of the window, the work (processor-seconds) done by then,
-    so starting every job of the organization ``d`` seconds earlier raises its ``psi`` by
-    ``d`` times the work those jobs did in the window (as long as they still end inside it).
-    With ``d = -surplus / work`` that makes ``psi`` equal to ``phi``: its jobs waited, in
-    effect, ``d`` longer each than under its fair share (``d`` negative: less). ``None``
-    without work."""
-    work = org.get("work")
-    if not work:
-        return None
-    return -float(org.get("surplus") or 0.0) / float(work) / 3600
+def budget_text(budget: dict | None) -> str:
+    """The sampling's budget in words, and what was spent (a report's ``sampling.budget``):
+    ``budget 300 CPU seconds (spent 297 CPU s, 305 s of wall-clock time)``."""
+    if not budget:
+        return "budget not stated"
+    limits = [
+        f"{number(budget[key], 6)} {what}"
+        for key, what in (("cpu_seconds", "CPU seconds"), ("wall_seconds", "s of wall-clock time"))
+        if budget.get(key) is not None
+    ]
+    if not limits:
+        return "no time budget"
+    return (
+        "budget " + " and ".join(limits) + f" (spent {number(budget.get('cpu_seconds_spent'), 3)}"
+        f" CPU s, {number(budget.get('wall_seconds_spent'), 3)} s of wall-clock time)"
+    )
 
 
 def by_surplus(orgs: list[dict], key: str = "surplus") -> list[dict]:
@@ -210,8 +209,9 @@ def render_table(report: AuditReport | dict, console) -> None:
         s = report["sampling"]
         undecided = s.get("undecided") or []
         console.print(
-            f"[yellow]phi sampled: {s['samples']} orders (at most {s.get('max_orders')}), "
-            f"seed {s['seed']}, {report['confidence']:.0%} intervals; stopped: "
+            f"[yellow]phi sampled: {s['samples']:,} orders (at most {s.get('max_orders'):,}), "
+            f"seed {s['seed']}, {report['confidence']:.0%} intervals; "
+            f"{budget_text(s.get('budget'))}; stopped: "
             f"{s.get('stop')}; sign undecided for {len(undecided)} organization(s)"
             f"{': ' + ', '.join(undecided[:10]) if undecided else ''}"
             f"{' ...' if len(undecided) > 10 else ''}[/yellow]",
@@ -237,31 +237,40 @@ def render_table(report: AuditReport | dict, console) -> None:
     for c, j in columns:
         t.add_column(c, justify=j)
     orgs = by_surplus(report["organizations"])
+    u, hw = DIGITS["utility"], DIGITS["halfwidth"]
+    T = w["horizon"]
+    no_wait = 0
     for r in orgs:
         color = "green" if r["surplus"] > 0 else "red" if r["surplus"] < 0 else ""
-        phi = _num(r["phi"], "{:.4g}")
+        phi = number(r["phi"], u)
         if report["method"] == "sampled":
-            phi += f" ±{(r['phi_high'] - r['phi_low']) / 2:.2g}"
+            phi += " ±" + number((r["phi_high"] - r["phi_low"]) / 2, hw)
             phi += "" if r.get("sign_decided", True) else " ?"
+        surplus = number(r["surplus"], u, signed=True)
+        wait = wait_hours(r, T)
+        no_wait += wait is None
         t.add_row(
             r["name"],
-            str(r["machines"]),
+            f"{r['machines']:,}",
             f"{r['jobs']:,}",
             f"{r['work']:,}",
-            f"{r['psi']:.4g}",
+            number(r["psi"], u),
             phi,
-            f"[{color}]{r['surplus']:+.4g}[/{color}]" if color else f"{r['surplus']:+.4g}",
-            _num(r["surplus_per_unit"], "{:+.3g}"),
-            _num(r["surplus_core_hours"], "{:+.3g}"),
-            duration(wait_hours(r), signed=True).replace("—", "-"),
+            f"[{color}]{surplus}[/{color}]" if color else surplus,
+            number(r["surplus_per_unit"], DIGITS["per_unit"], signed=True),
+            number(r["surplus_core_hours"], DIGITS["core_hours"], signed=True),
+            duration(wait, signed=True) + ("" if wait is not None else " *"),
         )
     console.print(t)
     console.print(
         "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
         "core-h: surplus / window / 3600 (core-hours of work ahead of, or behind, the fair share, "
         "averaged over the window); wait/job: equivalent extra wait per job, -surplus / work"
-        + ("; ?: sign of the surplus undecided" if report["method"] == "sampled" else "")
+        + ("; ?: sign of the surplus undecided" if report["method"] == "sampled" else ""),
+        highlight=False,
     )
+    if no_wait:
+        console.print(f"*: no wait/job: it is {WAIT_RULE}", highlight=False)
     if report.get("owen"):
         render_owen(report, console)
     eff = report.get("efficiency")
@@ -270,11 +279,12 @@ def render_table(report: AuditReport | dict, console) -> None:
         ref, remark = reference_name(eff)
         console.print(
             f"platform: the recorded schedule's total psi is {1 - eff['loss_fraction']:.1%} of "
-            f"{ref}'s{remark} ({abs(eff['loss']):,} {side} it, "
-            f"{_num(abs(eff['loss_core_hours'] or 0), '{:.3g}')} core-h); Definition 3.2 "
-            f"spreads that difference equally, {eff['loss_share']:+,.4g} to every "
-            "organization's surplus. Without it (what each received against its fair share "
-            f"under {ref}'s total): " + ", ".join(f"{r['name']} {r['vs_ref']:+,.4g}" for r in orgs),
+            f"{ref}'s{remark} ({number(abs(eff['loss']), u)} {side} it, "
+            f"{number(abs(eff['loss_core_hours'] or 0), DIGITS['core_hours'])} core-h); "
+            "Definition 3.2 spreads that difference equally, "
+            f"{number(eff['loss_share'], u, signed=True)} to every organization's surplus. "
+            f"Without it (what each received against its fair share under {ref}'s total): "
+            + ", ".join(f"{r['name']} {number(r['vs_ref'], u, signed=True)}" for r in orgs),
             highlight=False,
         )
     if report["counterfactuals"]:
@@ -283,8 +293,11 @@ def render_table(report: AuditReport | dict, console) -> None:
         cf.add_column("dpsi / p_tot (s)", justify="right")
         cf.add_column("utilization", justify="right")
         for r in report["counterfactuals"]:
+            util = r["utilization"]
             cf.add_row(
-                r["policy"], _num(r["unfairness"], "{:.4g}"), _num(r["utilization"], "{:.3f}")
+                r["policy"],
+                number(r["unfairness"], DIGITS["unfairness"]),
+                "—" if util is None else f"{util:.3f}",
             )
         console.print(cf)
         for r in report["counterfactuals"]:
@@ -311,41 +324,43 @@ def render_owen(report: AuditReport | dict, console) -> None:
         t.add_column(c, justify=j)  # type: ignore[arg-type]
     for c in ("owen", "owen - phi", "surplus"):
         t.add_column(c, justify="right")
+    u = DIGITS["utility"]
     for r in by_surplus(ow["organizations"], "owen_surplus"):
-        val = f"{r['owen']:.4g}"
+        val = number(r["owen"], u)
         if sampled:
-            val += f" ±{(r['owen_high'] - r['owen_low']) / 2:.2g}"
+            val += " ±" + number((r["owen_high"] - r["owen_low"]) / 2, DIGITS["halfwidth"])
             val += "" if r.get("sign_decided", True) else " ?"
         s = r["owen_surplus"]
         color = "green" if s > 0 else "red" if s < 0 else ""
+        surplus = number(s, u, signed=True)
         t.add_row(
             r["name"],
             "/".join(r["units"]) or "-",
-            f"{r['psi']:.4g}",
-            f"{r['phi']:.4g}",
+            number(r["psi"], u),
+            number(r["phi"], u),
             val,
-            f"{r['owen_minus_phi']:+.4g}",
-            f"[{color}]{s:+.4g}[/{color}]" if color else f"{s:+.4g}",
+            number(r["owen_minus_phi"], u, signed=True),
+            f"[{color}]{surplus}[/{color}]" if color else surplus,
         )
     console.print(t)
-    u = Table(title="Units: sums over their organizations")
-    u.add_column("unit")
+    units = Table(title="Units: sums over their organizations")
+    units.add_column("unit")
     for c in ("orgs", "psi", "phi", "owen", "surplus", "v(alone)"):
-        u.add_column(c, justify="right")
+        units.add_column(c, justify="right")
     path = {r["name"]: r["name"] for r in ow["units"]}
     for r in ow["units"]:  # parents come first
         if r["parent"]:
             path[r["name"]] = f"{path[r['parent']]}/{r['name']}"
-        u.add_row(
+        units.add_row(
             path[r["name"]],
-            str(len(r["members"])),
-            f"{r['psi']:.4g}",
-            f"{r['phi']:.4g}",
-            f"{r['owen']:.4g}",
-            f"{r['owen_surplus']:+.4g}",
-            _num(r["value_alone"], "{:.4g}"),
+            f"{len(r['members']):,}",
+            number(r["psi"], u),
+            number(r["phi"], u),
+            number(r["owen"], u),
+            number(r["owen_surplus"], u, signed=True),
+            number(r["value_alone"], u),
         )
-    console.print(u)
+    console.print(units)
     console.print(ow["text"], highlight=False)
 
 

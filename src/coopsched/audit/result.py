@@ -151,7 +151,8 @@ class Efficiency(Section):
 
 @dataclass(frozen=True)
 class Sampling(Section):
-    """How a sampled audit estimated ``phi``: orders used and budget, why it stopped, the
+    """How a sampled audit estimated ``phi``: orders used and budget (in CPU and/or
+    wall-clock seconds, ``budget``), why it stopped, the
     organizations whose sign stayed undecided, and the sampled game (``game``, the
     statement of :func:`coopsched.audit.sampling.game_statement`)."""
 
@@ -177,6 +178,10 @@ class Sampling(Section):
     #: per organization left undecided, what settling it would take at its observed spread
     #: (:func:`coopsched.audit.sampling.projection_report`)
     projection: dict[str, Any] | None = _optional()
+    #: the sampling's budget: ``clock`` (``cpu``, ``wall``, both or ``None``), the limits
+    #: ``cpu_seconds`` and ``wall_seconds`` (``seconds_budget`` above is the wall one), and
+    #: what was spent on each clock (:meth:`coopsched.audit.estimation.budget.Budget.report`)
+    budget: dict[str, Any] | None = _optional()
 
 
 @dataclass(frozen=True)

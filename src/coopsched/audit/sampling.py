@@ -8,7 +8,7 @@ most ``exact_upto`` members (default 0: none) gets its exact REF value. One game
 gap measured between the stand-ins and REF (``benchmarks/game_gap.py``,
 ``benchmarks/results-game-gap.txt``, docs/audit.md).
 
-The estimate (:func:`coopsched.online.shapley.shapley_antithetic`): antithetic permutation
+The estimate (:func:`coopsched.audit.estimation.shapley_antithetic`): antithetic permutation
 sampling (Eq. 2 over pairs of an order and its reverse), per-organization intervals from the
 observed variance (central limit theorem: Student t with adaptive looks, Hall's
 skewness-corrected t with one look), and an adaptive number of orders:
@@ -19,14 +19,14 @@ spent. The seed fixes the orders.
 The estimator (``estimator``): ``"split"`` (default) samples the game in which the grand
 coalition too is valued under ``value_policy`` and adds the recorded total's difference to
 that value in equal shares, ``(v(N) - v'(N)) / N`` to every organization: the same Shapley
-values exactly (:func:`~coopsched.online.shapley.unanimity_control`, a control variate with
+values exactly (:func:`~coopsched.audit.estimation.unanimity_control`, a control variate with
 the unanimity game of the grand coalition), at the cost of one more simulation, with a
 variance per order far lower on a real month by user (measured by
 ``benchmarks/audit_estimators.py``, docs/audit.md); ``"plain"``: the orders sample ``v``
 itself; ``"ends"``: every organization's marginal contributions at the first position
 (``v({u})``) and at the last (``v(N) - v(N - u)``, with the recorded ``v(N)``) valued
 exactly before the first order (``2 N`` coalitions), only the middle positions sampled
-(``ends`` of :func:`~coopsched.online.shapley.shapley_antithetic`; the values then sum to
+(``ends`` of :func:`~coopsched.audit.estimation.shapley_antithetic`; the values then sum to
 the recorded total only within their intervals). With ``exact_upto >= N - 1`` (REF values
 the coalitions of ``N - 1``) ``"split"`` falls back to ``"plain"`` (REF on the grand
 coalition is what sampling avoids).
@@ -35,12 +35,12 @@ The refinement (``refine``, default on when adaptive): full orders serve every
 organization at once, but the last undecided ones need many more contributions than the
 others, and every order pays for all. Once few are left, the audit estimates only those,
 stratified by position
-(:func:`~coopsched.online.shapley.shapley_stratified`: the first and last positions exact,
+(:func:`~coopsched.audit.estimation.shapley_stratified`: the first and last positions exact,
 the middle ones in ``refine_bins`` runs, one coalition and its union with the organization
 per run and round), keeping the orders' estimates of the decided ones. With ``allocate``
 (off by default), after the refinement's first look each organization still open gets its
 own number of coalitions per run (optimum allocation: more where its marginal contributions spread more and the
-coalitions cost less, :func:`~coopsched.online.shapley.optimum_allocation` with
+coalitions cost less, :func:`~coopsched.audit.estimation.optimum_allocation` with
 :func:`coalition_cost`, ``REFINE_ALLOCATE`` first-look rounds' worth per round), its
 later rounds alone making its estimate. The orders hand over
 at a look (:func:`handoff_rule`) when ``REFINE_FIRST`` rounds of the open organizations cost
@@ -70,7 +70,11 @@ import numpy as np
 from ..online.engine import Backend, simulate
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
-from ..online.shapley import (
+from ..online.shapley import members as coalition_members
+from ..online.utilities import ValueCurve, psi_sp
+from ..workloads.instance import Instance
+from ..workloads.limits import MAX_ORGANIZATIONS
+from .estimation import (
     AntitheticEstimate,
     StratifiedEstimate,
     position_bins,
@@ -80,9 +84,9 @@ from ..online.shapley import (
     t_quantile,
     unanimity_control,
 )
-from ..online.utilities import ValueCurve, psi_sp
-from ..workloads.instance import Instance
+from .estimation.budget import Budget, keep_for
 from .game import recorded_starts
+from .progress import look, tick
 
 #: Measured by ``benchmarks/game_gap.py`` (``benchmarks/results-game-gap.txt``): LPC-EGEE
 #: windows of 5e4 s at k = 12 and 14, sequential jobs. Per policy: the largest relative gap
@@ -216,6 +220,11 @@ class SampledGame:
     estimate: AntitheticEstimate
     max_orders: int
     seconds: float | None
+    #: the budget in CPU seconds (``seconds`` is the wall-clock one)
+    cpu_seconds: float | None = None
+    #: the sampling's :class:`~coopsched.audit.estimation.budget.Budget`: its limits and
+    #: what was spent
+    budget: Budget | None = None
     #: ``"split"``, ``"ends"`` or ``"plain"`` (module doc), as used
     estimator: str = "plain"
     #: ``split``: the grand coalition's value under ``value_policy`` at each time of ``times``
@@ -359,7 +368,7 @@ class CoalitionValuer:
 
     def __call__(self, mask: int) -> list[int]:
         inst, horizon = self.inst, self.horizon
-        members = [u for u in range(inst.k) if mask >> u & 1]
+        members = coalition_members(mask, inst.k)
         if len(members) <= self.exact_upto:
             if inst.rigid:
                 sched = simulate(inst, get_policy("ref"), horizon, members, backfill=self.backfill)
@@ -383,9 +392,11 @@ def _values_task(
     value_policy: str,
     exact_upto: int,
     backfill: str | None,
-) -> list[list[int]]:
+) -> tuple[list[list[int]], float]:
     """:func:`coalition_values` of several coalitions (one task on a dask worker), with the
-    worker's valuer of that instance, prepared by its first task."""
+    worker's valuer of that instance, prepared by its first task; and the CPU seconds the
+    task's thread spent (the sampling's budget counts the workers' CPU too)."""
+    cpu = time.thread_time()
     key = (id(inst), horizon, tuple(grid), value_policy, exact_upto, backfill)
     kept = _VALUERS.get(key)
     if kept is None or kept[0]() is not inst:
@@ -397,7 +408,7 @@ def _values_task(
         )
         _VALUERS[key] = kept
     value = kept[1]
-    return [value(m) for m in masks]
+    return [value(m) for m in masks], time.thread_time() - cpu
 
 
 #: the tasks of one batch per worker thread (:class:`_DaskValues`)
@@ -405,8 +416,8 @@ TASKS_PER_THREAD = 4
 
 #: with a time budget on a cluster, the orders or rounds valued per batch are at least this
 #: many coalitions (whole orders or rounds; ``batch`` of
-#: :func:`~coopsched.online.shapley.shapley_antithetic` and
-#: :func:`~coopsched.online.shapley.shapley_stratified`): one round of the refinement of
+#: :func:`~coopsched.audit.estimation.shapley_antithetic` and
+#: :func:`~coopsched.audit.estimation.shapley_stratified`): one round of the refinement of
 #: one organization is 16 coalitions, too few to keep the workers busy between two
 #: barriers, and each task costs the scheduler a round trip
 DASK_BATCH = 1024
@@ -418,14 +429,19 @@ class _DaskValues:
     worker thread of about equal cost (:func:`coalition_cost`), the costliest coalitions
     first (each batch ends at a barrier: the workers should finish together)."""
 
-    def __init__(self, scheduler: Any, inst: Instance, args: tuple) -> None:
+    def __init__(
+        self, scheduler: Any, inst: Instance, args: tuple, budget: Budget | None = None
+    ) -> None:
         from distributed import Client
 
         self.own = not isinstance(scheduler, Client)
         self.client = Client(scheduler) if self.own else scheduler
-        self.inst = self.client.scatter(inst, broadcast=True)
+        # a key of its own (hash=False): two audits of the same instance on one cluster
+        # must not share, and release, one key
+        self.inst = self.client.scatter(inst, broadcast=True, hash=False)
         self.args = args
         self.cost = coalition_cost(inst)
+        self.budget = budget  # told the workers' CPU seconds
 
     @property
     def threads(self) -> int:
@@ -448,14 +464,19 @@ class _DaskValues:
             for c in chunks
         ]
         got: dict[int, list[int]] = {}
-        for c, part in zip(chunks, self.client.gather(futures), strict=True):
+        for c, (part, cpu) in zip(chunks, self.client.gather(futures), strict=True):
             got.update(zip(c, part, strict=True))
+            if self.budget is not None:
+                self.budget.add_cpu(cpu)
         return [got[m] for m in masks]
 
     def close(self) -> None:
         if self.own:
             self.client.close()
 
+
+#: Progress within a look (``tick``) at most this often, in seconds.
+TICK_SECONDS = 2.0
 
 #: the refinement's first look, in rounds (:func:`handoff_rule` prices that many). Fewer
 #: decide wrongly on heavy-tailed organizations: on HPC2N's user u5 (skewness of its rounds
@@ -481,7 +502,7 @@ def coalition_cost(inst: Instance) -> Callable[[int], float]:
     fixed = float(jobs.sum()) / max(1, inst.k)
 
     def cost(mask: int) -> float:
-        return fixed + float(sum(jobs[u] for u in range(inst.k) if mask >> u & 1))
+        return fixed + float(jobs[coalition_members(mask, inst.k)].sum())
 
     return cost
 
@@ -523,6 +544,7 @@ def sampled_game(
     exact_upto: int = 0,
     adaptive: bool = True,
     seconds: float | None = None,
+    cpu_seconds: float | None = None,
     first_orders: int = 20,
     interval: str = "auto",
     progress: Callable[[int], None] | None = None,
@@ -537,10 +559,13 @@ def sampled_game(
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
-    ``confidence``); ``seconds``: a time budget for the sampling (``None``: none);
+    ``confidence``); ``cpu_seconds`` and ``seconds``: a budget for the sampling in CPU
+    seconds (this process's and, with a ``scheduler``, its workers') and in wall-clock
+    seconds (``None``: none; the first spent stops it), read before every chunk of
+    coalitions (:class:`~coopsched.audit.estimation.budget.Valuation`);
     ``interval``: ``"auto"`` (``"t"`` when adaptive, ``"hall"`` otherwise), ``"t"`` (Student
     t, central limit theorem), ``"hall"`` (with Hall's skewness correction) or
-    ``"bernstein"`` (empirical Bernstein), see :func:`~coopsched.online.shapley.shapley_antithetic`. ``scheduler``: a
+    ``"bernstein"`` (empirical Bernstein), see :func:`~coopsched.audit.estimation.shapley_antithetic`. ``scheduler``: a
     dask.distributed scheduler address or ``Client``; the coalitions each round of orders
     needs are then valued on that cluster (the same orders and values, so the same estimate
     for the same seed as in one process). ``negligible`` (default 0): sampling may also stop
@@ -558,6 +583,13 @@ def sampled_game(
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator: {estimator!r}; choose {', '.join(ESTIMATORS)}")
     k = inst.k
+    if k > MAX_ORGANIZATIONS:
+        raise ValueError(
+            f"{k:,} organizations: a sampled audit takes at most {MAX_ORGANIZATIONS:,} (each "
+            f"antithetic pair of orders values 2 x {k - 1:,} coalitions); gather the "
+            "smaller ones under one name (a mapping with other=)"
+        )
+    budget = Budget(cpu_seconds, seconds, threads=scheduler is not None)
     G = (1 << k) - 1
     grid = sorted(set(int(t) for t in times) | {int(horizon)})
     at = {t: i for i, t in enumerate(grid)}
@@ -585,7 +617,7 @@ def sampled_game(
     def ref_run(mask: int) -> None:
         """One REF run of a small coalition: the values of all its subcoalitions at every
         time of the grid, from the same run (as the exact audit's one run)."""
-        members = [u for u in range(k) if mask >> u & 1]
+        members = coalition_members(mask, k)
         sub = inst.restrict(members)
         if inst.rigid:
             from ..online.ref.rigid import ref_rigid_schedule
@@ -640,24 +672,48 @@ def sampled_game(
         mark(np.arange(k), out)
         return out
 
-    def on_look(look: int, orders: int, coalitions: int, undecided: int) -> None:
+    phase = ["orders"]
+    ticked = [time.perf_counter()]
+
+    def on_look(look_: int, orders: int, coalitions: int, undecided: int) -> None:
         if progress_text is not None:
             spent = time.perf_counter() - clock
             rate = spent / max(orders, 1)
+            togo = max(0.0, min(rate * max(0, samples - orders), budget.left()))
             progress_text(
-                f"look {look}: {orders} of at most {samples} orders, {coalitions:,} coalitions "
-                f"valued in {spent:,.0f} s; sign undecided for {undecided} of {k} "
-                f"organizations; about {rate * max(0, samples - orders):,.0f} s to go at most"
+                look(
+                    f"look {look_}: {orders} of at most {samples} orders, {coalitions:,} "
+                    f"coalitions valued in {spent:,.0f} s ({budget.cpu():,.0f} CPU s); sign "
+                    f"undecided for {undecided:,} of {k:,} organizations; about {togo:,.0f} s "
+                    "to go at most"
+                )
+            )
+        ticked[0] = time.perf_counter()
+
+    def on_chunk(valued_: int) -> None:
+        now = time.perf_counter()
+        if progress_text is not None and now - ticked[0] >= TICK_SECONDS:
+            ticked[0] = now
+            progress_text(
+                tick(
+                    f"{phase[0]}: {valued_:,} coalitions valued in {now - clock:,.0f} s "
+                    f"({budget.cpu():,.0f} CPU s"
+                    + (f" of {budget.describe()})" if budget.limited else ")")
+                )
             )
 
     if progress_text is not None:
         progress_text(
-            f"sampling antithetic orders of {k} organizations: at most {samples} orders, "
-            f"2 x {k - 1} coalitions each"
+            look(
+                f"sampling antithetic orders of {k:,} organizations: at most {samples} orders, "
+                f"2 x {k - 1:,} coalitions each; budget: {budget.describe()}"
+            )
         )
     batch = None
     if scheduler is not None:
-        batch = _DaskValues(scheduler, inst, (horizon, grid, value_policy, exact_upto, backfill))
+        batch = _DaskValues(
+            scheduler, inst, (horizon, grid, value_policy, exact_upto, backfill), budget
+        )
 
     def values(masks: list[int]) -> list[np.ndarray]:
         assert batch is not None
@@ -682,25 +738,26 @@ def sampled_game(
     conf_orders = 1 - (1 - confidence) / 2 if refining else confidence
     runs = max(1, len(position_bins(k, refine_bins)))
     cache: dict[int, np.ndarray] = {}
-    began = time.perf_counter()
 
     def handoff(
         phi: np.ndarray,
         hw: np.ndarray,
         decided: np.ndarray,
         pairs: int,
-        spent: float,
+        each: float,
         coalitions: int,
         next_pairs: int,
     ) -> bool:
-        remaining = np.inf if seconds is None else seconds - spent
+        spent = each * coalitions  # at the measured cost per coalition
         go = handoff_rule(
-            k, int((~decided).sum()), runs, pairs, next_pairs, spent, coalitions, remaining
+            k, int((~decided).sum()), runs, pairs, next_pairs, spent, coalitions, budget.left()
         )
         if go and progress_text is not None:
             progress_text(
-                f"{int((~decided).sum())} organizations left undecided after {2 * pairs} "
-                "orders: refining them by stratified sampling"
+                look(
+                    f"{int((~decided).sum())} organizations left undecided after {2 * pairs} "
+                    "orders: refining them by stratified sampling"
+                )
             )
         return go
 
@@ -716,7 +773,9 @@ def sampled_game(
             order=order,
             first_orders=first_orders,
             decide=decide if adaptive else None,
-            seconds=seconds,
+            budget=budget,
+            keep=keep_for(k, len(grid)),
+            on_chunk=on_chunk,
             on_look=on_look,
             interval=interval,
             values=value_batch,
@@ -728,16 +787,18 @@ def sampled_game(
             batch=1 if batch is None else DASK_BATCH,
         )
         open_ = [u for u in order if not est.decided[u]]  # canonical: names do not matter
-        left = None if seconds is None else seconds - (time.perf_counter() - began)
-        if refining and open_ and est.stop in ("handoff", "orders") and (left is None or left > 0):
+        if refining and open_ and est.stop in ("handoff", "orders") and not budget.over():
+            phase[0] = "refinement"
 
             def decide_refined(who: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarray:
                 out = settled(psi_h[who], p[:, h], w[:, h])
                 mark(np.asarray(who), out)
                 if progress_text is not None:
                     progress_text(
-                        f"refinement: sign undecided for {int((~out).sum())} of the "
-                        f"{len(open_)} organizations refined"
+                        look(
+                            f"refinement: sign undecided for {int((~out).sum())} of the "
+                            f"{len(open_)} organizations refined; {budget.spent()}"
+                        )
                     )
                 return out
 
@@ -751,7 +812,9 @@ def sampled_game(
                 bins=refine_bins,
                 first_rounds=REFINE_FIRST,
                 decide=decide_refined,
-                seconds=left,
+                budget=budget,
+                keep=keep_for(k, len(grid)),
+                on_chunk=on_chunk,
                 interval="hall" if interval == "auto" else interval,
                 values=value_batch,
                 cache=cache,
@@ -765,9 +828,11 @@ def sampled_game(
         if batch is not None:
             batch.close()
     full_phi, full_hw = est.phi.copy(), est.halfwidth.copy()
-    if refinement is not None:
-        full_phi[refinement.players] = refinement.phi
-        full_hw[refinement.players] = refinement.halfwidth
+    if refinement is not None:  # its organizations with at least two rounds
+        got = np.isfinite(refinement.halfwidth[:, h])
+        who = np.array(refinement.players)[got]
+        full_phi[who] = refinement.phi[got]
+        full_hw[who] = refinement.halfwidth[got]
     spent = time.perf_counter() - clock
     phi = symmetrize(full_phi[:, h], groups)
     hw = symmetrize(full_hw[:, h], groups, worst=True)
@@ -790,11 +855,15 @@ def sampled_game(
         confidence=confidence,
         value_policy=value_policy,
         exact_upto=exact_upto,
-        coalitions=len(cache) + (grand_policy is not None),
+        coalitions=est.evaluations
+        + (0 if refinement is None else refinement.evaluations)
+        + (grand_policy is not None),
         sign_decided=sign_decided(psi_h, phi, hw),
         estimate=est,
         max_orders=samples,
         seconds=seconds,
+        cpu_seconds=cpu_seconds,
+        budget=budget,
         estimator=estimator,
         grand_policy_at=None
         if grand_policy is None

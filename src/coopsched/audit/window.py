@@ -125,6 +125,7 @@ class WindowInstance:
 
     @property
     def horizon(self) -> int:
+        """The window's length ``t1 - t0`` (s): the horizon of every schedule of the audit."""
         return self.t1 - self.t0
 
 
@@ -226,6 +227,16 @@ def window_instance(
         raise WindowError(f"the window is empty: to ({t1}) must be after from ({t0})")
     wj = window_jobs(submit, start, end - start, line, t0, t1, keep)
     idx, rel, pin, rec, size = wj.idx, wj.release, wj.pinned, wj.start, wj.size
+    if not len(idx):  # nothing to audit: never a game of no organization
+        span = (
+            f"its jobs were submitted at {int(submit.min())}..{int(submit.max())}"
+            if len(submit)
+            else "it has no job"
+        )
+        raise WindowError(
+            f"{log.path}: no job runs or waits in the window [{t0}, {t1}) (log time in "
+            f"seconds; {span}): nothing to audit"
+        )
     n_before = wj.ended + ended_out
     # the recorded schedule must fit the platform
     peak, at = _peak(
@@ -235,6 +246,12 @@ def window_instance(
     )
     size_note = ""
     if M is None and orgs.machines is None:
+        if peak > MAX_MACHINES:  # one record's width must not decide the platform's size
+            raise WindowError(
+                f"{log.path}: the recorded schedule runs {peak:,} processors at once (log "
+                f"time {at}), beyond the limit of {MAX_MACHINES:,} machines; a record's "
+                "processor count is wrong, or give machines="
+            )
         M = peak
         size_note = f"platform size unknown: taken as the recorded peak, {peak} processors"
     if M is not None and peak > M:
@@ -248,8 +265,11 @@ def window_instance(
                 else f" (give machines={peak} if the stated size is wrong)"
             )
         )
-    if (orgs.index[idx] < 0).any():
-        raise WindowError("some jobs have no organization (assign_unmatched first)")
+    miss = idx[orgs.index[idx] < 0]
+    if miss.size:  # jobs outside the window need no organization
+        from .organizations import unmatched_error
+
+        raise unmatched_error(j, np.sort(miss), log.weight)
     # organizations with neither jobs in the window nor machines are not part of the game
     # (with a contribution rule, no work means no machines)
     present = np.zeros(len(orgs.names), dtype=bool)

@@ -12,7 +12,7 @@ import warnings
 
 import typer
 
-from . import audit, migration, mosp, online, reproduce, traces  # noqa: F401  (registers the commands)
+from . import audit, migration, mosp, online, reproduce, slurm, traces  # noqa: F401  (registers the commands)
 from ._app import CLIError, app
 from ._values import plain_values
 
@@ -27,9 +27,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     engine = sys.modules.get("coopsched.online.engine")
     if engine is not None:
         errors.append(engine.PolicyError)
-    study = sys.modules.get("coopsched.experiments.study")
-    if study is not None:
-        errors.append(study.StudyError)
+    sweep = sys.modules.get("coopsched.experiments.sweep")
+    if sweep is not None:  # a study's errors (StudyError) are SweepErrors
+        errors.append(sweep.SweepError)
     return tuple(errors)
 
 

@@ -65,6 +65,39 @@ def in_flags(
     return call
 
 
+def option_annotation(
+    kind: type,
+    flag: str,
+    help: str,
+    *,
+    optional: bool = True,
+    panel: str | None = None,
+    metavar: str | None = None,
+    min: int | None = None,
+    hidden: bool = False,
+    show_default: bool = True,
+    pair: bool = True,
+) -> Any:
+    """The typer annotation of an option declared as data (a study's option, an audit
+    record's field): ``kind`` its value's type (``bool``: an on/off pair ``--x/--no-x``,
+    or with ``pair=False`` the flag ``flag`` alone), ``flag`` its flag, ``optional``
+    whether it may be left unset (``None``), ``panel`` its panel of ``--help``."""
+    value: Any = kind | None if optional else kind
+    flags = (f"{flag}/--no-{flag[2:]}",) if kind is bool and pair else (flag,)
+    return Annotated[
+        value,
+        typer.Option(
+            *flags,
+            help=help,
+            min=min,
+            hidden=hidden,
+            rich_help_panel=panel,
+            metavar=metavar,
+            show_default=show_default,
+        ),
+    ]
+
+
 def Table(*args, **kwargs):  # noqa: N802  (stands for the class)
     """``rich.table.Table``, imported on first use."""
     from rich.table import Table as _Table
@@ -88,8 +121,89 @@ class PolicyHelp(TyperCommand):
         super().format_help(ctx, formatter)
 
 
+#: The panels of ``--help`` of the commands that run policies on a workload (simulate,
+#: compare; :func:`panelled`): the workload, the platform's model, the policy, the output.
+WORKLOAD = "Workload"
+#: The options of a trace's or the synthetic workload (the :data:`WORKLOAD` panel; none
+#: applies to a JSON instance).
+WORKLOAD_OPTIONS = (
+    "orgs",
+    "window_start",
+    "window_length",
+    "machines",
+    "split",
+    "warmup",
+    "owners",
+    "backlog",
+)
+MODEL = "Platform model"
+POLICY = "Policy"
+OUTPUT = "Output"
+
+
+def panelled(panels: dict[str, str], base: type | None = None) -> type:
+    """A command class (``base``, default :class:`PolicyHelp`) whose ``--help`` shows the
+    options named in ``panels`` (parameter name: panel) in their panels, and ``--help``
+    itself in the :data:`OUTPUT` panel (an "Options" panel of its own would take three
+    lines)."""
+
+    class Panelled(base or PolicyHelp):  # type: ignore[misc]
+        def format_help(self, ctx, formatter) -> None:
+            for param in self.get_params(ctx):
+                if param.name in panels:
+                    param.rich_help_panel = panels[param.name]
+            super().format_help(ctx, formatter)
+
+        def get_help_option(self, ctx):
+            option = super().get_help_option(ctx)
+            if option is not None:
+                option.rich_help_panel = OUTPUT
+            return option
+
+    return Panelled
+
+
 class CLIError(Exception):
     """An error to report on one line, without a traceback."""
+
+
+def writable(path: Path, flag: str) -> Path:
+    """``path`` if a file can be written there (its folder exists and is writable), checked
+    before a long command starts; else a :class:`CLIError` naming ``flag``."""
+    import os
+
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise CLIError(f"{flag}: {path} is a folder; give a file name")
+    if not folder.is_dir():
+        raise CLIError(f"{flag}: cannot write {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK):
+        raise CLIError(f"{flag}: cannot write {path}: the folder {folder} is not writable")
+    return path
+
+
+def write_atomically(path: Path, text: str, flag: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a temporary file of the same
+    folder, then renamed over ``path`` (an interrupted or failed write leaves no half
+    file); an error names ``flag``."""
+    import os
+    import tempfile
+
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise CLIError(f"{flag}: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _input_path(path: Path | None, trace: str | None) -> Path | None:
@@ -167,23 +281,13 @@ def _load(
         }
         return synthetic_instance(k=orgs, seed=seed, **extra)
     if str(source).lower().endswith(".json"):
-        given = _given(
-            "orgs",
-            "window_start",
-            "window_length",
-            "machines",
-            "split",
-            "warmup",
-            "owners",
-            "backlog",
-            "jobs",
-        )
+        given = _given(*WORKLOAD_OPTIONS, "jobs")
         _refuse(
             given,
             "a JSON instance (it fixes organizations, machines and times; jobs with "
             "'processors' are rigid)",
         )
-    return load_instance(
+    inst = load_instance(
         source,
         k=orgs,
         start=window_start,
@@ -196,6 +300,16 @@ def _load(
         backlog=backlog,
         jobs=jobs,
     )
+    if inst.n == 0:  # never a table of zeros for a window past the end of a trace
+        if str(source).lower().endswith(".json"):
+            raise CLIError(f"{source}: the instance has no job: nothing to simulate")
+        raise CLIError(
+            f"{source}: no job is submitted in the window (--window-start "
+            f"{window_start or 0} s after the first submit, --window-length "
+            f"{window_length if window_length is not None else 'to the end'}): nothing to "
+            f"simulate; 'coopsched trace-info {source}' shows the trace's span"
+        )
+    return inst
 
 
 def _backfill(inst, backfill: str | None) -> str | None:
@@ -258,7 +372,10 @@ WLen = Annotated[int | None, typer.Option(help="Window length in seconds (defaul
 Machines = Annotated[int | None, typer.Option(help="Machines in total (default: from the trace).")]
 Split = Annotated[str, typer.Option(help="Machine split across organizations: uniform or zipf.")]
 Seed = Annotated[
-    int, typer.Option(help="Seed for users-to-organizations, machine split, policies.")
+    int,
+    typer.Option(
+        min=0, max=2**63 - 1, help="Seed for users-to-organizations, machine split, policies."
+    ),
 ]
 Fmt = Annotated[str, typer.Option("--format", help="table, json or csv.")]
 Trace = Annotated[
@@ -298,5 +415,13 @@ Backfill = Annotated[
     typer.Option(
         help="Rigid jobs: none, first-fit or easy (default: easy when every job has a "
         "requested time, else first-fit)."
+    ),
+]
+PolicyTimeout = Annotated[
+    float | None,
+    typer.Option(
+        min=0.001,
+        help="Stop a plug-in policy whose call (its run, or one select) lasts more than this "
+        "many seconds (default: no limit).",
     ),
 ]

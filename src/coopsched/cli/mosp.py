@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand
 
 from ._app import (
+    OUTPUT,
     CLIError,
     Fmt,
     Seed,
@@ -17,7 +19,16 @@ from ._app import (
     _show,
     app,
     in_flags,
+    panelled,
 )
+
+#: The panels of ``game --help``: the instance, the mechanism, what to do with it, output.
+GAME_PANELS = {
+    **dict.fromkeys(("generate", "seed"), "Instance"),
+    **dict.fromkeys(("priority", "order", "org_order"), "Mechanism"),
+    **dict.fromkeys(("action", "config", "rebalance", "stabilize", "starts"), "Action"),
+    "format": OUTPUT,
+}
 
 #: The library names the generator spec ``spec`` (:mod:`coopsched.mosp.reports`).
 _GENERATE = {"spec": "--generate"}
@@ -46,7 +57,7 @@ def mosp(
     _show(in_flags(mosp_report, "algorithm")(inst, algorithm, alpha), format)
 
 
-@app.command()
+@app.command(cls=panelled(GAME_PANELS, TyperCommand))
 def game(
     input: Annotated[
         Path | None, typer.Argument(help="JSON instance with job 'processors'; none: --generate.")

@@ -11,6 +11,11 @@ from typing import Annotated
 import typer
 
 from ._app import (
+    MODEL,
+    OUTPUT,
+    POLICY,
+    WORKLOAD,
+    WORKLOAD_OPTIONS,
     Backfill,
     Backlog,
     CLIError,
@@ -19,7 +24,7 @@ from ._app import (
     Machines,
     Orgs,
     Owners,
-    PolicyHelp,
+    PolicyTimeout,
     Seed,
     Split,
     Trace,
@@ -37,10 +42,22 @@ from ._app import (
     app,
     console,
     in_flags,
+    panelled,
+    writable,
 )
 
+#: The panels of ``simulate --help`` and ``compare --help``, by parameter.
+PANELS = {
+    **dict.fromkeys(("trace", *WORKLOAD_OPTIONS), WORKLOAD),
+    **dict.fromkeys(("jobs", "backfill"), MODEL),
+    **dict.fromkeys(
+        ("policy", "policies", "param", "samples", "horizon", "seed", "policy_timeout"), POLICY
+    ),
+    **dict.fromkeys(("format", "gantt", "swf_out", "batsim_out"), OUTPUT),
+}
 
-@app.command(cls=PolicyHelp)
+
+@app.command(cls=panelled(PANELS))
 def simulate(
     input: Annotated[
         Path | None,
@@ -86,9 +103,11 @@ def simulate(
         Path | None, typer.Option(help="Write the schedule as Batsim's out_jobs.csv.")
     ] = None,
     format: Fmt = "table",
+    policy_timeout: PolicyTimeout = None,
 ) -> None:
     """Simulate one policy and print per-organization results (JSON: the whole schedule)."""
     from ..online.policies import parse_params, policy_class
+    from ..online.policies._plugins import time_limit
 
     _check_format(format)
     cls = policy_class(policy)
@@ -100,7 +119,8 @@ def simulate(
     params = in_flags(parse_params, "items", {"items": "--param"})(cls, items)
     if "seed" in cls.param_names():
         params.setdefault("seed", seed)
-    pol = cls(**params)
+    with time_limit(policy_timeout):
+        pol = cls(**params)
     inst = _load(
         input,
         orgs,
@@ -117,7 +137,8 @@ def simulate(
     )
     T = _horizon(inst, horizon)
     rule = _backfill(inst, backfill)
-    sched = pol.run(inst, T, backfill=rule) if inst.rigid else pol.run(inst, T)
+    with time_limit(policy_timeout):
+        sched = pol.run(inst, T, backfill=rule) if inst.rigid else pol.run(inst, T)
     _export(sched, gantt, swf_out, batsim_out)
     _show(sched.report(T), format)
 
@@ -178,7 +199,7 @@ def demo(
     _show(rep, format)
 
 
-@app.command(cls=PolicyHelp)
+@app.command(cls=panelled(PANELS))
 def compare(
     input: Annotated[
         Path | None,
@@ -202,17 +223,19 @@ def compare(
     backlog: Backlog = False,
     jobs: Jobs = "sequential",
     backfill: Backfill = None,
+    policy_timeout: PolicyTimeout = None,
 ) -> None:
     """How fair is each policy on this workload? (unfairness against REF, utilization)."""
-    from ..experiments.compare import comparison_report
-    from ..online.policies import policy_class
+    from ..experiments.compare import comparison_report, make_policies
+    from ..online.policies._plugins import time_limit
 
     _check_format(format)
     names = None if policies is None else [p.strip() for p in policies.split(",") if p.strip()]
     if names == []:
         raise CLIError("--policies: no policy named; give names separated by commas")
-    for p in names or []:
-        policy_class(p)  # fail early on a typo, before loading the trace
+    if names is not None:  # fail early on a typo or a policy named twice, before the trace
+        with time_limit(policy_timeout):
+            in_flags(make_policies, "policies")(names, seed)
     inst = _load(
         input,
         orgs,
@@ -231,7 +254,9 @@ def compare(
     if T is None:
         raise CLIError("give --horizon (the instance has none)")
     rule = _backfill(inst, backfill)
-    _show(comparison_report(inst, T, names, seed, backfill=rule), format)
+    with time_limit(policy_timeout):
+        report = comparison_report(inst, T, names, seed, backfill=rule)
+    _show(report, format)
 
 
 @app.command("trace-info")
@@ -260,9 +285,21 @@ def generate(
     seed: Seed = 0,
 ) -> None:
     """Write a synthetic SWF trace of the Lublin-Feitelson model."""
+    from ..workloads.limits import MAX_JOBS, MAX_MACHINES
     from ..workloads.lublin import lublin_jobs
     from ..workloads.swf import write_swf
 
+    if not out.name.lower().endswith((".swf", ".swf.gz")):
+        raise CLIError(
+            f"OUT: {out} does not end in .swf or .swf.gz; generate writes an SWF trace "
+            "(gzip-compressed for .swf.gz)"
+        )
+    if jobs > MAX_JOBS or machines > MAX_MACHINES:
+        raise CLIError(
+            f"--jobs {jobs:,} / --machines {machines:,}: beyond the limits of {MAX_JOBS:,} jobs "
+            f"and {MAX_MACHINES:,} machines"
+        )
+    writable(out, "OUT")
     df = lublin_jobs(jobs, machines, seed=seed)
     write_swf(
         out,

@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from ._app import CLIError, PolicyHelp, app, in_flags
+from ._app import CLIError, PolicyHelp, app, in_flags, option_annotation
+
+#: The panel of ``coopsched reproduce STUDY --help`` holding the study's own options.
+STUDY_PANEL = "The study's options"
 
 if TYPE_CHECKING:
     from ..experiments.study import Study, StudyOption
@@ -31,14 +34,18 @@ _FOREIGN = "foreign_"
 
 def _annotation(option: StudyOption, hidden: bool = False) -> Any:
     """The typer annotation of a study option's flag."""
-    kind: Any = option.type if option.type is bool else option.type | None
     help = option.help
     if option.choices and not hidden:
         help += f" Choices: {', '.join(option.choices)}."
-    flags = (option.cli_flag,)
-    if option.type is bool:
-        flags = (f"{option.cli_flag}/--no-{option.cli_flag[2:]}",)
-    return Annotated[kind, typer.Option(*flags, help=help, min=option.min, hidden=hidden)]
+    return option_annotation(
+        option.type,
+        option.cli_flag,
+        help,
+        optional=option.type is not bool,
+        min=option.min,
+        hidden=hidden,
+        panel=STUDY_PANEL,
+    )
 
 
 def _parameter(name: str, option: StudyOption, hidden: bool = False) -> inspect.Parameter:
@@ -111,6 +118,8 @@ class StudyHelp(PolicyHelp):
     study's parameters and callback (:func:`study_command`), help included."""
 
     def parse_args(self, ctx, args):
+        """Parse ``reproduce STUDY ...``: with a study named, take that study's own options and
+        refuse the flags of other studies (one line naming them)."""
         cls = _study_named(list(args))
         if cls is not None:
             from ..experiments.study import STUDIES
@@ -152,7 +161,7 @@ def reproduce(
     scheduler: Annotated[
         str | None, typer.Option(help="dask.distributed scheduler address.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the study.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Seed of the study.")] = 0,
 ) -> None:
     """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl).
     A study's own options: coopsched reproduce STUDY --help."""

@@ -45,15 +45,45 @@ def make_policies(policies: Sequence[str | Policy] | None, seed: int = 0) -> lis
     elif not policies:
         raise ValueError("policies: empty; give at least one policy (or None for all)")
     out = []
+    named: dict[str, tuple[int, str]] = {}  # a policy's class -> where it was named first
     for i, p in enumerate(policies):
         if isinstance(p, Policy):
             out.append(p)
             continue
         if not isinstance(p, str):
             raise TypeError(f"policies[{i}]: {p!r} is neither a policy name nor a Policy object")
-        cls_params = policy_class(p).param_names()
+        cls = policy_class(p)
+        key = f"{cls.__module__}:{cls.__qualname__}"
+        if key in named:
+            j, first = named[key]
+            raise ValueError(
+                f"policies: {p!r} (policies[{i}]) names the policy of {first!r} "
+                f"(policies[{j}]) again; name each policy once"
+            )
+        named[key] = (i, p)
+        cls_params = cls.param_names()
         out.append(get_policy(p, **({"seed": seed} if "seed" in cls_params else {})))
     return out
+
+
+def policy_labels(policies: Sequence[Policy]) -> list[str]:
+    """What each policy's results are keyed by: its ``name``, with its parameters when two
+    policies share a name (``rand(n_samples=15)``, ``rand(n_samples=75)``); two that share
+    both are a :class:`ValueError` (their rows could not be told apart)."""
+    names = [p.name for p in policies]
+    labels = [
+        n
+        if names.count(n) == 1
+        else f"{n}({', '.join(f'{k}={v!r}' for k, v in p.params().items())})"
+        for n, p in zip(names, policies, strict=True)
+    ]
+    for i, label in enumerate(labels):
+        if labels.index(label) != i:
+            raise ValueError(
+                f"policies[{labels.index(label)}] and policies[{i}] are both {label}: give "
+                "each policy once (or another name), so that their results can be told apart"
+            )
+    return labels
 
 
 def compare_policies(
@@ -70,12 +100,15 @@ def compare_policies(
     (``None`` when ``k > ref_max_k``, REF being exponential in ``k``). A rigid instance runs
     every policy, REF included, under the backfilling rule ``backfill``
     (:mod:`coopsched.online.rigid`)."""
-    from ..workloads.limits import MAX_EXACT, check_horizon
+    from ..workloads.limits import MAX_EXACT, check_horizon, check_seed, check_type
 
+    check_type(instance, Instance, "instance", "an Instance")
+    check_seed(seed)
     if horizon is None:
         raise TypeError("horizon: required (seconds); the comparison is made at the horizon")
     horizon = int(check_horizon(horizon, below=MAX_EXACT))  # type: ignore[arg-type]
     pols = make_policies(policies, seed)
+    labels = policy_labels(pols)
     rule = None
     if instance.rigid:
         from ..online.ref.rigid import MAX_K_RIGID
@@ -91,7 +124,7 @@ def compare_policies(
         t0 = time.perf_counter()
         ref = Ref().run(instance, horizon, backfill=rule)
         ref_seconds = time.perf_counter() - t0
-    for pol in pols:
+    for pol, label in zip(pols, labels, strict=True):
         if type(pol) is Ref and pol.params() == Ref().params() and ref is not None:
             sched, seconds = ref, ref_seconds
         else:
@@ -101,7 +134,7 @@ def compare_policies(
         done = sum(sched.completed(horizon))
         ft = sum(sched.flow_time(horizon))
         row = {
-            "policy": pol.name,
+            "policy": label,
             "unfairness": None,
             "dpsi": None,
             "utilization": sched.utilization(horizon),
@@ -252,6 +285,9 @@ def compare_frame(
     """
     import pandas as pd
 
+    from ..workloads.limits import check_type
+
+    check_type(instance, Instance, "instance", "an Instance")
     if horizon is None:
         horizon = instance.meta.get("horizon")
         if horizon is None:

@@ -83,6 +83,9 @@ def grid_instance(N: int, n: int, m: int, seed: int, owners: str = "jobs") -> In
 
 @dataclass
 class GameSpec:
+    """The grid of ``reproduce game`` (Cohen, Cordeiro, Trystram, Sec. 8): numbers of organizations
+    ``Ns``, of processors ``ms`` and of jobs ``ns``, and the random instances per cell."""
+
     Ns: tuple[int, ...] = (2, 5, 10, 20)
     ms: tuple[int, ...] = (32, 128, 512)
     ns: tuple[int, ...] = (10, 50, 100, 500)
@@ -91,6 +94,9 @@ class GameSpec:
 
 
 def evaluate_cell(task: dict) -> dict:
+    """One cell of the grid: the Sec. 7.1 equilibrium of each random instance, with its global and
+    per-organization ratios to the local schedules, the lower bounds, the selfishness check and
+    epsilon."""
     out: dict[str, list] = {
         "global_ratio": [],
         "org_ratio": [],
@@ -135,6 +141,8 @@ def evaluate_cell(task: dict) -> dict:
 
 
 def frame(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of the cells as two frames: one row per instance, one per organization of each
+    instance."""
     inst_rows, org_rows = [], []
     for r in rows:
         t = r["task"]
@@ -174,6 +182,7 @@ def frame(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def figures(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec, out: Path) -> None:
+    """Write Figures 7 and 8 (``fig7.png``, ``fig8.png``) into ``out``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -247,6 +256,8 @@ def readings(inst_df: pd.DataFrame, org_df: pd.DataFrame, by: list[str]) -> pd.D
 
 
 def summarize(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> str:
+    """The study's ``summary.md``: the means and 95% intervals per number of organizations, beside
+    the paper's."""
     lines = [
         "# MOSP game, Section 8: equilibria of Sec. 7.1's algorithm (LPT, priority to organizations)",
         "",
@@ -346,6 +357,8 @@ class GameGrid(Study):
 
 
 def summarize_readings(inst_df: pd.DataFrame, org_df: pd.DataFrame, spec: GameSpec) -> str:
+    """The ``summary.md`` of ``reproduce game-readings``: Figures 7 and 8 under each reading the
+    paper leaves open (priority order, owners)."""
     t = readings(inst_df, org_df, ["priority", "owners", "N"])
     lines = [
         "# MOSP game, Section 8, under each reading the paper leaves open",

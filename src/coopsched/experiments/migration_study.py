@@ -35,6 +35,10 @@ SPEEDS = (1, 2, 3, 4)
 
 @dataclass
 class StudySpec:
+    """The set-up of ``reproduce migration``: the trace and its windows, the organizations and
+    machines, the migration costs (s) and the non-migrating policies compared with Greedy
+    Migration."""
+
     trace: str = "LPC-EGEE"
     windows: int = 20
     length: int = 50_000
@@ -53,6 +57,8 @@ class StudySpec:
 
 
 def related_instance(task: dict) -> RelatedInstance:
+    """The related-machines instance of one task: its trace window, with machine speeds drawn from
+    the task's seed."""
     trace = load_trace(task["path"])
     inst = trace_to_instance(
         trace,
@@ -102,6 +108,7 @@ def evaluate(task: dict) -> dict:
 
 
 def tasks(spec: StudySpec, traces_dir: str | Path | None) -> list[dict]:
+    """One task per random window of the trace."""
     path = trace_files(traces_dir, (spec.trace,))[spec.trace]
     trace = load_trace(path)
     starts = random_windows(
@@ -125,6 +132,8 @@ def tasks(spec: StudySpec, traces_dir: str | Path | None) -> list[dict]:
 
 
 def frame(rows: list[dict], k: int) -> pd.DataFrame:
+    """One row per window, policy and migration cost: mean response times (overall and per
+    organization), envy-freeness violations and migrations."""
     recs = []
     for r in rows:
         for x in r["results"]:
@@ -144,6 +153,8 @@ def frame(rows: list[dict], k: int) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, spec: StudySpec, png: Path) -> None:
+    """Write ``migration.png``: response times against the migration cost, GM beside the non-
+    migrating policies."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -195,6 +206,7 @@ def plot(df: pd.DataFrame, spec: StudySpec, png: Path) -> None:
 
 
 def summarize(df: pd.DataFrame, spec: StudySpec) -> str:
+    """The study's ``summary.md``: the means over windows per policy and migration cost."""
     gm = df[df.policy == "gm"].groupby("cost").mean(numeric_only=True)
     others = df[df.policy != "gm"].groupby("policy").mean(numeric_only=True)
     orgs = [f"org{u}_response" for u in range(spec.k)]

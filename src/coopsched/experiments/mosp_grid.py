@@ -54,6 +54,10 @@ def welch_p(a, b) -> float:
 
 @dataclass
 class GridSpec:
+    """The grid of ``reproduce mosp`` (Pascual, Rzadca, Trystram, Sec. 6): instance kinds, numbers
+    of organizations ``Ns``, of jobs ``ns`` and of processors ``ms``, and the instances per
+    cell."""
+
     kinds: tuple[str, ...] = ("uni", "swf")
     Ns: tuple[int, ...] = (2, 5, 10, 20)
     ns: tuple[int, ...] = (10, 50, 100, 500)
@@ -63,6 +67,7 @@ class GridSpec:
 
 
 def grid_tasks(spec: GridSpec) -> list[dict]:
+    """One task per cell of the grid."""
     return [
         {"kind": kind, "N": N, "n": n, "m": m, "instances": spec.instances, "seed": spec.seed}
         for kind, N, n, m in itertools.product(spec.kinds, spec.Ns, spec.ns, spec.ms)
@@ -97,6 +102,7 @@ def evaluate_cell(task: dict) -> dict:
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
+    """One row per instance: the scores of LOCAL, MOLBA(2) and ILBA and what the checkers found."""
     recs = []
     for r in rows:
         t = r["task"]
@@ -118,6 +124,7 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def figure7(df: pd.DataFrame, png: Path) -> None:
+    """Write Figure 7 (mean scores against N and n, for each instance kind) to ``png``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,6 +165,7 @@ def figure7(df: pd.DataFrame, png: Path) -> None:
 
 
 def summarize(df: pd.DataFrame, spec: GridSpec) -> str:
+    """The study's ``summary.md``: our mean scores beside the paper's."""
     f = _f
     lines = [
         "# MOSP, Section 6: LOCAL, MOLBA(2) and ILBA on random instances",

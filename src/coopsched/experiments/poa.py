@@ -122,6 +122,8 @@ def _no_equilibrium(task: dict) -> dict:
 
 
 def evaluate(task: dict) -> dict:
+    """Run one task of ``reproduce poa``: Theorem 1, 4 or 5, or the instance without an
+    equilibrium, on the paper's instances."""
     return {
         "theorem1": _theorem1,
         "theorem4": _theorem4,
@@ -131,6 +133,7 @@ def evaluate(task: dict) -> dict:
 
 
 def summarize(rows: list[dict]) -> str:
+    """The study's ``summary.md``: each theorem's instances with their exact epsilon and ratios."""
     by: dict[str, list[dict]] = {}
     for r in rows:
         by.setdefault(r["task"]["what"], []).append(r)
@@ -209,6 +212,8 @@ def summarize(rows: list[dict]) -> str:
 
 
 def figure(rows: list[dict], out: Path) -> None:
+    """Write the figure of Theorems 4 and 5 (measured ratios beside the proofs' bounds) into
+    ``out``."""
     import matplotlib
 
     matplotlib.use("Agg")

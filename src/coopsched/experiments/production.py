@@ -256,6 +256,8 @@ def _mean(df: pd.DataFrame, col: str) -> float:
 def plot_unfairness(
     stats: pd.DataFrame, traces, png: Path, policies: tuple[str, ...] = POLICIES
 ) -> None:
+    """Write ``unfairness.png``: the mean ``dpsi / p_tot`` of each policy per trace, one panel per
+    window length and split."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -290,6 +292,8 @@ def plot_unfairness(
 
 
 def plot_half_life(curve: pd.DataFrame, df: pd.DataFrame, png: Path) -> None:
+    """Write ``halflife.png``: the unfairness of the decayed-usage policies against their half-
+    life."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -332,6 +336,8 @@ def _caps(study: Any) -> str:
 
 
 def summary_markdown(df: pd.DataFrame, stats: pd.DataFrame, curve: pd.DataFrame, study: Any) -> str:
+    """The study's ``summary.md``: unfairness and utilization per trace, split and policy, and the
+    half-life curve."""
     lines = [
         "# Production fair-share schedulers against Shapley fairness",
         "",

@@ -203,6 +203,9 @@ def _quiet_windows(df: pd.DataFrame, trace: str, policies) -> int:
 
 @dataclass
 class Fig10Spec:
+    """The set-up of ``reproduce fig10`` (Skowron & Rzadca, Figure 10): numbers of organizations,
+    windows, their length, the split of the machines and the policies."""
+
     orgs: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8, 9, 10)
     windows: int = 100
     length: int = 50_000
@@ -243,6 +246,8 @@ def fig10_tasks(spec: Fig10Spec, traces: str | Path | None) -> list[dict]:
 
 
 def summarize_fig10(df: pd.DataFrame, spec: Fig10Spec, png: Path) -> tuple[pd.DataFrame, str]:
+    """Figure 10 (``png``) and its table: each policy's unfairness ``dpsi / p_tot`` against
+    the number of organizations."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -382,6 +387,8 @@ class _TraceTable(Study):
 
 @register_study
 class Table1(_TraceTable):
+    """``reproduce table1``: Skowron & Rzadca's Table 1, windows of 5e4 s on four traces."""
+
     name = "table1"
     title = "Skowron & Rzadca, Table 1: 100 windows of 5e4 s x 4 traces"
     length = 50_000
@@ -389,6 +396,8 @@ class Table1(_TraceTable):
 
 @register_study
 class Table2(_TraceTable):
+    """``reproduce table2``: Skowron & Rzadca's Table 2, windows of 5e5 s on four traces."""
+
     name = "table2"
     title = "Skowron & Rzadca, Table 2: 100 windows of 5e5 s x 4 traces"
     length = 500_000

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from .sweep import run_sweep
+from .sweep import SweepError, run_sweep
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,7 @@ class OptionError(ValueError):
         )
 
 
-class StudyError(RuntimeError):
+class StudyError(SweepError):
     """A study cannot run or write its results; the message says why, in one line."""
 
 

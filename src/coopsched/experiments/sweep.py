@@ -9,20 +9,26 @@ cluster when a scheduler address is given.
 
 Stopping a sweep (Ctrl-C, SIGTERM, any error) terminates the local workers at once
 instead of waiting for their tasks; the workers ignore Ctrl-C themselves (the parent
-handles it) and, on Linux, are killed by the kernel if the parent dies without cleaning
-up (``PR_SET_PDEATHSIG``), so no worker outlives its sweep.
+handles it), die silently on SIGTERM (never with the parent's handlers, which a forked
+worker would otherwise inherit: the signals are held while the pool forks and released
+only once the worker has its own), and, on Linux, are killed by the kernel if the parent
+dies without cleaning up (``PR_SET_PDEATHSIG``), so no worker outlives its sweep. A
+worker that dies while the sweep runs (killed, out of memory) is a :class:`SweepError`;
+the rows finished so far stay in the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import json
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +40,29 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+
+class SweepError(RuntimeError):
+    """A sweep cannot go on (a worker process died); the message says why, in one line."""
+
+
+#: The signals the parent handles and a worker must not: held while the pool forks.
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM in this thread (they wait, pending, and are handled on
+    leaving): a worker forked meanwhile starts with them held, so it never runs the
+    parent's Python handlers before :func:`_worker_init` has set its own."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def task_key(task: dict) -> str:
@@ -70,9 +99,16 @@ def _append(fh, row: dict) -> None:
 
 
 def _worker_init(notice: tuple[bool, Any] = (False, None)) -> None:
-    """Local workers: Ctrl-C is the parent's business; die with the parent (Linux); the
-    compile notice printed once for the whole pool (:func:`coopsched.online.jit.for_workers`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # first: a Ctrl-C may come at any time
+    """Local workers: Ctrl-C is the parent's business; SIGTERM (the parent stopping the
+    pool) ends the worker silently, with the system's default action, not with the handler
+    a forked worker inherits from the command line (which would raise and print a
+    traceback); die with the parent (Linux); the compile notice printed once for the whole
+    pool (:func:`coopsched.online.jit.for_workers`). The signals are held until the
+    handlers are set (:func:`_signals_held`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     from ..online import jit
 
     jit.in_worker(notice)
@@ -90,10 +126,16 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
     if terminate is not None:
         terminate()
         return
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         if proc.is_alive():
             proc.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
+    # let the pool's manager thread finish closing its wake-up pipe now: on Python < 3.12
+    # the interpreter's exit hook may otherwise write to that pipe while the thread closes
+    # it, and print "Exception ignored in ... threading" with a traceback
+    if manager is not None and manager.is_alive():
+        manager.join(timeout=10)
 
 
 def _progress(quiet: bool) -> Progress:
@@ -152,13 +194,21 @@ def run_sweep(
                 max_workers=workers, initializer=_worker_init, initargs=(jit.for_workers(),)
             )
             try:
-                futures = {pool.submit(fn, task): (key, task) for key, task in pending}
+                with _signals_held():  # the workers are forked by the first submit
+                    futures = {pool.submit(fn, task): (key, task) for key, task in pending}
                 remaining = set(futures)
                 while remaining:
                     finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
                     for f in finished:
                         key, task = futures[f]
                         record(key, task, f.result())
+            except BrokenProcessPool:
+                _stop_workers(pool)
+                raise SweepError(
+                    f"{description}: a worker process died while running a task (killed, "
+                    f"or out of memory?); the {len(done)} finished row(s) are kept in {out}: "
+                    "run the same command again to resume"
+                ) from None
             except BaseException:
                 _stop_workers(pool)
                 raise

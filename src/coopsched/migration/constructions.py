@@ -65,6 +65,8 @@ def for_policy(
 def verdict(
     make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance, prop: str, cost=0
 ) -> Verdict:
+    """Whether ``prop`` (``ef``, ``wpm``, ``ilv`` or ``non-wasteful``) holds for the policy
+    ``make_policy`` builds on ``inst``, with a migration delay ``cost``."""
     if prop == "ef":
         return check_ef(simulate(inst, make_policy(), cost))
     if prop == "wpm":
@@ -78,16 +80,21 @@ def verdict(
 
 @dataclass
 class Counterexample:
+    """An instance on which a property fails, the verdict, and where it came from."""
+
     instance: RelatedInstance
     verdict: Verdict
     source: str
 
     def size(self) -> tuple:
+        """The instance's size as a sort key (jobs, machines, total work, last release): smaller
+        first."""
         inst = self.instance
         return (inst.n, inst.machines, sum(inst.work), max(inst.release, default=0))
 
 
 def random_instance(rng: random.Random, max_jobs: int = 6) -> RelatedInstance:
+    """A small random instance: 1 to 3 machines of speeds 1 to 3, 2 to ``max_jobs`` jobs."""
     machines = rng.randint(1, 3)
     speeds = [rng.choice([1, 2, 3]) for _ in range(machines)]
     jobs = [

@@ -45,6 +45,7 @@ class RelatedInstance:
 
     @property
     def n(self) -> int:
+        """The number of jobs."""
         return len(self.release)
 
     def job_id(self, j: int):
@@ -66,6 +67,7 @@ class RelatedInstance:
 
     @property
     def machines(self) -> int:
+        """The number of machines."""
         return len(self.speeds)
 
     @classmethod
@@ -126,6 +128,8 @@ class RelatedInstance:
         )
 
     def subset(self, jobs: list[int]) -> RelatedInstance:
+        """The instance made of the jobs ``jobs`` only (renumbered in that order), on the same
+        machines."""
         return RelatedInstance(
             self.speeds,
             self.machine_org,
@@ -166,6 +170,7 @@ class MigrationResult:
     info: dict = field(default_factory=dict)
 
     def response_times(self) -> list[Fraction]:
+        """Each job's response time, completion minus release (exact)."""
         return [d - r for d, r in zip(self.completion, self.instance.release, strict=True)]
 
 
@@ -180,9 +185,12 @@ class MigrationPolicy:
         self.seed = seed
 
     def reset(self, inst: RelatedInstance) -> None:
+        """Start a new run on ``inst``."""
         self.inst = inst
 
     def assign(self, t: Fraction, jobs: list[JobView], idle: list[int]) -> dict[int, int]:
+        """At event time ``t``: which job each machine runs, ``{machine: job}``, among the released
+        unfinished ``jobs`` (``idle``: the machines free of a job)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

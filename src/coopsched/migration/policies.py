@@ -48,6 +48,8 @@ class GreedyMigration(MigrationPolicy):
         self.sticky = sticky
 
     def assign(self, t: Fraction, jobs: list[JobView], idle: list[int]) -> dict[int, int]:
+        """The highest-ranked jobs on the fastest machines; with ``sticky``, a job keeps its
+        machine when the one it would get has the same speed."""
         speeds = self.inst.speeds
         machines = sorted(range(self.inst.machines), key=lambda m: (-speeds[m], m))
         ranked = sorted(jobs, key=_rank)[: len(machines)]
@@ -100,10 +102,12 @@ class FcfsRandom(_Busy):
     name = "fcfs-random"
 
     def reset(self, inst) -> None:
+        """Start a new run on ``inst``, reseeding the machine order."""
         super().reset(inst)
         self._rng = random.Random(self.seed)
 
     def order_machines(self, idle: list[int]) -> list[int]:
+        """The idle machines in random order."""
         idle = list(idle)
         self._rng.shuffle(idle)
         return idle
@@ -115,6 +119,8 @@ class PriorityFastest(_Busy):
     name = "priority-fastest"
 
     def order_jobs(self, waiting: list[JobView]) -> list[JobView]:
+        """The waiting jobs by rank: highest priority first, then earliest release, then the
+        tie-break."""
         return sorted(waiting, key=_rank)
 
 
@@ -126,6 +132,8 @@ class PreemptivePriority(MigrationPolicy):
     migrating = False
 
     def assign(self, t: Fraction, jobs: list[JobView], idle: list[int]) -> dict[int, int]:
+        """Preempt on priority without migrating: a started job runs only on its machine, the
+        others by rank on the fastest machines left."""
         speeds = self.inst.speeds
         running = {j.machine: j for j in jobs if j.machine is not None}
         taken: dict[int, int] = {}
@@ -157,6 +165,7 @@ NON_MIGRATING = ("fcfs-fastest", "fcfs-random", "priority-fastest", "preemptive-
 
 
 def get_policy(name: str, seed: int = 0) -> MigrationPolicy:
+    """A migration policy by name (``POLICIES``), seeded; a ``KeyError`` lists the names."""
     if name not in POLICIES:
         raise KeyError(f"unknown migration policy {name!r}; choose from {', '.join(POLICIES)}")
     return POLICIES[name](seed=seed)

@@ -32,6 +32,9 @@ PROPERTIES = ("ef", "wpm", "ilv", "non-wasteful")
 
 @dataclass(frozen=True)
 class Verdict:
+    """Whether a property holds (``prop``, ``holds``), why not (``detail``, ``jobs``), and whether
+    it applies to the policy."""
+
     prop: str
     holds: bool
     detail: str = ""
@@ -93,6 +96,8 @@ def ef_violations(res: MigrationResult) -> list[tuple[int, int]]:
 
 
 def check_ef(res: MigrationResult) -> Verdict:
+    """Envy-freeness (Def. 1) of one run: no job finishes after a job it strictly precedes
+    (:func:`strictly_precedes`); if it fails, the verdict names the worst pair."""
     bad = ef_violations(res)
     if not bad:
         return Verdict("ef", True)
@@ -222,6 +227,8 @@ def check_non_wasteful(res: MigrationResult) -> Verdict:
 def check_all(
     make_policy: Callable[[], MigrationPolicy], inst: RelatedInstance, cost=0
 ) -> list[Verdict]:
+    """Every property (EF, WPM, ILV, non-wastefulness) of the policy ``make_policy`` builds, on
+    ``inst``."""
     res = simulate(inst, make_policy(), cost)
     return [
         check_ef(res),

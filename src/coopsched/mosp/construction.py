@@ -26,6 +26,9 @@ from .schedule import MospSchedule, mosp_arrays
 
 @dataclass
 class Equilibrium:
+    """An equilibrium built by Sec. 7.1's algorithm: the cluster of each job (``config``), its
+    schedule and the local makespans."""
+
     config: np.ndarray
     schedule: MospSchedule
     local: np.ndarray

@@ -271,6 +271,9 @@ def epsilon(
 
 @dataclass
 class Dynamics:
+    """A run of best-response dynamics: whether it converged, the cycle it entered if not, its
+    steps and configurations."""
+
     converged: bool
     cycle: list[tuple[int, ...]] | None
     steps: int
@@ -315,6 +318,9 @@ def best_response_dynamics(
 
 @dataclass
 class FoundEquilibrium:
+    """An equilibrium found by the search: its configuration, makespan and which random start
+    reached it."""
+
     config: np.ndarray
     makespan: int
     start: int  # which random start reached it

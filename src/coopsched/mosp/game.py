@@ -68,6 +68,8 @@ class Mechanism:
         list_order([1], [1], self.order)  # validates the name
 
     def org_rank(self, k: int) -> list[int]:
+        """The rank of each of ``k`` organizations in the priority order (``org_order``, else index
+        order)."""
         order = list(self.org_order) if self.org_order is not None else list(range(k))
         if sorted(order) != list(range(k)):
             raise ValueError(f"org_order must be a permutation of 0..{k - 1}")

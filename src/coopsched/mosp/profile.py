@@ -47,6 +47,7 @@ class ClusterProfile:
         return max((s + p for s, p, _ in self.jobs.values()), default=0)
 
     def free_at(self, t: int) -> int:
+        """The number of free processors at time ``t``."""
         return self._f[bisect_right(self._t, t) - 1]
 
     def next_breakpoint(self, t: int) -> int | None:

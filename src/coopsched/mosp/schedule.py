@@ -61,10 +61,12 @@ class MospSchedule:
 
     @property
     def end(self) -> np.ndarray:
+        """Each job's completion time."""
         return self.start + self.instance.size
 
     @property
     def makespan(self) -> int:
+        """The global makespan ``Cmax`` (0 without jobs)."""
         return int(self.end.max()) if self.instance.n else 0
 
     def org_makespans(self) -> np.ndarray:
@@ -74,6 +76,7 @@ class MospSchedule:
         return out
 
     def cluster_makespans(self) -> np.ndarray:
+        """The makespan of each cluster."""
         out = np.zeros(self.instance.k, dtype=np.int64)
         np.maximum.at(out, self.cluster, self.end)
         return out
@@ -89,6 +92,8 @@ class MospSchedule:
         return np.flatnonzero(self.cluster != self.instance.org)
 
     def to_dict(self) -> dict:
+        """The schedule as a JSON-ready dict: algorithm, makespans (global, per cluster, per
+        organization, local) and each job's cluster and start."""
         inst = self.instance
         names = inst.names
         local = self.local_makespans
@@ -135,10 +140,12 @@ class CheckReport:
 
     @property
     def valid(self) -> bool:
+        """No violation was found."""
         return not self.violations
 
     @property
     def within_bound(self) -> bool:
+        """The score is within the algorithm's proven bound (or it has none)."""
         return self.bound is None or self.score <= self.bound + 1e-12
 
 

@@ -25,6 +25,8 @@ from .schedule import Schedule
 
 @dataclass(frozen=True)
 class Violation:
+    """One broken rule of a schedule: the rule's name and what broke it."""
+
     rule: str
     message: str
 
@@ -33,6 +35,8 @@ class Violation:
 
 
 class ScheduleError(AssertionError):
+    """A schedule broke rules (``violations``); the message lists the first ten."""
+
     def __init__(self, violations: list[Violation]):
         self.violations = violations
         super().__init__("; ".join(str(v) for v in violations[:10]))
@@ -40,6 +44,9 @@ class ScheduleError(AssertionError):
 
 def check_schedule(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
     """All violations of the invariants above (at most ``limit`` per rule)."""
+    from ..workloads.limits import check_type
+
+    check_type(schedule, Schedule, "schedule", "a Schedule")
     inst = schedule.instance
     if inst.rigid:
         return check_rigid(schedule, limit=limit)

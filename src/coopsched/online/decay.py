@@ -119,10 +119,13 @@ class DecayedUsagePolicyMixin:
         self._usage.t = view.t
 
     def on_start(self, view: SimView, org: int, machine: int) -> None:
+        """Decay the usage to now; ``org`` runs one job more."""
         self._usage.advance(view.t)
         self._usage.running[org] += 1
 
     def on_complete(self, view: SimView, org: int, machine: int, size: int) -> None:
+        """Decay the usage to now; ``org`` runs one job less (the size is not read: non-
+        clairvoyant)."""
         self._usage.advance(view.t)  # the size is not used: non-clairvoyant
         self._usage.running[org] -= 1
 

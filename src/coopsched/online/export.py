@@ -36,6 +36,11 @@ BATSIM_COLUMNS = (
 
 
 def _started(schedule: Schedule) -> np.ndarray:
+    """The started jobs of a schedule (a :class:`TypeError` naming ``schedule`` for anything
+    else)."""
+    from ..workloads.limits import check_type
+
+    check_type(schedule, Schedule, "schedule", "a Schedule")
     return np.flatnonzero(schedule.in_coalition & (schedule.start >= 0))
 
 
@@ -53,8 +58,8 @@ def write_schedule_swf(schedule: Schedule, path: str | Path) -> int:
 
     from ..workloads.swf import write_swf
 
+    idx = _started(schedule)  # checks its argument first
     inst = schedule.instance
-    idx = _started(schedule)
     owner = inst.machine_owner()
     width = inst.width[idx]
     cols = {
@@ -104,8 +109,8 @@ def batsim_frame(schedule: Schedule, workload_name: str = "w0"):
     """
     import pandas as pd
 
+    idx = _started(schedule)  # checks its argument first
     inst = schedule.instance
-    idx = _started(schedule)
     start = schedule.start[idx]
     size = inst.size[idx]
     rel = inst.release[idx]
@@ -182,8 +187,8 @@ def plot_gantt(
     from matplotlib.collections import PolyCollection
     from matplotlib.patches import Patch
 
+    idx = _started(schedule)  # checks its argument first
     inst = schedule.instance
-    idx = _started(schedule)
     M = int(inst.total_machines)
     height = min(12.0, 2.0 + 0.12 * max(M, 1))
     fig, ax = plt.subplots(figsize=(width, height))

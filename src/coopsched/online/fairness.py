@@ -21,6 +21,9 @@ from .schedule import Schedule
 
 @dataclass(frozen=True)
 class Fairness:
+    """The fairness of a schedule against REF (Skowron & Rzadca, Sec. 7.2): ``dpsi``, ``p_tot`` and
+    the organizations' ``psi`` in both schedules."""
+
     policy: str
     dpsi: int
     p_tot: int
@@ -36,6 +39,12 @@ class Fairness:
 def fairness(schedule: Schedule, reference: Schedule, horizon: int, since: int = 0) -> Fairness:
     """``dpsi`` and ``p_tot`` of ``schedule`` against REF's ``reference`` at ``horizon``,
     over the utilities accrued from ``since`` on (module docstring; 0: the paper's metric)."""
+    from ..workloads.limits import check_horizon, check_int, check_type
+
+    check_type(schedule, Schedule, "schedule", "a Schedule")
+    check_type(reference, Schedule, "reference", "a Schedule (REF's)")
+    check_horizon(horizon)
+    check_int(since, "since")
     if schedule.instance is not reference.instance and schedule.instance.n != reference.instance.n:
         raise ValueError("the two schedules are of different instances")
     if not 0 <= since <= horizon:

@@ -47,6 +47,7 @@ class Schedule:
 
     @property
     def started(self) -> np.ndarray:
+        """Whether each job started (a start time of at least 0)."""
         return self.start >= 0
 
     @property
@@ -56,7 +57,9 @@ class Schedule:
 
     def _at(self, t: int | None) -> int:
         if t is not None:
-            return int(t)
+            from ..workloads.limits import check_int
+
+            return check_int(t, "horizon")  # a time >= 0, never a string or a float
         if self.horizon is not None:
             return int(self.horizon)
         ok = self.started
@@ -82,12 +85,15 @@ class Schedule:
         )
 
     def flow_time(self, t: int | None = None) -> list[int]:
+        """Each organization's total flow time of the jobs completed by ``t`` (default: the
+        horizon)."""
         inst = self.instance
         return utilities.flow_time(
             inst.org, inst.release, self.start, inst.size, self._at(t), inst.k
         )
 
     def completed(self, t: int | None = None) -> list[int]:
+        """Each organization's number of jobs completed by ``t`` (default: the horizon)."""
         inst = self.instance
         return utilities.completed_jobs(inst.org, self.start, inst.size, self._at(t), inst.k)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .instance import Instance, Organization
+from .limits import check_int, check_seed
 from .prepare import split_machines
 
 
@@ -31,6 +32,8 @@ def synthetic_instance(
     in bursts of geometric length at uniformly random burst times in ``[0, horizon)``;
     sizes are log-normal (sigma 1.2), scaled to reach ``load``, at least 1.
     """
+    check_int(k, "k", 1)
+    check_seed(seed)
     rng = np.random.default_rng(seed)
     shares = split_machines(machines, k, split, rng=rng)
     raw = rng.lognormal(0.0, 1.2, size=jobs)
@@ -67,6 +70,10 @@ def lublin_instance(
     from .lublin import lublin_jobs
     from .prepare import zipf_owners
 
+    check_int(k, "k", 1)
+    check_int(jobs, "jobs", 1)
+    check_int(machines, "machines", 1)
+    check_seed(seed)
     df = lublin_jobs(jobs, machines, seed=seed)
     rng = np.random.default_rng(seed + 1)
     owners = zipf_owners(jobs, k, rng)

@@ -104,6 +104,7 @@ class Instance:
 
     @property
     def names(self) -> list[str]:
+        """The organizations' names, in order."""
         return [o.name for o in self.organizations]
 
     @property
@@ -113,6 +114,7 @@ class Instance:
 
     @property
     def total_machines(self) -> int:
+        """The number of machines of all organizations."""
         return int(self.machines.sum())
 
     def canonical_order(self) -> np.ndarray:
@@ -230,7 +232,9 @@ class Instance:
 
         Organizations keep their relative order; job order is preserved.
         """
-        members = sorted(set(int(u) for u in members))
+        from .limits import check_members
+
+        members = list(check_members(members, self.k))
         remap = np.full(self.k, -1, dtype=np.int64)
         remap[members] = np.arange(len(members))
         keep = remap[self.org] >= 0
@@ -305,7 +309,23 @@ def make_instance(
 
         make_instance([1, 1], [(0, 0, 3), (1, 1, 2)])
     """
-    names = list(names) if names is not None else [f"O{u}" for u in range(len(machines))]
-    orgs = [Organization(n, int(m)) for n, m in zip(names, machines, strict=True)]
-    arr = np.array(jobs, dtype=np.int64).reshape(-1, 3)
+    from .limits import check_int
+
+    if isinstance(machines, str | bytes) or not isinstance(machines, Sequence):
+        raise TypeError(f"machines: expected a list of machine counts, got {machines!r:.60}")
+    counts = [check_int(m, f"machines[{u}]") for u, m in enumerate(machines)]
+    if counts and not sum(counts):
+        raise InstanceError("machines: the platform needs at least one machine in total")
+    names = list(names) if names is not None else [f"O{u}" for u in range(len(counts))]
+    if len(names) != len(counts):
+        raise ValueError(f"names: {len(names)} name(s) for {len(counts)} organization(s)")
+    orgs = [Organization(n, m) for n, m in zip(names, counts, strict=True)]
+    rows = []
+    for j, job in enumerate(jobs):
+        if isinstance(job, str | bytes) or not isinstance(job, Sequence) or len(job) != 3:
+            raise TypeError(f"jobs[{j}]: expected an (org, release, size) triple, got {job!r:.60}")
+        rows.append(
+            [check_int(v, f"jobs[{j}][{i}]", 1 if i == 2 else 0) for i, v in enumerate(job)]
+        )
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
     return Instance(orgs, arr[:, 0], arr[:, 1], arr[:, 2])

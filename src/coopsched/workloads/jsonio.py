@@ -6,8 +6,8 @@
      "jobs": [{"org": "a", "release": 0, "size": 3}, {"org": "b", "release": 1, "size": 2}]}
 
 Optional keys: job ``processors`` (rigid parallel jobs: the instance is then rigid, every job
-holds that many machines at once), ``requested`` (a rigid job's requested time, ``null`` or
-absent where unknown; only with ``processors``), ``priority``, ``id``; organization ``speeds``;
+holds that many machines at once), ``requested`` (a rigid job's requested time, ``null`` where
+unknown; only with ``processors``), ``priority``, ``id``; organization ``speeds``;
 ``meta.horizon`` (a positive integer). A recorded schedule (what ``coopsched audit`` reads)
 adds per job ``start``: the time the platform actually started it, or ``null`` if it never
 started; and optionally ``pinned``: ``true`` for a job that was already running when the
@@ -165,6 +165,13 @@ def instance_from_dict(data: Any, source: str = "<instance>") -> Instance:
                 f"{source}: jobs[{j}].requested: a requested time belongs to rigid jobs; give "
                 "'processors' for every job too"
             )
+        if len(optional["requested"]) != n:  # absent is not unknown: write null
+            given = {j for j, _ in optional["requested"]}
+            j = next(i for i in range(n) if i not in given)
+            raise InstanceError(
+                f"{source}: jobs[{j}]: no 'requested', which other jobs have: give it for every "
+                "job or none (null where a job's requested time is unknown)"
+            )
         requested = np.full(n, -1, dtype=np.int64)
         for j, v in optional["requested"]:
             if v is not None:
@@ -248,6 +255,9 @@ def read_instance(path: str | Path) -> Instance:
 
 def instance_to_dict(inst: Instance) -> dict:
     """The JSON document of an instance (the inverse of :func:`instance_from_dict`)."""
+    from .limits import check_type
+
+    check_type(inst, Instance, "inst", "an Instance")
     orgs = []
     for o in inst.organizations:
         d: dict[str, Any] = {"name": o.name, "machines": o.machines}
@@ -260,8 +270,8 @@ def instance_to_dict(inst: Instance) -> dict:
         d = {"org": names[inst.org[j]], "release": int(inst.release[j]), "size": int(inst.size[j])}
         if inst.processors is not None:
             d["processors"] = int(inst.processors[j])
-        if inst.requested is not None and inst.requested[j] >= 1:
-            d["requested"] = int(inst.requested[j])
+        if inst.requested is not None and (inst.requested >= 1).any():
+            d["requested"] = int(inst.requested[j]) if inst.requested[j] >= 1 else None
         if inst.priority is not None:
             d["priority"] = float(inst.priority[j])
         if inst.ids is not None:

@@ -26,6 +26,13 @@ MAX_MACHINES = 10_000_000
 MAX_JOBS = 50_000_000
 #: Sampled orderings (RAND) or random starts of one run.
 MAX_SAMPLES = 1_000_000
+#: Bytes of one table an option scales (RAND's coefficients of its sampled coalitions: one
+#: int64 per organization and coalition, and its dictionaries), checked before it is built.
+MAX_TABLE_BYTES = 2 * 1024**3
+#: Organizations of a sampled audit (each antithetic pair of orders values 2 (k - 1)
+#: coalitions, and each coalition's bitmask takes k / 8 bytes; a Slurm site's accounts number
+#: in the thousands).
+MAX_ORGANIZATIONS = 20_000
 #: Characters of one SWF line (18 numeric fields need a few hundred).
 MAX_SWF_LINE = 4096
 #: Bytes of a log once decompressed (the largest archive log is a few hundred MB): a small
@@ -94,6 +101,8 @@ def check_members(members: Iterable[object], k: int, name: str = "members") -> t
     parameter."""
     if isinstance(members, str | bytes):
         raise TypeError(f"{name}: expected organization indices, got the string {members!r}")
+    if not isinstance(members, Iterable):
+        raise TypeError(f"{name}: expected a list of organization indices, got {members!r}")
     out = set()
     for u in members:
         if isinstance(u, bool) or not isinstance(u, numbers.Integral):
@@ -102,3 +111,29 @@ def check_members(members: Iterable[object], k: int, name: str = "members") -> t
             raise ValueError(f"{name}: organization index {int(u)} is out of range 0..{k - 1}")
         out.add(int(u))
     return tuple(sorted(out))
+
+
+def check_seed(seed: object, name: str = "seed") -> int:
+    """``seed`` as an int: a whole number in ``0 .. 2^63 - 1`` (numpy's generators take no
+    negative seed; a bool, a float or a string is refused), or an error naming ``name``."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name}: expected a whole number >= 0, got {seed!r}")
+    if not 0 <= int(seed) < 2**63:
+        raise ValueError(f"{name}: {int(seed)} is not in 0..2^63-1")
+    return int(seed)
+
+
+def check_type(value: object, kind: type | tuple[type, ...], name: str, what: str) -> None:
+    """A :class:`TypeError` naming the parameter ``name`` unless ``value`` is a ``kind``
+    (``what`` says what was expected, e.g. ``"an Instance"``)."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r:.60}")
+
+
+def check_int(value: object, name: str, low: int = 0) -> int:
+    """``value`` as an int ``>= low``: a whole number, never a bool, a float or a string."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected a whole number, got {value!r}")
+    if int(value) < low:
+        raise ValueError(f"{name}: {int(value)} is below {low}")
+    return int(value)

@@ -36,6 +36,9 @@ CYCLE_START_BUCKET = 22  # 11:00
 
 @dataclass(frozen=True)
 class LublinParams:
+    """The parameters of the Lublin-Feitelson model (its published defaults): job sizes, run times
+    and arrivals."""
+
     serial_prob: float = 0.244
     pow2_prob: float = 0.576
     u_low: float = 0.8

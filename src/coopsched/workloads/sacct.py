@@ -49,6 +49,7 @@ from coopsched.workloads.recorded import (
     decode_utf8,
     note_malformed,
 )
+from coopsched.workloads.textblocks import line_blocks
 
 #: Columns the reader needs.
 REQUIRED: tuple[str, ...] = ("JobID", "User", "Submit", "Start", "End", "AllocCPUS")
@@ -529,42 +530,25 @@ BLOCK_BYTES = 4 << 20
 
 
 def _text_blocks(path: str | os.PathLike, path_s: str) -> Iterator[tuple[int, list[str]]]:
-    """The file's lines, a block at a time: ``(number of the block's first line, lines)``.
-
-    Lines are numbered and split as ``str.splitlines`` splits the whole decoded text: a
-    block ends after a ``\\n`` byte (never inside a UTF-8 character or a ``\\r\\n``)."""
+    """The file's lines, a block at a time: ``(number of the block's first line, lines)``
+    (:func:`~coopsched.workloads.textblocks.line_blocks`: a line longer than a megabyte is
+    an error)."""
     try:
         fh = open(path, "rb")  # noqa: SIM115 (closed below; errors are the reader's)
     except OSError as exc:
         raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+
+    def read(n: int) -> bytes:
+        try:
+            return fh.read(n)
+        except OSError as exc:
+            raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+
+    def decode(data: bytes, line: int, first: bool) -> str:
+        return decode_utf8(data, path_s, SacctError, line, bom=first)
+
     with fh:
-        rest = b""
-        lineno = 1
-        newlines = 0
-        first = True
-        while True:
-            try:
-                data = fh.read(BLOCK_BYTES)
-            except OSError as exc:
-                raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
-            if data:
-                data = rest + data
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:
-                    rest = data
-                    continue
-                block, rest = data[:cut], data[cut:]
-            else:
-                block, rest = rest, b""
-            if block:
-                text = decode_utf8(block, path_s, SacctError, newlines + 1, bom=first)
-                first = False
-                lines = text.splitlines()
-                yield lineno, lines
-                lineno += len(lines)
-                newlines += block.count(b"\n")
-            if not data:
-                return
+        yield from line_blocks(read, decode, path_s, SacctError, block=BLOCK_BYTES)
 
 
 class _Seen:
@@ -611,6 +595,83 @@ class _Seen:
         return same, check & ~same
 
 
+class Repeats:
+    """One run of one job is one record: the same key (job id, submit, start) twice is a
+    repeated record (merged when the two agree, counted, warned about) or two captures that
+    disagree (a :class:`SacctError` naming both); another start is another run of a requeued
+    job (``sacct -D``), kept. Shared by the text and the JSON reader, which read records a
+    chunk at a time: what was kept is remembered as hashes (:class:`_Seen`), and a key hash
+    met again with another record hash is decided from the file itself (``earlier``).
+
+    ``earlier(key, before)``: the first record with ``key`` at a place before ``before``
+    (``(place, record)``), read again from the file, or ``None``. ``where(place)`` locates a
+    record in a message (``file:12``, ``file: jobs[3] (job 4)``), ``at(place)`` refers to
+    one in a sentence (``line 12``, ``jobs[3]``).
+    """
+
+    def __init__(
+        self,
+        earlier: Callable[[tuple, int], tuple[int, tuple] | None],
+        where: Callable[[int], str],
+        at: Callable[[int], str],
+    ) -> None:
+        self.earlier, self.where, self.at = earlier, where, at
+        self.seen = _Seen()
+        self.count = 0
+        self.first: int | None = None
+
+    def disagree(self, place: int, key: tuple, earlier: int) -> SacctError:
+        """The error for the record at ``place`` whose ``key`` is also at ``earlier`` with
+        other fields."""
+        return SacctError(
+            f"{self.where(place)}: job {key[0]} (submitted {key[1]}, started {key[2]}) is "
+            f"also on {self.at(earlier)} with other fields: two captures disagree; keep one "
+            "of them"
+        )
+
+    def keep(self, keys: list[tuple], records: list[tuple], places: list[int]) -> np.ndarray:
+        """Which of one chunk's records to keep (the mask); raises for the first pair that
+        disagrees, in the order of ``places``."""
+        key_h = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
+        rec_h = np.fromiter((hash(r) for r in records), dtype=np.int64, count=len(keys))
+        same, check = self.seen.find(key_h, rec_h)
+        local: dict[tuple, int] = {}
+        kept = np.ones(len(keys), dtype=bool)
+        for i, key in enumerate(keys):
+            repeat = bool(same[i])
+            if check[i]:
+                earlier = self.earlier(key, places[0])
+                if earlier is not None:
+                    if earlier[1] != records[i]:
+                        raise self.disagree(places[i], key, earlier[0])
+                    repeat = True
+            if not repeat and key in local:
+                j = local[key]
+                if records[j] != records[i]:
+                    raise self.disagree(places[i], key, places[j])
+                repeat = True
+            if repeat:
+                kept[i] = False
+                self.count += 1
+                if self.first is None:
+                    self.first = places[i]
+                continue
+            local[key] = i
+        self.seen.add(key_h[kept], rec_h[kept])
+        return kept
+
+    def note(self, path_s: str, excluded: dict[str, int]) -> None:
+        """Count the repeated records in ``excluded`` and warn, once."""
+        if self.count:
+            excluded[DUPLICATE_LINE] = self.count
+            assert self.first is not None
+            warnings.warn(
+                f"{path_s}: {self.count} record(s) repeat an earlier one exactly (first: "
+                f"{self.at(self.first)}); each job run is counted once",
+                stacklevel=3,
+            )
+
+
 class _Lines:
     """Phase 1 of the reader: the layout of the lines (header, fields, job ids, steps,
     repeated records), a chunk at a time, with what it must remember between chunks."""
@@ -622,9 +683,7 @@ class _Lines:
         self.header_line = ""
         self.i_job = self.i_submit = self.i_start = 0
         self.steps = 0
-        self.duplicates = 0
-        self.first_duplicate = 0
-        self.seen = _Seen()
+        self.repeats = Repeats(self._earlier, lambda n: f"{path_s}:{n}", "line {}".format)
 
     def _split(self, lineno: int, line: str) -> tuple[str, list[str] | None, str | None]:
         """One line: ``("skip", None, None)``, ``("bad", None, message)``, ``("step", ...)``
@@ -667,14 +726,7 @@ class _Lines:
             fields[self.i_start].strip(),
         )
 
-    def _disagree(self, lineno: int, key: tuple[str, str, str], earlier: int) -> SacctError:
-        return SacctError(
-            f"{self.path_s}:{lineno}: job {key[0]} (submitted {key[1]}, started {key[2]}) is "
-            f"also on line {earlier} with other fields: two captures "
-            "disagree; keep one of them"
-        )
-
-    def _earlier(self, key: tuple[str, str, str], before: int) -> tuple[int, list[str]] | None:
+    def _earlier(self, key: tuple, before: int) -> tuple[int, tuple] | None:
         """The first record with ``key`` on a line before ``before``, read again from the file
         (its key hash matched: a disagreement, or two keys with one hash)."""
         again = _Lines(self.path, self.path_s, skip=True)
@@ -684,7 +736,7 @@ class _Lines:
                     return None
                 kind, fields, _ = again._split(lineno, line)
                 if kind == "job" and fields is not None and again._key(fields) == key:
-                    return lineno, [f.strip() for f in fields]
+                    return lineno, tuple(map(str.strip, fields))
         return None
 
     def chunk(
@@ -709,42 +761,13 @@ class _Lines:
             elif kind == "job" and fields is not None:
                 records.append(fields)
                 numbers.append(lineno)
-        # one run of one job is one record: the same job id, submit and start twice is a
-        # repeated line (merged when identical) or two captures that disagree (an error);
-        # another start is another run of a requeued job (sacct -D), kept
-        keys = [self._key(f) for f in records]
-        stripped = [tuple(map(str.strip, f)) for f in records]
-        key_h = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
-        rec_h = np.fromiter((hash(r) for r in stripped), dtype=np.int64, count=len(keys))
-        same, check = self.seen.find(key_h, rec_h)
-        local: dict[tuple[str, str, str], int] = {}
-        kept = np.ones(len(records), dtype=bool)
-        for i, key in enumerate(keys):
-            lineno = numbers[i]
-            repeat = bool(same[i])
-            if check[i]:
-                earlier = self._earlier(key, first)
-                if earlier is not None:
-                    if earlier[1] != list(stripped[i]):
-                        stop = self._disagree(lineno, key, earlier[0])
-                        break
-                    repeat = True
-            if not repeat and key in local:
-                j = local[key]
-                if stripped[j] != stripped[i]:
-                    stop = self._disagree(lineno, key, numbers[j])
-                    break
-                repeat = True
-            if repeat:
-                kept[i] = False
-                self.duplicates += 1
-                if self.first_duplicate == 0:
-                    self.first_duplicate = lineno
-                continue
-            local[key] = i
-        if stop is not None:  # the first problem in the order of the lines
+        # every record precedes the malformed line that stopped the loop, if any: a pair
+        # that disagrees among them is the first problem in the order of the lines
+        kept = self.repeats.keep(
+            [self._key(f) for f in records], [tuple(map(str.strip, f)) for f in records], numbers
+        )
+        if stop is not None:
             raise stop
-        self.seen.add(key_h[kept], rec_h[kept])
         idx = np.flatnonzero(kept).tolist()
         return [records[i] for i in idx], [numbers[i] for i in idx]
 
@@ -905,19 +928,10 @@ def read_sacct(
     memory follows the window and its backlog. A file with several malformed records
     names the first in the order of the checks within the first chunk that has one.
     """
-    path_s = str(path)
-    zone_name = timezone or local_timezone()
-    zone = _zone(zone_name)
-    if machines is not None and machines < 1:
-        raise SacctError(f"{path_s}: machines must be >= 1, got {machines}")
+    path_s, zone_name, zone = _arguments(path, timezone, machines)
     phase1 = _Lines(path, path_s, skip_malformed)
-    win = None if window is None else _Window(*window)
-    interned: dict[str, dict[str, str]] = {c: {} for c in _NAMES}
-    parts: dict[str, list[np.ndarray]] = {c: [] for c in (*COLUMNS, "code")}
+    out = Collect(path_s, machines, window)
     unresolved, unresolved_line = 0, 0
-    order_excluded = {END_BEFORE_START: 0, START_BEFORE_SUBMIT: 0}
-    malformed_count = 0
-    malformed_first: list[str] = []
     for first, block in _text_blocks(path, path_s):
         for at in range(0, len(block), CHUNK_LINES):
             lines = block[at : at + CHUNK_LINES]
@@ -926,52 +940,18 @@ def read_sacct(
             assert phase1.columns is not None or not kept
             prob = Problems(path_s, np.asarray(numbers, dtype=np.int64), skip_malformed)
             prob.early = early
+            cols = None
             if kept:
                 assert phase1.columns is not None
                 cols, (u, u_line) = _fields(phase1.columns, kept, zone, prob)
                 del kept
                 unresolved += u
                 unresolved_line = unresolved_line or u_line
-                chunk_excluded: dict[str, int] = {}
-                rows = _rules(
-                    prob,
-                    cols,
-                    machines,
-                    chunk_excluded,
-                )
-                for reason, count in chunk_excluded.items():
-                    order_excluded[reason] += count
-                if win is not None:
-                    take, code = win.select(rows)
-                else:
-                    take = np.arange(len(rows["submit"]))
-                    code = np.full(len(take), -1, dtype=np.int64)
-                for c in _NAMES:
-                    table = interned[c]
-                    rows[c] = np.array(
-                        [table.setdefault(v, v) for v in rows[c][take].tolist()], dtype=object
-                    )
-                for c in COLUMNS:
-                    if c in _NAMES:
-                        parts[c].append(rows[c])
-                    elif c == "queue":
-                        parts[c].append(np.full(len(take), "", dtype=object))
-                    else:
-                        parts[c].append(rows[c][take])
-                parts["code"].append(code)
-            found = prob.messages()
-            malformed_count += len(found)
-            malformed_first.extend(found[: MALFORMED_LISTED - len(malformed_first)])
+            out.add(prob, cols)
     if phase1.columns is None:
         raise SacctError(f"{path_s}: empty file: expected a sacct -P header line")
     excluded: dict[str, int] = {STEP_LINE: phase1.steps} if phase1.steps else {}
-    if phase1.duplicates:
-        excluded[DUPLICATE_LINE] = phase1.duplicates
-        warnings.warn(
-            f"{path_s}: {phase1.duplicates} record(s) repeat an earlier one exactly (first: "
-            f"line {phase1.first_duplicate}); each job run is counted once",
-            stacklevel=2,
-        )
+    phase1.repeats.note(path_s, excluded)
     notes = []
     if unresolved:
         notes.append(
@@ -979,23 +959,91 @@ def read_sacct(
             f"their own order does not decide (first: {path_s}:{unresolved_line}); read as the "
             "first occurrence. Export with SLURM_TIME_FORMAT=%s to avoid the question"
         )
-    for reason, count in order_excluded.items():
-        if count:
-            excluded[reason] = count
-    note_malformed(malformed_first, excluded, notes, "--skip-malformed", count=malformed_count)
-    empty = {c: np.empty(0, dtype=object if c in _TEXT else np.int64) for c in parts}
-    data = {c: np.concatenate(v) if v else empty[c] for c, v in parts.items()}
-    code = data.pop("code")
-    return _recorded_log(
-        path_s,
-        data,
-        excluded,
-        machines,
-        zone_name,
-        "sacct",
-        notes,
-        window=None if win is None else win.result(code),
-    )
+    return out.log(excluded, notes, zone_name, "sacct", "--skip-malformed")
+
+
+def _arguments(
+    path: str | os.PathLike, timezone: str | None, machines: int | None
+) -> tuple[str, str, ZoneInfo]:
+    """The checked arguments of a reader: the path as text, the zone's name and the zone."""
+    path_s = str(path)
+    zone_name = timezone or local_timezone()
+    zone = _zone(zone_name)
+    if machines is not None and (
+        isinstance(machines, bool) or not isinstance(machines, int | np.integer) or machines < 1
+    ):
+        raise SacctError(f"{path_s}: machines must be an integer >= 1, got {machines!r}")
+    return path_s, zone_name, zone
+
+
+class Collect:
+    """What a reader keeps of a log, a chunk of parsed records at a time (text or JSON):
+    the rules of ``docs/formats.md`` (:func:`_rules`), the window's selection
+    (:class:`_Window`), names interned (one string object per distinct name), and the
+    malformed records counted and the first listed."""
+
+    def __init__(self, path_s: str, machines: int | None, window: tuple[int, int] | None) -> None:
+        self.path_s, self.machines = path_s, machines
+        self.win = None if window is None else _Window(*window)
+        self.interned: dict[str, dict[str, str]] = {c: {} for c in _NAMES}
+        self.parts: dict[str, list[np.ndarray]] = {c: [] for c in (*COLUMNS, "code")}
+        self.order_excluded = {END_BEFORE_START: 0, START_BEFORE_SUBMIT: 0}
+        self.malformed_count = 0
+        self.malformed_first: list[str] = []
+
+    def add(self, prob: Problems, cols: dict[str, np.ndarray] | None) -> None:
+        """One chunk: ``cols`` as :func:`_rules` takes them (``None``: no record kept),
+        ``prob`` its malformed records."""
+        if cols is not None:
+            chunk_excluded: dict[str, int] = {}
+            rows = _rules(prob, cols, self.machines, chunk_excluded)
+            for reason, count in chunk_excluded.items():
+                self.order_excluded[reason] += count
+            if self.win is not None:
+                take, code = self.win.select(rows)
+            else:
+                take = np.arange(len(rows["submit"]))
+                code = np.full(len(take), -1, dtype=np.int64)
+            for c in _NAMES:
+                table = self.interned[c]
+                rows[c] = np.array(
+                    [table.setdefault(v, v) for v in rows[c][take].tolist()], dtype=object
+                )
+            for c in COLUMNS:
+                if c in _NAMES:
+                    self.parts[c].append(rows[c])
+                elif c == "queue":
+                    self.parts[c].append(np.full(len(take), "", dtype=object))
+                else:
+                    self.parts[c].append(rows[c][take])
+            self.parts["code"].append(code)
+        found = prob.messages()
+        self.malformed_count += len(found)
+        self.malformed_first.extend(found[: MALFORMED_LISTED - len(self.malformed_first)])
+
+    def log(
+        self, excluded: dict[str, int], notes: list[str], zone_name: str, source: str, option: str
+    ) -> RecordedLog:
+        """The recorded log of every chunk added; ``excluded`` and ``notes`` are the reader's
+        own (the rules' exclusions and the malformed records are added after them)."""
+        for reason, count in self.order_excluded.items():
+            if count:
+                excluded[reason] = count
+        note_malformed(self.malformed_first, excluded, notes, option, count=self.malformed_count)
+        empty = {c: np.empty(0, dtype=object if c in _TEXT else np.int64) for c in self.parts}
+        data = {c: np.concatenate(v) if v else empty[c] for c, v in self.parts.items()}
+        self.parts.clear()
+        code = data.pop("code")
+        return _recorded_log(
+            self.path_s,
+            data,
+            excluded,
+            self.machines,
+            zone_name,
+            source,
+            notes,
+            window=None if self.win is None else self.win.result(code),
+        )
 
 
 #: Text columns of a recorded log.

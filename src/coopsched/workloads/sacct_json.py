@@ -34,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from .recorded import RecordedLog, decode_utf8
-from .sacct import STATES, Problems, SacctError, _open, assemble
+from .jsonstream import JSONStream
+from .limits import regular_file
+from .recorded import RecordedLog
+from .sacct import STATES, Collect, Problems, Repeats, SacctError, _arguments
 
 #: ``time.limit`` values that mean "no limit" (Slurm's INFINITE and NO_VAL, 32 bits).
 _NO_LIMIT = (0xFFFFFFFE, 0xFFFFFFFF)
@@ -123,6 +125,8 @@ def _cpus(job: dict) -> int:
                 count = t.get("count")
                 if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                     raise _Bad(f"field tres.{kind}[cpu].count: {count!r} is not a whole number")
+                if count >= 2**53:
+                    raise _Bad(f"field tres.{kind}[cpu].count: {count} is beyond 2^53")
                 return count
     cpus = _number(job, "required.CPUs")
     if cpus is None:
@@ -139,95 +143,201 @@ def _state(job: dict) -> str:
     return v
 
 
+class NotSacctJson(SacctError):
+    """The JSON document is not ``sacct --json`` output (:func:`is_sacct_json`): no ``meta``
+    or ``jobs`` at the top, or an ``organizations`` (a JSON schedule)."""
+
+
+#: Jobs parsed at a time.
+CHUNK_JOBS = 10_000
+#: The fields of a job compared to tell a repeated record from two captures that
+#: disagree (what the reader takes from a job; its key is job id, submit and start).
+_RECORD = ("user", "group", "account", "partition", "state")
+
+
 def read_sacct_json(
     path: str | os.PathLike,
     timezone: str | None = None,
     machines: int | None = None,
     skip_malformed: bool = False,
+    window: tuple[int, int] | None = None,
 ) -> RecordedLog:
     """Read ``sacct --json`` output into a :class:`RecordedLog` (see the module doc).
 
     ``timezone`` only names the zone dates are shown and parsed in (the times are Unix
-    seconds); ``machines`` and ``skip_malformed`` as :func:`~coopsched.workloads.sacct.read_sacct`.
+    seconds); ``machines``, ``skip_malformed`` and ``window`` as
+    :func:`~coopsched.workloads.sacct.read_sacct`. The document is read a job at a time
+    (:class:`~coopsched.workloads.jsonstream.JSONStream`) and :data:`CHUNK_JOBS` jobs are
+    parsed at a time, so memory follows the jobs kept, not the file. Raises
+    :class:`NotSacctJson` when the document is valid JSON but not sacct's.
     """
-    path_s, zone_name, _zone, text = _open(path, timezone, machines)
+    path_s = _arguments(path, timezone or "UTC", machines)[0]
+    regular_file(Path(path), SacctError)
+    out = Collect(path_s, machines, window)
+    repeats = Repeats(
+        lambda key, before: _earlier(path, path_s, key, before),
+        lambda i: f"{path_s}: jobs[{i}]",
+        "jobs[{}]".format,
+    )
+    seen: set[str] = set()
+    stop: SacctError | None = None  # a malformed job: raised once the document is sacct's
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SacctError(f"{path_s}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    if not is_sacct_json(data):
-        raise SacctError(f"{path_s}: not sacct --json output (expected 'meta' and 'jobs')")
-    jobs = data["jobs"]
-    if not isinstance(jobs, list):
-        raise SacctError(f"{path_s}: field jobs: expected a list of jobs")
-    errors = data.get("errors") or []
-    if errors:
-        raise SacctError(f"{path_s}: sacct reported error(s): {json.dumps(errors)[:300]}")
+        fh = open(path, "rb")  # noqa: SIM115 (closed below; errors are the reader's)
+    except OSError as exc:
+        raise SacctError(f"{path_s}: cannot read: {exc.strerror or exc}") from None
+    with fh:
+        doc = JSONStream(fh, path_s, SacctError)
+        if doc.peek() != "{":
+            doc.value("the document")  # invalid JSON (an empty file) is reported as such
+            raise NotSacctJson(f"{path_s}: not sacct --json output (not a JSON object)")
+        for key in doc.members():
+            if key in seen:
+                raise doc.fail(f"key {key!r} appears twice at the top of the document")
+            seen.add(key)
+            if key == "organizations":
+                raise NotSacctJson(f"{path_s}: a JSON schedule ('organizations'), not sacct's")
+            if key == "errors":
+                errors = doc.value("errors")
+                if errors:
+                    raise SacctError(
+                        f"{path_s}: sacct reported error(s): {json.dumps(errors)[:300]}"
+                    )
+            elif key != "jobs":
+                doc.skip(key)
+            elif doc.peek() != "[":
+                raise SacctError(f"{path_s}: field jobs: expected a list of jobs")
+            else:
+                batch: list[Any] = []
+                first = 0
+                for job in doc.elements("a job"):
+                    batch.append(job)
+                    if len(batch) == CHUNK_JOBS:
+                        stop = stop or _chunk(out, repeats, path_s, first, batch, skip_malformed)
+                        first += len(batch)
+                        batch = []
+                stop = stop or _chunk(out, repeats, path_s, first, batch, skip_malformed)
+        doc.end()
+    if "meta" not in seen or "jobs" not in seen:
+        raise NotSacctJson(
+            f"{path_s}: not sacct --json output (expected 'meta' and 'jobs' at the top)"
+        )
+    if stop is not None:
+        raise stop
+    zone_name = _arguments(path, timezone, machines)[1]  # this machine's: sacct's only
+    excluded: dict[str, int] = {}
+    repeats.note(path_s, excluded)
+    return out.log(excluded, [], zone_name, "sacct-json", "--skip-malformed")
+
+
+def _chunk(
+    out: Collect,
+    repeats: Repeats,
+    path_s: str,
+    first: int,
+    jobs: list[Any],
+    skip: bool,
+) -> SacctError | None:
+    """Parse ``jobs`` (indices from ``first``) into ``out``; a malformed job or two records
+    of one run that disagree is returned (strict), not raised: the caller raises it once
+    it knows the document is sacct's (a JSON schedule may list its jobs before
+    ``organizations``)."""
+    if not jobs:
+        return None
+    rows = _parse(jobs, path_s, first)
+    index, ids, bad, reasons = rows.pop("index"), rows.pop("ids"), rows.pop("bad"), rows.pop("why")
+    try:
+        good = np.flatnonzero(~bad)
+        keys = [(ids[i], int(rows["submit"][i]), int(rows["start"][i])) for i in good.tolist()]
+        records = [
+            (*(rows[c][i] for c in _RECORD), *(int(rows[c][i]) for c in _NUMBERS))
+            for i in good.tolist()
+        ]
+        kept = np.ones(len(ids), dtype=bool)
+        kept[good] = repeats.keep(keys, records, index[good].tolist())
+        lines = index[kept]
+        ids_kept = [ids[i] for i in np.flatnonzero(kept).tolist()]
+
+        def where(i: int) -> str:
+            return f"{path_s}: jobs[{lines[i]}]" + (f" (job {ids_kept[i]})" if ids_kept[i] else "")
+
+        prob = Problems(path_s, lines, skip, where)
+        why = [reasons.get(int(i), "") for i in np.flatnonzero(kept).tolist()]
+        prob.flag(bad[kept], why.__getitem__)
+        cols = {c: v[kept] for c, v in rows.items()}
+        cols["job"] = np.array(ids_kept, dtype=object)
+        out.add(prob, cols)
+    except SacctError as exc:
+        return exc
+    return None
+
+
+#: Whole-number fields of a parsed job, as :func:`~coopsched.workloads.sacct._rules` names them.
+_NUMBERS = ("submit", "start", "end", "alloc", "limits")
+
+
+def _parse(jobs: list[Any], path_s: str, first: int) -> dict[str, Any]:
+    """The fields of ``jobs`` as columns (names as object arrays, :data:`_NUMBERS` as
+    int64), with ``index`` (each job's index in ``jobs``), ``ids``, ``bad`` (malformed) and
+    ``why`` (row -> the field and the reason)."""
     n = len(jobs)
     ids = [""] * n
-
-    def where(i: int) -> str:
-        return f"{path_s}: jobs[{i}]" + (f" (job {ids[i]})" if ids[i] else "")
-
-    prob = Problems(path_s, np.arange(n, dtype=np.int64), skip_malformed, where)
-    cols: dict[str, list] = {k: [] for k in ("user", "group", "account", "partition", "state")}
-    nums = np.zeros((n, 5), dtype=np.int64)  # submit, start, end, cpus, limit (s)
+    names: dict[str, list[str]] = {k: [] for k in _RECORD}
+    nums = np.zeros((n, len(_NUMBERS)), dtype=np.int64)
     bad = np.zeros(n, dtype=bool)
-    reasons: dict[int, str] = {}
+    why: dict[int, str] = {}
     for i, job in enumerate(jobs):
         try:
             if not isinstance(job, dict):
                 raise _Bad(f"expected a job object, got {type(job).__name__}")
             ids[i] = _job_id(job)
-            row = {
-                "user": _text(job, "user", required=True),
-                "group": _text(job, "group"),
-                "account": _text(job, "account"),
-                "partition": _text(job, "partition"),
-                "state": _state(job),
-            }
+            row = (
+                _text(job, "user", required=True),
+                _text(job, "group"),
+                _text(job, "account", required=True),
+                _text(job, "partition"),
+                _state(job),
+            )
             submit = _number(job, "time.submission", required=True) or 0
             start = _number(job, "time.start") or -1
             end = _number(job, "time.end") or -1
             cpus = _cpus(job)
             limit = _number(job, "time.limit")
             seconds = -1 if limit is None or limit in _NO_LIMIT or limit == 0 else limit * 60
+            if seconds >= 2**53:
+                raise _Bad(f"field time.limit: {limit} minutes is beyond 2^53 s")
         except _Bad as exc:
             bad[i] = True
-            reasons[i] = str(exc)
-            row = {"user": "", "group": "", "account": "", "partition": "", "state": ""}
+            why[i] = str(exc)
+            row = ("", "", "", "", "")
             submit, start, end, cpus, seconds = 0, -1, -1, 0, -1
-        for k, v in row.items():
-            cols[k].append(v)
+        for k, v in zip(_RECORD, row, strict=True):
+            names[k].append(v)
         nums[i] = (submit, start, end, cpus, seconds)
-    prob.flag(bad, reasons.__getitem__)
-    state = np.array(cols.pop("state"), dtype=object)
-    names = {k: np.array(v, dtype=object) for k, v in cols.items()}
-    names["job"] = np.array(ids, dtype=object)
-    return assemble(
-        path_s,
-        prob,
-        names,
-        nums[:, 0],
-        nums[:, 1],
-        nums[:, 2],
-        nums[:, 3],
-        state,
-        None,
-        nums[:, 4],
-        machines,
-        {},
-        [],
-        zone_name,
-        "sacct-json",
-        "--skip-malformed",
-    )
+    out: dict[str, Any] = {k: np.array(v, dtype=object) for k, v in names.items()}
+    out.update({k: nums[:, j].copy() for j, k in enumerate(_NUMBERS)})
+    out.update(index=np.arange(first, first + n, dtype=np.int64), ids=ids, bad=bad, why=why)
+    return out
 
 
-def read_json_document(path: str | Path) -> Any:
-    """A JSON file's document, or ``None`` when it is not valid UTF-8 JSON (the caller's
-    reader then gives its own error)."""
-    try:
-        return json.loads(decode_utf8(Path(path).read_bytes(), str(path), SacctError))
-    except (OSError, ValueError):
-        return None
+def _earlier(path: str | os.PathLike, path_s: str, key: tuple, before: int):
+    """The first job with ``key`` (job id, submit, start) before ``jobs[before]``, read again
+    from the file: ``(index, record)`` as :func:`_chunk` compares them, or ``None``."""
+    with open(path, "rb") as fh:
+        doc = JSONStream(fh, path_s, SacctError)
+        for top in doc.members():
+            if top != "jobs":
+                doc.skip(top)
+                continue
+            for i, job in enumerate(doc.elements("a job")):
+                if i >= before:
+                    return None
+                rows = _parse([job], path_s, i)
+                if rows["bad"][0]:
+                    continue
+                if (rows["ids"][0], int(rows["submit"][0]), int(rows["start"][0])) == key:
+                    record = (
+                        *(rows[c][0] for c in _RECORD),
+                        *(int(rows[c][0]) for c in _NUMBERS),
+                    )
+                    return i, record
+    return None

@@ -124,16 +124,19 @@ class AccountTree:
     def _normalized(
         self, account: str, totals: dict[str | None, int], memo: dict[str, Fraction]
     ) -> Fraction:
-        if account not in memo:
-            p = self.parent[account]
+        chain = []  # the account and its ancestors not yet known, nearest first
+        a: str | None = account
+        while a is not None and a not in memo:
+            chain.append(a)
+            a = self.parent[a]
+        for a in reversed(chain):  # from the top down: iterative, for trees of any depth
+            p = self.parent[a]
             if p is None:
-                memo[account] = Fraction(1)
+                memo[a] = Fraction(1)
             elif not totals.get(p):
-                memo[account] = Fraction(0)
+                memo[a] = Fraction(0)
             else:
-                memo[account] = Fraction(self.shares[account], totals[p]) * self._normalized(
-                    p, totals, memo
-                )
+                memo[a] = Fraction(self.shares[a], totals[p]) * memo[p]
         return memo[account]
 
     def own_shares(self) -> dict[str, Fraction]:
@@ -325,14 +328,18 @@ def _check(tree: AccountTree) -> None:
                 f"{tree.path}:{tree.line[a]}: field ParentName: parent {p!r} of account {a!r} "
                 "has no line of its own"
             )
+    rooted: set[str] = set()  # accounts whose chain of parents reaches the root
     for a in tree.parent:
+        path = [a]
         seen = {a}
         p = tree.parent[a]
-        while p is not None:
+        while p is not None and p not in rooted:
             if p in seen:
                 raise AssocError(
                     f"{tree.path}:{tree.line[a]}: field ParentName: account {a!r} is its own "
                     "ancestor (a cycle)"
                 )
             seen.add(p)
+            path.append(p)
             p = tree.parent[p]
+        rooted.update(path)  # linear in the accounts, whatever the depth

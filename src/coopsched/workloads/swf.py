@@ -13,10 +13,12 @@ counted in :attr:`SWFTrace.dropped`, never silently.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import re
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +33,7 @@ from .limits import (
     exact_number,
     regular_file,
 )
+from .textblocks import line_blocks
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for (start-up)
     import pandas as pd
@@ -117,14 +120,17 @@ class SWFTrace:
 
     @property
     def max_nodes(self) -> int | None:
+        """The header's ``MaxNodes``, if given."""
         return self._int_header("MaxNodes")
 
     @property
     def max_procs(self) -> int | None:
+        """The header's ``MaxProcs``, if given."""
         return self._int_header("MaxProcs")
 
     @property
     def unix_start_time(self) -> int | None:
+        """The header's ``UnixStartTime`` (the log's time 0 in Unix seconds), if given."""
         return self._int_header("UnixStartTime")
 
     @property
@@ -134,6 +140,7 @@ class SWFTrace:
 
     @property
     def n_dropped(self) -> int:
+        """The number of records the reader left out, all reasons together."""
         return int(sum(self.dropped.values()))
 
     def stats(self) -> dict:
@@ -192,38 +199,56 @@ class SWFTrace:
         )
 
 
-def _open_text(path: Path) -> str:
-    magic = b""
+@contextlib.contextmanager
+def _reader(path: Path) -> Iterator[Callable[[int], bytes]]:
+    """``read(n)`` over the file's bytes, gzip data decompressed (told by its first two
+    bytes, not by the name), a chunk at a time: at most :data:`MAX_DECOMPRESSED` bytes in
+    all (a decompression bomb is refused, never held), read errors as :class:`SWFError`."""
     try:
-        with path.open("rb") as fh:
-            magic = fh.read(2)
-        if magic == b"\x1f\x8b":
-            with gzip.open(path, "rb") as fh:
-                raw = fh.read(MAX_DECOMPRESSED + 1)
-            if len(raw) > MAX_DECOMPRESSED:
-                raise SWFError(
-                    f"{path}: more than {MAX_DECOMPRESSED:,} bytes once decompressed; refused "
-                    "(a damaged or hostile .gz: no workload log is that large)"
-                )
-        else:
-            raw = path.read_bytes()
-    except (OSError, EOFError, zlib.error) as exc:
-        what = "corrupt or truncated gzip data" if magic == b"\x1f\x8b" else "cannot read"
-        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise SWFError(f"{path}: {what}: {detail}") from None
-    if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the header
-        raw = raw[3:]
-    # data lines are numbers only; a comment's non-UTF-8 byte cannot touch a job
-    return raw.decode("utf-8", errors="replace")
+        with path.open("rb") as head:
+            magic = head.read(2)
+        fh: io.BufferedIOBase = (
+            gzip.GzipFile(path, "rb") if magic == b"\x1f\x8b" else path.open("rb")  # noqa: SIM115
+        )
+    except OSError as exc:
+        raise SWFError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    total = 0
+
+    def read(n: int) -> bytes:
+        nonlocal total
+        try:
+            data = fh.read(n)
+        except (OSError, EOFError, zlib.error) as exc:
+            what = "corrupt or truncated gzip data" if magic == b"\x1f\x8b" else "cannot read"
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise SWFError(f"{path}: {what}: {detail}") from None
+        total += len(data)
+        if total > MAX_DECOMPRESSED:
+            raise SWFError(
+                f"{path}: more than {MAX_DECOMPRESSED:,} bytes once decompressed; refused "
+                "(a damaged or hostile .gz: no workload log is that large)"
+            )
+        return data
+
+    with fh:
+        yield read
 
 
-def _locate_error(path: str, lines: list[str]) -> SWFError:
-    """Scan line by line and describe the first malformed data line."""
-    for no, line in enumerate(lines, start=1):
-        problem = _line_problem(path, no, line)
-        if problem is not None:
-            return SWFError(problem)
-    return SWFError(f"{path}: malformed SWF data")
+def _decode(data: bytes, line: int, first: bool) -> str:
+    """Data lines are numbers only; a comment's non-UTF-8 byte cannot touch a job."""
+    text = data.decode("utf-8", errors="replace")
+    return text[1:] if first and text.startswith("\ufeff") else text  # a byte-order mark
+
+
+def _blocks(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """The file's lines a block at a time (:func:`~coopsched.workloads.textblocks.line_blocks`)."""
+    with _reader(path) as read:
+        yield from line_blocks(read, _decode, str(path), SWFError, long_ok=_comment)
+
+
+def _comment(start: bytes) -> bool:
+    """Whether a line (its first bytes) is a comment: free text, of any length."""
+    return start.lstrip().startswith(b";")
 
 
 #: Fields that hold whole numbers (a fraction there is malformed).
@@ -258,27 +283,35 @@ def _line_problem(path: str, no: int, line: str) -> str | None:
     return None
 
 
-def _check_job_numbers(
-    path: str, arr: np.ndarray, data_lines: np.ndarray, lines: list[str]
-) -> None:
+def _check_job_numbers(p: Path, job: np.ndarray, data_lines: np.ndarray) -> None:
     """Field 1 numbers the jobs: a number used twice is an error naming both lines (a
     concatenated log, a repeated line); nothing is ever counted twice."""
-    job = arr[:, 0]
     order = np.argsort(job, kind="stable")
     order = order[job[order] >= 0]  # -1: unknown (SWF), never compared
     same = np.flatnonzero(job[order][1:] == job[order][:-1])
     if same.size:
         a, b = sorted((int(order[same[0]]), int(order[same[0] + 1])))
         la, lb = int(data_lines[a]), int(data_lines[b])
+        text = _lines_of(p, {la, lb})
         kind = (
-            "repeats line"
-            if lines[la - 1].split() == lines[lb - 1].split()
-            else "has the job number of line"
+            "repeats line" if text[la].split() == text[lb].split() else "has the job number of line"
         )
         raise SWFError(
-            f"{path}:{lb}: field 1 (job): job {_fmt(job[a])} {kind} {la} "
+            f"{p}:{lb}: field 1 (job): job {_fmt(job[a])} {kind} {la} "
             f"({same.size} job number(s) used twice); remove the repeated records"
         )
+
+
+def _lines_of(p: Path, wanted: set[int]) -> dict[int, str]:
+    """The lines numbered ``wanted``, read again from the file."""
+    out: dict[int, str] = {}
+    for first, lines in _blocks(p):
+        for n in wanted:
+            if first <= n < first + len(lines):
+                out[n] = lines[n - first]
+        if len(out) == len(wanted):
+            break
+    return out
 
 
 def parse_header(lines: list[str]) -> dict[str, str]:
@@ -303,62 +336,126 @@ def read_swf(path: str | Path, skip_malformed: bool = False) -> SWFTrace:
     ``skip_malformed``: such lines are left out instead and listed in
     :attr:`SWFTrace.malformed` (file, line, field, reason); other errors (no job lines, a
     job number used twice) remain errors.
+
+    The file is read a block of lines at a time
+    (:data:`~coopsched.workloads.textblocks.BLOCK_BYTES`), each block parsed into the
+    columns it adds, so memory follows the jobs kept (20 columns of 8 bytes), not the text;
+    of several malformed lines, the error names the first one of the first block that has
+    one.
     """
     p = regular_file(path, SWFError)
-    text = _open_text(p)
-    lines = text.splitlines()
-    if not skip_malformed:
-        return _parse(p, lines)
-    try:  # the fast reader first; line by line only when some line is malformed
-        return _parse(p, lines)
-    except SWFError:
-        pass
-    malformed = []
-    for no, line in enumerate(lines, start=1):
-        problem = _line_problem(str(p), no, line)
-        if problem is not None:
-            malformed.append((no, problem))
-            lines[no - 1] = ""  # left out; the other lines keep their numbers
-    trace = _parse(p, lines)
-    trace.malformed = malformed
-    return trace
-
-
-def _parse(p: Path, lines: list[str]) -> SWFTrace:
-    """:func:`read_swf` on the file's lines."""
-    comment = [ln.lstrip().startswith(";") for ln in lines]
-    # comments may be long (free text); a data line has 18 numbers
-    longest = max(
-        (i for i in range(len(lines)) if not comment[i]), key=lambda i: len(lines[i]), default=None
+    header: dict[str, str] = {}
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in (*COLUMNS, "all_job", "all_line")}
+    dropped = {"run_time<=0": 0, "processors<=0": 0}
+    malformed: list[tuple[int, str]] = []
+    lines_read = 0
+    for first, lines in _blocks(p):
+        lines_read = first - 1 + len(lines)
+        block = _block(p, first, lines, header, malformed if skip_malformed else None)
+        del lines
+        if block is None:
+            continue
+        arr, data_lines = block
+        parts["all_job"].append(arr[:, 0].astype(np.int64))
+        parts["all_line"].append(data_lines)
+        procs = np.where(arr[:, 4] == -1, arr[:, 7], arr[:, 4])
+        bad_rt = arr[:, 3] <= 0
+        bad_pr = ~bad_rt & (procs <= 0)
+        dropped["run_time<=0"] += int(bad_rt.sum())
+        dropped["processors<=0"] += int(bad_pr.sum())
+        ok = ~(bad_rt | bad_pr)
+        for i, c in enumerate(FIELDS):
+            values = arr[ok, i]
+            parts[c].append(values if c in FLOAT_FIELDS else np.floor(values).astype(np.int64))
+        parts["line"].append(data_lines[ok])
+        parts["processors"].append(np.floor(procs[ok]).astype(np.int64))
+    if not parts["all_line"]:
+        raise SWFError(f"{p}: no job lines (the file is empty or has only comments)")
+    columns: dict[str, np.ndarray] = {}
+    for c in list(parts):  # a column at a time: one column's pieces are freed before the next
+        pieces = parts.pop(c)
+        columns[c] = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+        del pieces
+    _check_job_numbers(p, columns.pop("all_job"), columns.pop("all_line"))
+    return SWFTrace(
+        path=str(p),
+        header=header,
+        columns=columns,
+        dropped=dropped,
+        lines=lines_read,
+        malformed=malformed,
     )
-    if longest is not None and len(lines[longest]) > MAX_SWF_LINE:
+
+
+def _block(
+    p: Path,
+    first: int,
+    lines: list[str],
+    header: dict[str, str],
+    malformed: list[tuple[int, str]] | None,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """One block's data lines as an ``(n, 18)`` float array and their line numbers (``None``:
+    no data line); its header comments go into ``header`` (a key keeps its first value).
+    ``malformed`` (``skip_malformed``): a malformed line is listed there and left out
+    instead of raising; the other lines keep their numbers."""
+    comment = [ln.lstrip().startswith(";") for ln in lines]
+    for key, value in parse_header([ln for ln, c in zip(lines, comment, strict=True) if c]).items():
+        header.setdefault(key, value)
+    data = [i for i, ln in enumerate(lines) if not comment[i] and ln.strip()]
+    if malformed is not None:
+        try:
+            return _numbers(p, first, lines, data)
+        except SWFError:
+            pass
+        kept = []
+        for i in data:
+            problem = _line_problem(str(p), first + i, lines[i])
+            if problem is None:
+                kept.append(i)
+            else:
+                malformed.append((first + i, problem))
+        data = kept
+    return _numbers(p, first, lines, data)
+
+
+def _numbers(
+    p: Path, first: int, lines: list[str], data: list[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The checked numbers of the data lines ``data`` (indices into ``lines``, numbered from
+    ``first``): an error names the first malformed line (file, line, field)."""
+    if not data:
+        return None
+    data_lines = np.array(data, dtype=np.int64) + first
+    longest = max(data, key=lambda i: len(lines[i]))
+    if len(lines[longest]) > MAX_SWF_LINE:
         raise SWFError(
-            f"{p}:{longest + 1}: line of {len(lines[longest]):,} characters "
+            f"{p}:{first + longest}: line of {len(lines[longest]):,} characters "
             f"(an SWF line has 18 numbers; limit {MAX_SWF_LINE})"
         )
-    header = parse_header([ln for ln, c in zip(lines, comment, strict=True) if c])
-    data_lines = np.array(
-        [i + 1 for i, ln in enumerate(lines) if ln.strip() and not comment[i]],
-        dtype=np.int64,
-    )
-    if data_lines.size == 0:
-        raise SWFError(f"{p}: no job lines (the file is empty or has only comments)")
+
+    def locate() -> SWFError:
+        for i in data:
+            problem = _line_problem(str(p), first + i, lines[i])
+            if problem is not None:
+                return SWFError(problem)
+        return SWFError(f"{p}: malformed SWF data")
+
     try:  # numpy's C reader: a wrong field count or a non-number is a ValueError
         arr = np.loadtxt(
-            io.StringIO("\n".join(lines[i - 1] for i in data_lines)),
+            io.StringIO("\n".join(lines[i] for i in data)),
             dtype=np.float64,
             ndmin=2,
             comments=None,
         )
     except ValueError:
-        raise _locate_error(str(p), lines) from None
-    if arr.shape != (data_lines.size, len(FIELDS)):
-        raise _locate_error(str(p), lines)
+        raise locate() from None
+    if arr.shape != (len(data), len(FIELDS)):
+        raise locate()
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(arr) | (np.abs(arr) >= MAX_EXACT)
     if bad.any():
         i, f = np.argwhere(bad)[0]
-        token = lines[data_lines[i] - 1].split()[f]
+        token = lines[data[i]].split()[f]
         raise SWFError(
             f"{p}:{data_lines[i]}: field {f + 1} ({FIELDS[f]}): {token!r} is "
             + ("not a finite number" if not np.isfinite(arr[i, f]) else "not below 2^53")
@@ -376,23 +473,7 @@ def _parse(p: Path, lines: list[str]) -> SWFTrace:
     if neg.size:
         i = neg[0]
         raise SWFError(f"{p}:{data_lines[i]}: field 2 (submit): negative submit time {arr[i, 1]:g}")
-    _check_job_numbers(str(p), arr, data_lines, lines)
-    cols: dict[str, np.ndarray] = {}
-    for i, c in enumerate(FIELDS):
-        values = arr[:, i]
-        cols[c] = values.copy() if c in FLOAT_FIELDS else np.floor(values).astype(np.int64)
-    cols["line"] = data_lines
-    procs = np.where(cols["alloc_procs"] == -1, cols["req_procs"], cols["alloc_procs"])
-    cols["processors"] = procs.astype(np.int64)
-    bad_rt = cols["run_time"] <= 0
-    bad_pr = (~bad_rt) & (cols["processors"] <= 0)
-    dropped = {
-        "run_time<=0": int(bad_rt.sum()),
-        "processors<=0": int(bad_pr.sum()),
-    }
-    ok = ~(bad_rt | bad_pr)
-    columns = {c: cols[c][ok] for c in COLUMNS}
-    return SWFTrace(path=str(p), header=header, columns=columns, dropped=dropped, lines=len(lines))
+    return arr, data_lines
 
 
 def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict[str, str] | None = None) -> None:

@@ -21,7 +21,9 @@ import types
 import typing
 import warnings
 
+from ...workloads.limits import check_seed
 from ..engine import Policy
+from ._plugins import guard
 
 #: normalized name -> class. Adding a class here by hand still works.
 POLICIES: dict[str, type[Policy]] = {}
@@ -118,8 +120,11 @@ def _load_plugins() -> None:
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
             cls = ep.load()
-            register(cls, name=None if "name" in vars(cls) else ep.name)
-        except Exception as exc:  # a broken plug-in must not break the others
+            if isinstance(cls, type) and issubclass(cls, Policy) and "name" not in vars(cls):
+                cls.name = ep.name
+            guard(cls, f"{ep.value} (entry point {ep.name!r})", POLICIES)
+            register(cls)
+        except (Exception, SystemExit) as exc:  # a broken plug-in must not break the others
             warnings.warn(f"policy plug-in {ep.name!r} ({ep.value}): {exc}", stacklevel=2)
 
 
@@ -144,6 +149,8 @@ def policy_class(name: str) -> type[Policy]:
     >>> policy_class("Round-Robin").__name__
     'RoundRobin'
     """
+    if not isinstance(name, str):
+        raise TypeError(f"policy: expected a policy name (a string), got {name!r:.60}")
     if ":" in name:
         module, _, attr = name.rpartition(":")
         try:
@@ -152,9 +159,17 @@ def policy_class(name: str) -> type[Policy]:
                 obj = getattr(obj, part)
         except (ImportError, AttributeError) as exc:
             raise KeyError(f"cannot load policy {name!r}: {exc}") from None
+        except (Exception, SystemExit) as exc:  # the module itself failed on import
+            raise KeyError(
+                f"cannot load policy {name!r}: importing {module} raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
         if not (isinstance(obj, type) and issubclass(obj, Policy)):
             raise KeyError(f"{name!r} is not a subclass of coopsched Policy")
-        return obj
+        if obj.__module__.startswith("coopsched.") or obj.__module__ == "coopsched":
+            return obj  # one of the package's own classes, named by its path
+        _discover()
+        return guard(obj, name, POLICIES)
     _discover()
     key = normalize(name)
     if key not in POLICIES:
@@ -195,7 +210,7 @@ def _load_file(name: str, module: str) -> types.ModuleType:
     sys.modules[mod_name] = mod
     try:
         spec.loader.exec_module(mod)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         del sys.modules[mod_name]
         raise KeyError(
             f"cannot load policy {name!r}: {module} failed: {type(exc).__name__}: {exc}"
@@ -215,6 +230,8 @@ def get_policy(name: str, **params) -> Policy:
     75
     """
     cls = policy_class(name)
+    if "seed" in params:  # numpy's generators would answer a bad seed in their words
+        check_seed(params["seed"])
     valid = cls.param_names()
     unknown = [p for p in params if p not in valid]
     if unknown:

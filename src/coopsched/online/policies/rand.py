@@ -28,7 +28,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ...workloads.instance import Instance
-from ...workloads.limits import MAX_SAMPLES, check_count
+from ...workloads.limits import MAX_SAMPLES, MAX_TABLE_BYTES, LimitError, check_count
 from ..engine import Backend, Policy, SimView, simulate
 from ..schedule import Schedule, expand_coalition
 from ..utilities import ValueCurve, step_events
@@ -81,6 +81,8 @@ class Rand(Policy):
         super().__init__(seed)
         if (epsilon is None) != (lam is None):
             raise ValueError("give both epsilon and lam, or neither")
+        if isinstance(n_samples, bool) or not isinstance(n_samples, int | np.integer):
+            raise TypeError(f"n_samples: expected a whole number, got {n_samples!r}")
         if n_samples < 1:
             raise ValueError("n_samples must be at least 1")
         check_count(n_samples, MAX_SAMPLES, "RAND samples")
@@ -90,6 +92,8 @@ class Rand(Policy):
         self.sub_policy = sub_policy
 
     def samples(self, k: int) -> int:
+        """The number of orderings RAND samples for ``k`` organizations: from ``epsilon`` and
+        ``lam`` when given (Theorem 5.6's bound, :func:`samples_for`), else ``n_samples``."""
         if self.epsilon is not None and self.lam is not None:  # both or neither (__init__)
             n = samples_for(k, self.epsilon, self.lam)
             check_count(
@@ -105,6 +109,7 @@ class Rand(Policy):
 
         k = instance.k
         N = self.samples(k)
+        self._check_table(k)
         masks, coeff = self._orderings(instance.canonical_order())
         self._masks = masks
         # each kept coalition's running count as merged events (step_events), all its value
@@ -193,6 +198,21 @@ class Rand(Policy):
         self._N = N
         self._t = -1
 
+    def _check_table(self, k: int) -> None:
+        """Refuse, before drawing, a sample whose coalitions' tables would pass
+        :data:`~coopsched.workloads.limits.MAX_TABLE_BYTES`: at most ``N k + 1`` (and
+        ``2^k``) coalitions, each with one int64 per organization and about 300 bytes of
+        dictionaries."""
+        N = self.samples(k)
+        kept = min(N * k + 1, 2**k) if k < 64 else N * k + 1
+        need = kept * (8 * k + 300)
+        if need > MAX_TABLE_BYTES:
+            raise LimitError(
+                f"RAND: n_samples={N:,} at {k} organizations keeps up to {kept:,} coalitions "
+                f"(about {need / 1024**3:,.1f} GiB of tables), more than the limit of "
+                f"{MAX_TABLE_BYTES / 1024**3:g} GiB; draw fewer samples"
+            )
+
     def _orderings(self, order: np.ndarray) -> tuple[list[int], list[dict[int, int]]]:
         """The kept coalitions (bit masks, the empty one first) of the ``N`` seeded orderings,
         and for each organization ``u`` the signed count of each coalition in ``N phi_u``.
@@ -231,6 +251,7 @@ class Rand(Policy):
         of the largest), and the per-job arrays of the grand coalition's run (about 100
         bytes per job). An upper bound, used by the audit's memory guard."""
         k = instance.k
+        self._check_table(k)
         masks, _ = self._orderings(instance.canonical_order())
         jobs = np.bincount(instance.org, minlength=k)
         per = [int(jobs[[u for u in range(k) if m >> u & 1]].sum()) for m in masks]

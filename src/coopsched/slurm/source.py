@@ -1,0 +1,112 @@
+"""What a replay runs: a window of an SWF log as a rigid instance fitted to a platform, or an
+instance file (docs/slurm.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..workloads.instance import Instance, Organization
+from .plan import PlanError, fit_widths
+
+
+def replay_source(
+    path: str | Path,
+    *,
+    start: int | None = None,
+    length: int | None = None,
+    machines: int | None = None,
+    k: int = 4,
+    split: str = "zipf",
+    seed: int = 0,
+    widths: str = "scale",
+) -> tuple[Instance, int]:
+    """The rigid instance to replay and its start on the log's clock (Unix seconds when the
+    log says when it started, else the log's own seconds).
+
+    SWF (``.swf``, ``.swf.gz``): the jobs submitted in ``[start, start + length)`` (``start``
+    from the log's first submit), users dealt to ``k`` organizations over the whole log (so
+    that a user belongs to the same organization in every window: tuning on one window and
+    checking on the next needs it), the platform's
+    ``machines`` (default: the log's) split ``uniform`` or ``zipf`` with ``seed``
+    (:func:`coopsched.workloads.prepare.trace_to_instance`), widths fitted to the platform
+    with ``widths`` (:func:`.plan.fit_widths`). Anything else is an instance file (JSON, with
+    processors and requested times), replayed whole from 0."""
+    p = Path(path)
+    name = p.name.lower()
+    if name.endswith((".swf", ".swf.gz")):
+        from ..workloads.prepare import trace_machines, trace_to_instance
+        from ..workloads.swf import read_swf
+
+        if length is None:
+            raise PlanError("a window of a log needs its length (--length, log seconds)")
+        trace = read_swf(p)
+        log_machines = trace_machines(trace)
+        inst = trace_to_instance(
+            trace,
+            k=k,
+            start=start,
+            length=length,
+            machines=machines or log_machines,
+            split=split,
+            seed=seed,
+            jobs="rigid",
+        )
+        inst = _deal_over_log(trace, inst, k, seed)
+        inst = fit_widths(inst, log_machines, widths)
+        base = int(inst.meta["window_start"]) + int(trace.unix_start_time or 0)
+        return inst, base
+    if start is not None or length is not None:
+        raise PlanError(
+            "--start and --length cut a window of an SWF log; an instance is replayed whole"
+        )
+    from ..workloads.jsonio import read_instance
+
+    return read_instance(p), 0
+
+
+def _deal_over_log(trace, inst: Instance, k: int, seed: int) -> Instance:
+    """``inst`` (a window of ``trace`` from ``trace_to_instance``, jobs in log order) with
+    every user dealt to an organization over the whole log: the log's distinct users,
+    sorted, shuffled with ``seed``, dealt in turn."""
+    import numpy as np
+
+    cols = trace.columns
+    submit = cols["submit"]
+    t0 = int(inst.meta["window_start"])
+    t1 = t0 + int(inst.meta["window_length"])
+    idx = np.flatnonzero((submit >= t0) & (submit < t1))
+    if len(idx) != inst.n:  # pragma: no cover - trace_to_instance keeps exactly these
+        raise PlanError("the window's jobs do not match the log's")
+    users = np.unique(cols["user"])
+    perm = np.random.default_rng(seed).permutation(len(users))
+    org_of = np.empty(len(users), dtype=np.int64)
+    org_of[perm] = np.arange(len(users)) % k
+    org = org_of[np.searchsorted(users, cols["user"][idx])]
+    return Instance(
+        list(inst.organizations),
+        org,
+        inst.release,
+        inst.size,
+        inst.processors,
+        meta=dict(inst.meta, owners="user (dealt over the whole log)"),
+        requested=inst.requested,
+    )
+
+
+def backfill_demo() -> Instance:
+    """Three jobs on 8 processors (speed 60): A (6 processors) runs; B (4) waits for A, the
+    head of the queue with a reservation at A's expected end; C (2, a long limit) fits now
+    and, at the reservation, in the processors B leaves (EASY's "extra"), so EASY starts it
+    at once. Slurm 22.05 on one node starts it only with B: its reservation holds the node.
+    (The jobs are in different organizations, so that C is its organization's oldest.)"""
+    import numpy as np
+
+    return Instance(
+        [Organization("a", 4), Organization("b", 4)],
+        np.array([0, 1, 0]),
+        np.array([0, 60, 120]),
+        np.array([1200, 60, 600]),
+        np.array([6, 4, 2]),
+        requested=np.array([1200, 60, 36000]),
+        meta={"horizon": 2400},
+    )

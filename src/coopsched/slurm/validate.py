@@ -1,0 +1,407 @@
+"""coopsched's models against a real Slurm's schedule of the same jobs (docs/slurm.md).
+
+:func:`replayed_instance` reads a replay's capture (``sacct.txt``, with the project's sacct
+reader) into a rigid instance whose ``start`` is Slurm's schedule: releases are Slurm's
+recorded submit times (a job missing from the capture, accepted by sbatch in the last seconds
+but not yet in Slurm's database, waits from its planned submit time), run times the recorded ``End - Start``, requested times the recorded
+time limits, all on the log's clock. A job still running or pending at the capture has no
+end yet; its run time is its planned ``sleep`` (the job is a ``sleep``, so that is what it
+runs). :func:`compare` simulates that instance under the models (FIFO and SLURM-CLASSIC
+with the replay's parameters, EASY backfilling) and under REF, and measures the agreement.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..workloads.instance import Instance, Organization
+from .plan import CAPTURE_FORMAT, PlanError, map_capture
+
+
+def remap(out: str | Path) -> None:
+    """Write ``sacct.txt`` again from ``sacct_real.txt`` and ``replay.json``."""
+    out = Path(out)
+    meta = json.loads((out / "replay.json").read_text())
+    raw = (out / "sacct_real.txt").read_text()
+    (out / "sacct.txt").write_text(
+        map_capture(raw, int(meta["origin"]), float(meta["speed"]), int(meta["base"]))
+    )
+
+
+def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
+    """The replay in ``out`` as a rigid instance with Slurm's starts, its horizon (log s),
+    and its ``replay.json``."""
+    from ..audit import load_log
+
+    out = Path(out)
+    meta = json.loads((out / "replay.json").read_text())
+    log = load_log(out / "sacct.txt", timezone="UTC")
+    if isinstance(log, Instance):  # pragma: no cover - sacct.txt is never JSON
+        raise PlanError(f"{out / 'sacct.txt'}: not a sacct capture")
+    speed, base, T = float(meta["speed"]), int(meta["base"]), int(meta["horizon"])
+    planned = {j["name"]: j for j in meta["jobs"]}
+    by_id = {jid: name for name, _lag, jid in meta["submissions"] if jid}
+    accounts = list(meta["accounts"])
+    acc = {a: i for i, a in enumerate(accounts)}
+    rows = log.jobs
+    n = len(rows)
+    org = np.zeros(n, dtype=np.int64)
+    release = np.zeros(n, dtype=np.int64)
+    size = np.zeros(n, dtype=np.int64)
+    width = np.zeros(n, dtype=np.int64)
+    req = np.zeros(n, dtype=np.int64)
+    start = np.full(n, -1, dtype=np.int64)
+    index = np.zeros(n, dtype=np.int64)
+    arrival = np.zeros(n, dtype=np.int64)  # Slurm's job id: the order it received them
+    for r, (jid, sub, st, en, limit, account) in enumerate(
+        zip(
+            rows["job"].astype(str),
+            rows["submit"],
+            rows["start"],
+            rows["end"],
+            rows["requested"],
+            rows["account"],
+            strict=True,
+        )
+    ):
+        name = by_id.get(jid)
+        if name is None:
+            raise PlanError(f"{out / 'sacct.txt'}: job {jid} is not one the replay submitted")
+        job = planned[name]
+        index[r] = job["index"]
+        arrival[r] = int(jid) if jid.isdigit() else r
+        org[r] = acc[str(account)]
+        release[r] = int(sub) - base
+        width[r] = job["processors"]
+        req[r] = int(limit) if int(limit) > 0 else round(job["limit"] * 60 * speed)
+        if int(st) >= 0:
+            start[r] = int(st) - base
+        if int(st) >= 0 and int(en) >= 0:
+            size[r] = max(1, int(en) - int(st))
+        else:
+            size[r] = round(job["sleep"] * speed)
+    # a job sbatch accepted but slurmctld had not yet sent to slurmdbd when sacct was read
+    # (submitted in the window's last seconds): waiting, at its planned submit time
+    listed = set(index.tolist())
+    missing = [j for j in meta["jobs"] if j["index"] not in listed]
+    if missing:
+        org = np.concatenate([org, [acc[j["account"]] for j in missing]])
+        release = np.concatenate([release, [round(j["submit"] * speed) for j in missing]])
+        size = np.concatenate([size, [round(j["sleep"] * speed) for j in missing]])
+        width = np.concatenate([width, [j["processors"] for j in missing]])
+        req = np.concatenate([req, [round(j["limit"] * 60 * speed) for j in missing]])
+        start = np.concatenate([start, np.full(len(missing), -1)])
+        index = np.concatenate([index, [j["index"] for j in missing]])
+        top = int(arrival.max(initial=0))
+        arrival = np.concatenate([arrival, top + 1 + np.arange(len(missing))])
+    # jobs in Slurm's order: by submit time, then by job id (the order slurmctld received
+    # them: jobs sent at one instant by parallel sbatch calls may arrive in another order
+    # than planned, and Slurm breaks equal priorities by submit time, then job id)
+    order = np.lexsort((arrival, release))
+    orgs = [
+        Organization(a, int(m)) for a, m in zip(accounts, meta["account_machines"], strict=True)
+    ]
+    inst = Instance(
+        orgs,
+        org[order],
+        release[order],
+        size[order],
+        width[order],
+        ids=index[order].tolist(),
+        meta={"source": str(out / "sacct.txt"), "horizon": T, "not_in_capture": len(missing)},
+        start=start[order],
+        requested=req[order],
+    )
+    return inst, T, meta
+
+
+#: The models compared with a replay: FIFO, SLURM-CLASSIC as it integrates usage (each
+#: event, exactly), SLURM-CLASSIC reading usage at Slurm's PriorityCalcPeriod ticks, and the
+#: two last with whole-queue backfilling (:func:`whole_queue`).
+MODELS = (
+    "fifo",
+    "slurm-classic-exact",
+    "slurm-classic",
+    "fifo-whole-queue",
+    "slurm-classic-whole-queue",
+)
+
+
+def whole_queue(inst: Instance) -> Instance:
+    """``inst`` with every job its own organization (the same jobs, in the same order; the
+    platform's machines on the first), so that the engine's backfilling, which considers
+    each organization's oldest waiting job, considers every waiting job: Slurm's backfill
+    walks the whole queue. Run FIFO on it as it is, a fair share through
+    :class:`_AccountShare` (usage and shares stay the accounts'). A stand-in for the
+    engine's rule, for validation only (docs/slurm.md, the third departure)."""
+    n, M = inst.n, int(inst.total_machines)
+    return Instance(
+        [Organization(f"j{j}", M if j == 0 else 0) for j in range(n)],
+        np.arange(n),
+        inst.release,
+        inst.size,
+        inst.processors,
+        meta=dict(inst.meta),
+        requested=inst.requested,
+    )
+
+
+def _account_share(account: list[int], machines: list[float], **params):
+    """SLURM-CLASSIC on a :func:`whole_queue` instance: organization ``u`` (one job) is
+    ranked by the fair-share factor of its account ``account[u]``, whose shares are
+    ``machines`` (or ``params["shares"]``) and whose usage is its jobs'."""
+    from ..online.decay import DecayedUsage, argmin_usage_per_share
+    from ..online.policies.slurm_classic import SlurmClassic
+
+    given = params.pop("shares", None)
+    account_shares = [float(x) for x in given] if given is not None else list(machines)
+
+    class _AccountShare(SlurmClassic):
+        name = "slurm-classic-whole-queue"
+
+        def reset(self, view) -> None:
+            super().reset(view)
+            self._usage = DecayedUsage(len(machines), self.half_life)
+            self._usage.t = view.t
+            self._share = list(account_shares)
+            self._seen, self._seen_t = list(self._usage.level), view.t
+
+        def on_start(self, view, org: int, machine: int) -> None:
+            super().on_start(view, account[org], machine)
+
+        def on_complete(self, view, org: int, machine: int, size: int) -> None:
+            super().on_complete(view, account[org], machine, size)
+
+        def factor(self, view, u: int) -> float:
+            self._bring(view.t)
+            a, lvl, share = account[u], self._seen, self._share
+            total_u, total_s = sum(lvl), sum(share)
+            if share[a] == 0 or total_s == 0:
+                return 0.0
+            if total_u == 0:
+                return 1.0
+            return 2.0 ** (-(lvl[a] / total_u) / (share[a] / total_s))
+
+        def select(self, view) -> int:
+            self._bring(view.t)
+            cands = view.candidates()
+            if self.age_weight:
+                return super().select(view)
+            usage = [self._seen[account[u]] for u in cands]
+            share = [self._share[account[u]] for u in cands]
+            return cands[argmin_usage_per_share(range(len(cands)), usage, share)]
+
+    return _AccountShare(**params)
+
+
+def model_policy(name: str, meta: dict):
+    """A model of a replay's scheduler (:data:`MODELS`), with the replay's settings on the
+    log's clock: ``fifo``; ``slurm-classic-exact`` (half-life, shares, weights, max age;
+    usage read at every event); ``slurm-classic`` (the same, read at the ticks of
+    ``PriorityCalcPeriod``, ``calc_phase`` from the replay, 0 when it started on a tick)."""
+    from ..online.policies import get_policy
+
+    if name in ("fifo", "fifo-whole-queue"):
+        return get_policy("fifo")
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
+    sch = meta["scheduling"]
+    kwargs: dict = {"half_life": float(sch["half_life"])}
+    if sch.get("shares") is not None:
+        kwargs["shares"] = [float(s) for s in sch["shares"]]
+    if int(sch.get("age_weight", 0)):
+        kwargs["fs_weight"] = int(sch["fs_weight"])
+        kwargs["age_weight"] = int(sch["age_weight"])
+        kwargs["max_age"] = float(sch["max_age"])
+    if name in ("slurm-classic", "slurm-classic-whole-queue"):
+        kwargs["calc_period"] = float(sch["calc_period"]) * 60 * float(meta["speed"])
+        kwargs["calc_phase"] = float(meta.get("calc_phase", 0))
+    if name == "slurm-classic-whole-queue":
+        return _account_share(meta["_account"], meta["_machines"], **kwargs)
+    return get_policy("slurm-classic", **kwargs)
+
+
+@dataclass
+class Comparison:
+    """One schedule (a model's or Slurm's) of a replay against Slurm's and REF."""
+
+    replay: str
+    schedule: str
+    jobs: int
+    agree: float  # share of jobs whose start is within ``tolerance`` of Slurm's
+    agree_exact: float
+    utilization: float
+    utilization_slurm: float
+    unfairness: float  # dpsi / p_tot against REF
+    psi_diff: list[float]  # per account, (psi - psi_slurm) / psi_slurm
+    tolerance: int
+
+
+def compare(out: str | Path, models: tuple[str, ...] = MODELS) -> list[Comparison]:
+    """Slurm's schedule of the replay in ``out``, and each model's, against each other and
+    REF (EASY backfilling, the replay's instance). The tolerance of "agrees" is one
+    scheduling interval: ``bf_interval`` real seconds on the log's clock."""
+    from ..audit.game import recorded_schedule
+    from ..online.fairness import fairness
+    from ..online.policies import get_policy
+    from ..online.schedule import Schedule
+
+    out = Path(out)
+    inst, T, meta = replayed_instance(out)
+    tol = int(round(float(meta["scheduling"]["bf_interval"]) * float(meta["speed"])))
+    slurm = recorded_schedule(inst, T)
+    ref = get_policy("ref").run(inst, T, backfill="easy")
+    s_start = np.where(slurm.start >= 0, slurm.start, -1)
+    psi_s = slurm.psi(T)
+    rows = []
+    meta = dict(meta, _account=inst.org.tolist(), _machines=[float(m) for m in inst.machines])
+    perjob = whole_queue(inst)
+    scheds = [("slurm", slurm)]
+    for m in models:
+        policy = model_policy(m, meta)
+        if m.endswith("-whole-queue"):  # the starts, on the accounts' instance
+            run = policy.run(perjob, T, backfill="easy")
+            sched = Schedule(inst, run.start, run.machine, m, T)
+        else:
+            sched = policy.run(inst, T, backfill="easy")
+        scheds.append((m, sched))
+    for name, sched in scheds:
+        st = np.where((sched.start >= 0) & (sched.start < T), sched.start, -1)
+        both = (st >= 0) & (s_start >= 0)
+        same = (st < 0) & (s_start < 0)
+        agree = same | (both & (np.abs(st - s_start) <= tol))
+        exact = same | (both & (st == s_start))
+        psi = sched.psi(T)
+        rows.append(
+            Comparison(
+                out.name,
+                name,
+                inst.n,
+                float(agree.mean()),
+                float(exact.mean()),
+                sched.utilization(T),
+                slurm.utilization(T),
+                fairness(sched, ref, T).ratio,
+                [(a - b) / b if b else math.nan for a, b in zip(psi, psi_s, strict=True)],
+                tol,
+            )
+        )
+    return rows
+
+
+def write_schedule(out: str | Path) -> Path:
+    """``schedule.json`` in ``out``: the replay as a JSON schedule (Slurm's starts, every
+    job's run time, the accounts' machines), which ``coopsched audit schedule.json
+    --horizon T`` audits whole (the audit of ``sacct.txt`` leaves out the jobs still running
+    or pending at the capture: their run time is not in sacct yet)."""
+    from ..workloads.jsonio import write_instance
+
+    inst, _T, _meta = replayed_instance(out)
+    path = Path(out) / "schedule.json"
+    write_instance(inst, path)
+    return path
+
+
+def write_validation(folder: str | Path, windows: dict, speed: float) -> str:
+    """Compare every replay folder under ``folder`` and write ``validation.csv`` and
+    ``validation.md`` there; returns the markdown."""
+    folder = Path(folder)
+    table = []
+    for out in sorted(p for p in folder.iterdir() if (p / "replay.json").is_file()):
+        remap(out)
+        write_schedule(out)
+        meta = json.loads((out / "replay.json").read_text())
+        for c in compare(out):
+            table.append((c, meta))
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(
+        [
+            "replay",
+            "schedule",
+            "jobs",
+            "agree",
+            "agree_exact",
+            "tolerance_s",
+            "utilization",
+            "utilization_slurm",
+            "unfairness",
+            "psi_diff",
+            "load_1min_mean",
+        ]
+    )
+    for c, meta in table:
+        w.writerow(
+            [
+                c.replay,
+                c.schedule,
+                c.jobs,
+                f"{c.agree:.4f}",
+                f"{c.agree_exact:.4f}",
+                c.tolerance,
+                f"{c.utilization:.4f}",
+                f"{c.utilization_slurm:.4f}",
+                f"{c.unfairness:.2f}",
+                " ".join(f"{x:+.4f}" for x in c.psi_diff),
+                meta.get("load_1min_mean"),
+            ]
+        )
+    (folder / "validation.csv").write_text(buf.getvalue())
+    md = [
+        "| replay | schedule | jobs | starts within 1 interval | exact | utilization (Slurm's) "
+        "| unfairness vs REF | psi diff per account | load |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c, meta in table:
+        md.append(
+            f"| {c.replay} | {c.schedule} | {c.jobs} | {c.agree:.1%} | {c.agree_exact:.1%} | "
+            f"{c.utilization:.3f} ({c.utilization_slurm:.3f}) | {c.unfairness:,.1f} | "
+            + " ".join(f"{x:+.1%}" for x in c.psi_diff)
+            + f" | {meta.get('load_1min_mean')} |"
+        )
+    md += ["", summary_table(table)]
+    text = "\n".join(md) + "\n"
+    (folder / "validation.md").write_text(text)
+    return text
+
+
+def summary_table(table: list[tuple[Comparison, dict]]) -> str:
+    """One line per replay: Slurm's unfairness and utilization, then each model's share of
+    starts within one interval and its unfairness (docs/slurm.md)."""
+    replays: dict[str, dict[str, Comparison]] = {}
+    loads: dict[str, object] = {}
+    for c, meta in table:
+        replays.setdefault(c.replay, {})[c.schedule] = c
+        loads[c.replay] = meta.get("load_1min_mean")
+    head = (
+        ["replay", "jobs", "Slurm: unfairness (utilization)"]
+        + [f"{m}: within 1 interval, unfairness" for m in MODELS]
+        + ["load"]
+    )
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, rows in replays.items():
+        s = rows["slurm"]
+        cells = [name, str(s.jobs), f"{s.unfairness:,.0f} ({s.utilization:.3f})"]
+        cells += [
+            f"{rows[m].agree:.0%}, {rows[m].unfairness:,.0f}" if m in rows else "-" for m in MODELS
+        ]
+        out.append("| " + " | ".join(cells + [str(loads[name])]) + " |")
+    return "\n".join(out)
+
+
+__all__ = [
+    "CAPTURE_FORMAT",
+    "MODELS",
+    "Comparison",
+    "compare",
+    "remap",
+    "replayed_instance",
+    "write_validation",
+]

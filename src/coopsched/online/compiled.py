@@ -296,9 +296,7 @@ def _older(st, x, u):
     """Is ``x``'s queue head older than ``u``'s, the heads as the rule's picks at ``t``
     began? The tie rule of every pick (docs/conventions.md, "Ties and anonymity"): the one
     place it is written (jobs are numbered in submission order here)."""
-    return (
-        st[J_QJOBS, st[O_QPTR, x] + st[O_RHEAD, x]] < st[J_QJOBS, st[O_QPTR, u] + st[O_RHEAD, u]]
-    )
+    return st[J_QJOBS, st[O_QPTR, x] + st[O_RHEAD, x]] < st[J_QJOBS, st[O_QPTR, u] + st[O_RHEAD, u]]
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
@@ -426,7 +424,7 @@ def _pick(st, stf, jb, cand, t):
         return _pick_fifo(st, jb, cand)
     if rule == ROUNDROBIN:
         return _pick_roundrobin(st, cand)
-    if rule == FAIRSHARE or rule == UTFAIRSHARE or rule == CURRFAIRSHARE:
+    if rule in (FAIRSHARE, UTFAIRSHARE, CURRFAIRSHARE):
         return _pick_share(st, cand, t)
     return _pick_keyed(st, stf, cand, t)
 
@@ -820,7 +818,6 @@ def _loop(st, stf, jb, smp, T, one):
         if nfree > 0 and st[SC, SC_TOTAL] > 0:
             while _rule_step(st, stf, jb, t, one):
                 _keys(st, stf, smp, t)
-
 
 
 # ---------------------------------------------------------------------------- driver

@@ -291,6 +291,12 @@ class Backend:
                 members = check_members(members, inst.k)
             params = inspect.signature(policy.run).parameters
             kw: dict[str, Any] = {"engine": self.engine} if "engine" in params else {}
+            if self.engine == "compiled" and not kw:
+                raise ValueError(
+                    f"engine: 'compiled' cannot run {cls.__name__}: it builds its schedule "
+                    "itself and its run() takes no engine (a plug-in runs in the Python "
+                    "engine: 'python' or 'auto')"
+                )
             if rule is not None:
                 if "backfill" not in params:
                     raise TypeError(
@@ -338,15 +344,15 @@ class Backend:
         if self.engine == "compiled":
             if entry is None:
                 raise ValueError(
-                    f"engine='compiled': {type(policy).__name__} has no compiled rule (the "
-                    "compiled engine runs exactly the classes of its table: "
+                    f"engine: 'compiled' cannot run {type(policy).__name__}: it has no "
+                    "compiled rule (the compiled engine runs exactly the classes of its table: "
                     f"{', '.join(compiled_names())}; a subclass or plug-in runs in the Python "
-                    "engine: engine='python' or 'auto')"
+                    "engine: 'python' or 'auto')"
                 )
             if inputs is None:
                 raise ValueError(
-                    f"engine='compiled': {policy!r} is not ready for the compiled engine "
-                    "(its prepare() has not run)"
+                    f"engine: 'compiled' cannot run {policy!r}: it is not ready for the "
+                    "compiled engine (its prepare() has not run)"
                 )
             return inputs
         if inputs is None:

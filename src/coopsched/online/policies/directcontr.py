@@ -45,7 +45,12 @@ class DirectContr(Policy):
     def compiled_result(self, state: dict) -> None:
         """The compiled engine's final contribution accumulators, as the Python path leaves
         them."""
-        self._phi, self._wc, self._rc, self._tl = state["phi"], state["wc"], state["rc"], state["tv"]
+        self._phi, self._wc, self._rc, self._tl = (
+            state["phi"],
+            state["wc"],
+            state["rc"],
+            state["tv"],
+        )
         self._cache_t, self._cache = -1, {}
 
     def _advance(self, v: int, t: int) -> None:

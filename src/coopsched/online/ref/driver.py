@@ -387,8 +387,10 @@ def ref_schedule(
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition and the value of every coalition at the end.
 
-    Returns ``(schedule, values)`` where ``values[C]`` is ``v(C)`` at the horizon (or at
-    the last event without a horizon) for every bitmask ``C``, as exact Python integers.
+    Returns ``(schedule, values)`` where ``values[C]`` is ``v(C)`` at the horizon (without
+    one, at the grand coalition's last completion: the schedule's end, where
+    :meth:`Schedule.psi` takes it, so ``values[-1]`` is the sum of its ``psi``;
+    docs/conventions.md) for every bitmask ``C``, as exact Python integers.
     ``exact_python`` forces (True) or forbids (False: :class:`ValueError` instead) the
     Python-integer path; by default it is used only when the proven bounds of the module
     docstring fail. ``shapley`` picks how Shapley values are computed at an event time:

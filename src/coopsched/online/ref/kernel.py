@@ -46,7 +46,7 @@ ST_EVENTS = 0  # event times processed ("event_times")
 ST_DECISIONS = 1  # coalitions that had to rank members ("decisions")
 ST_DIRECT = 2  # event times that used Eq. (1) only ("direct_events")
 ST_POTENTIAL = 3  # event times that computed the potential ("potential_events")
-ST_T_END = 4  # the time at which the final values are taken (horizon or last event)
+ST_T_END = 4  # the time the final values are taken at (horizon, or G's last completion)
 ST_VISITS = 5  # coalition visits ("coalition_visits")
 ST_READY = 6  # visits with free machines and waiting jobs ("coalition_ready")
 ST_STARTS = 7  # jobs started over all coalitions ("coalition_starts")
@@ -867,6 +867,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     i = np.int64(0)
     ev = 0
     t_last = 0
+    g_end = t_last  # the grand coalition's last completion so far (same type as times)
+    g_done = False  # without a horizon: the values were taken at its last completion
     ncp = cps.shape[0]
     cp = 0
     while True:
@@ -878,6 +880,19 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         if bn > 0 and (not has or bh[0, 0] < t):
             t = bh[0, 0]
             has = True
+        # without a horizon the run ends at the grand coalition's last completion (the
+        # schedule's end, docs/conventions.md): once every job is released and started in
+        # it, every event up to that time is processed when the next one is later
+        if (
+            not has_T
+            and not g_done
+            and i >= n
+            and co[G, CO_WAITING] == 0
+            and (not has or t > g_end)
+        ):
+            g_done = True
+            if do_final:
+                _values_at(utility, co, canon, g_end, final_v)
         # checkpoints up to this event: every coalition's value in closed form from its
         # last update (all earlier events are processed; jobs starting at t add 0 at t)
         while has and cp < ncp and cps[cp] <= t:
@@ -1116,6 +1131,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     fco[FL_RUNNING, C] = float(co[C, CO_RUNNING])
                 stats[ST_STARTS] += cnt
                 if C == G:
+                    if end > g_end:
+                        g_end = end
                     for y in range(x0, x0 + cnt):
                         q = org_jobs[y]
                         m = fheap[0, 0]
@@ -1127,10 +1144,11 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     while cp < ncp:
         _values_at(utility, co, canon, cps[cp], cp_vals[cp])
         cp += 1
-    # values of every coalition at the horizon (or at the last event)
-    t_end = T if has_T else t_last
+    # values of every coalition at the horizon (without one: at the grand coalition's last
+    # completion, taken above; the last event if it never completes, nothing ever starting)
+    t_end = T if has_T else (g_end if g_done else t_last)
     stats[ST_T_END] = t_end
-    if do_final:
+    if do_final and not g_done:
         _values_at(utility, co, canon, t_end, final_v)
 
 

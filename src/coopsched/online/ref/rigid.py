@@ -242,7 +242,7 @@ def ref_rigid_schedule(
         out = Schedule(
             inst,
             s.start,
-            np.full(inst.n, -1, dtype=np.int64),
+            s.machine,  # one processor per job: the machines are kept (online/core.py)
             "ref",
             s.horizon,
             info={
@@ -611,6 +611,4 @@ def _grow_pools(state, ecap: int, bcap: int):
         bkt[old:, rk.B_LINK] = np.arange(old + 1, len(bkt) + 1)
         bkt[-1, rk.B_LINK] = sc[rk.SC_BFREE]  # the new buckets, then the old free ones
         sc[rk.SC_BFREE] = old
-    return state._replace(
-        ent=ent, bkt=bkt, bh=extend(state.bh.T, len(bkt)).T.copy()
-    )
+    return state._replace(ent=ent, bkt=bkt, bh=extend(state.bh.T, len(bkt)).T.copy())

@@ -258,33 +258,33 @@ def _key_cmp(st, stf, x, u):
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _advance(st, stf, u, t, wrapped):
-    """``psi_sp`` and processed work of ``u`` brought to ``t`` (Eq. 3 in closed form); with
-    ``wrapped``, ``psi`` may pass 2^63 and its float64 copy follows it (:func:`_key_cmp`)."""
-    d = t - st[O_TL, u]
+def _accrue(st, stf, val, rate, run, last, fval, u, t, wrapped):
+    """Eq. 3 in closed form on the rows ``val`` (the utility), ``rate`` (what it grows by per
+    time unit), ``run`` (running unit parts) and ``last`` (as of when) of column ``u``,
+    brought to ``t``; with ``wrapped`` the value may pass 2^63 and its float64 copy (row
+    ``fval`` of ``stf``) follows it (:func:`_key_cmp`)."""
+    d = t - st[last, u]
     if d:
-        r = st[O_RUNNING, u]
+        r = st[run, u]
         tri = d * (d + 1) // 2
-        st[O_PSI, u] += st[O_WORK, u] * d + r * tri
+        st[val, u] += st[rate, u] * d + r * tri
         if wrapped:
-            stf[F_PSI, u] += float(st[O_WORK, u]) * float(d) + float(r) * float(tri)
-        st[O_WORK, u] += r * d
-        st[O_TL, u] = t
+            stf[fval, u] += float(st[rate, u]) * float(d) + float(r) * float(tri)
+        st[rate, u] += r * d
+        st[last, u] = t
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _advance(st, stf, u, t, wrapped):
+    """``psi_sp`` and processed work of ``u`` brought to ``t``."""
+    _accrue(st, stf, O_PSI, O_WORK, O_RUNNING, O_TL, F_PSI, u, t, wrapped)
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
 def _credit(st, stf, v, t, q, wrapped):
     """DIRECTCONTR: machine owner ``v``'s contribution brought to ``t``, then ``q`` more of
     its machines running (``q < 0``: freed)."""
-    d = t - st[O_TV, v]
-    if d:
-        r = st[O_RC, v]
-        tri = d * (d + 1) // 2
-        st[O_PHI, v] += st[O_WC, v] * d + r * tri
-        if wrapped:
-            stf[F_PHI, v] += float(st[O_WC, v]) * float(d) + float(r) * float(tri)
-        st[O_WC, v] += r * d
-        st[O_TV, v] = t
+    _accrue(st, stf, O_PHI, O_WC, O_RC, O_TV, F_PHI, v, t, wrapped)
     st[O_RC, v] += q
 
 

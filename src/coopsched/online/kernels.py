@@ -167,6 +167,19 @@ def fifo_starts(
     return s
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _event_at(t, cur, acc, cnt, out_time, out_delta):
+    """Move the event being summed to time ``t``: the one at ``cur`` is written out unless
+    its changes cancel. Returns the new ``(cur, acc, cnt)``."""
+    if t != cur:
+        if acc != 0:
+            out_time[cnt] = cur
+            out_delta[cnt] = acc
+            cnt += 1
+        return t, acc * 0, cnt
+    return cur, acc, cnt
+
+
 @numba.njit(**JIT_OPTIONS)
 def _fifo_events_kernel(release, size, m, horizon, out_time, out_delta):
     # _fifo_kernel's loop, emitting the running count's changes instead of the starts.
@@ -188,13 +201,7 @@ def _fifo_events_kernel(release, size, m, horizon, out_time, out_delta):
             e = heap[0, 0]
             busy = _heap_pop(heap, 0, busy)
             idle += 1
-            if e != cur:
-                if acc != 0:
-                    out_time[cnt] = cur
-                    out_delta[cnt] = acc
-                    cnt += 1
-                cur = e
-                acc = 0
+            cur, acc, cnt = _event_at(e, cur, acc, cnt, out_time, out_delta)
             acc -= 1
         if idle > 0:
             idle -= 1
@@ -203,36 +210,18 @@ def _fifo_events_kernel(release, size, m, horizon, out_time, out_delta):
             if s >= horizon:
                 break
             busy = _heap_pop(heap, 0, busy)
-            if s != cur:
-                if acc != 0:
-                    out_time[cnt] = cur
-                    out_delta[cnt] = acc
-                    cnt += 1
-                cur = s
-                acc = 0
+            cur, acc, cnt = _event_at(s, cur, acc, cnt, out_time, out_delta)
             acc -= 1
         if s >= horizon:
             break
-        if s != cur:
-            if acc != 0:
-                out_time[cnt] = cur
-                out_delta[cnt] = acc
-                cnt += 1
-            cur = s
-            acc = 0
+        cur, acc, cnt = _event_at(s, cur, acc, cnt, out_time, out_delta)
         acc += 1
         started += 1
         busy = _heap_push(heap, 0, busy, s + size[j])
     while busy > 0:  # the started jobs still running complete in heap order
         e = heap[0, 0]
         busy = _heap_pop(heap, 0, busy)
-        if e != cur:
-            if acc != 0:
-                out_time[cnt] = cur
-                out_delta[cnt] = acc
-                cnt += 1
-            cur = e
-            acc = 0
+        cur, acc, cnt = _event_at(e, cur, acc, cnt, out_time, out_delta)
         acc -= 1
     if acc != 0:
         out_time[cnt] = cur

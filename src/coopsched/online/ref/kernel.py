@@ -867,7 +867,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     i = np.int64(0)
     ev = 0
     t_last = 0
-    g_end = t_last  # the grand coalition's last completion so far (same type as times)
+    g_end = np.int64(0)  # the grand coalition's last completion so far (typed: not a literal)
     g_done = False  # without a horizon: the values were taken at its last completion
     ncp = cps.shape[0]
     cp = 0

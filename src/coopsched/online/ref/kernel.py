@@ -53,6 +53,17 @@ ST_STARTS = 7  # jobs started over all coalitions ("coalition_starts")
 ST_UNPROVEN = 8  # float-route decisions taken from Eq. (1) instead ("float_unproven")
 ST_POOL_FULL = 9  # 1: the bucket pool ran out, the run stopped (the driver reruns it)
 ST_SLOTS = 10
+#: The counters the driver reports in ``Schedule.info``, by name.
+STAT_NAMES = {
+    "event_times": ST_EVENTS,
+    "decisions": ST_DECISIONS,
+    "direct_events": ST_DIRECT,
+    "potential_events": ST_POTENTIAL,
+    "coalition_visits": ST_VISITS,
+    "coalition_starts": ST_STARTS,
+    "coalition_ready": ST_READY,
+    "float_unproven": ST_UNPROVEN,
+}
 
 # fco[., C]: the float route's copy of the fields of co[C, .] that the potential reads at
 # every event time, as float64, one contiguous row per field (from the records it read one
@@ -113,7 +124,8 @@ def _advance_coalition(co, C, t):
 @numba.njit(inline="always", **JIT_OPTIONS)
 def _advance_member(mem, u, C, t):
     """Member ``u``'s record in ``C`` (``psi_u``, work) brought to ``t``: the one update of
-    a member's ``psi_sp`` between events."""
+    a member's ``psi_sp`` between events. It updates ``mem[u, C]``: the rigid kernel, whose
+    records are ``mem[C, u]``, passes ``C`` first."""
     d = int(t) - int(mem[u, C, MEM_LAST])
     if d > 0:
         r = int(mem[u, C, MEM_RUNNING])
@@ -128,6 +140,7 @@ _VALUE_HELPERS = (
     "_psi_sp_at",
     "_work_at",
     "_value_at",
+    "_record_value",
     "_advance_coalition",
     "_advance_member",
     "_values_at",
@@ -473,15 +486,20 @@ class Outputs(NamedTuple):
     cp_vals: np.ndarray  # cp_vals[i, S]: v(S) at cps[i]
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _record_value(utility, co, X, t):
+    """``v(X)`` at ``t`` (not before its last update) from coalition ``X``'s record, in
+    closed form; both REF kernels read values through it."""
+    d = max(int(t) - int(co[X, CO_LAST]), 0)
+    return _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], int(co[X, CO_RUNNING]), d)
+
+
 @numba.njit(**JIT_OPTIONS)
 def _values_at(utility, co, canon, t, dst):
     """Every coalition's value at ``t`` in ``dst`` (``dst[S]`` from the record of ``S``'s
     stand-in ``canon[S]``, in closed form: checkpoints and the final values)."""
     for S in range(canon.shape[0]):
-        X = canon[S]
-        d = max(int(t) - int(co[X, CO_LAST]), 0)
-        r = int(co[X, CO_RUNNING])
-        dst[S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+        dst[S] = _record_value(utility, co, canon[S], t)
 
 
 @numba.njit(**JIT_OPTIONS)

@@ -51,7 +51,7 @@ from ..engine import Backend, Policy, SimView
 from ..schedule import Schedule
 from ..shapley import popcounts, shapley_weights
 from ..utilities import ValueCurve, step_events
-from .driver import canonical_coalitions, twin_classes
+from .driver import _exact_values, canonical_coalitions, coalition_lattice, twin_classes
 
 #: Organizations beyond which rigid REF is refused (the lockstep kernel's reach).
 MAX_K_RIGID = 16
@@ -360,7 +360,7 @@ def _lockstep(
     from ..rigid import too_wide_info
     from . import rigid_kernel as rk
     from .driver import float_potential_error
-    from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, _psi_sp_at, reciprocals
+    from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, reciprocals
 
     k = inst.k
     NC = 1 << k
@@ -404,23 +404,12 @@ def _lockstep(
     org_ptr = np.zeros(k + 1, dtype=np.int64)
     org_ptr[1:] = np.cumsum(np.bincount(owner, minlength=k))
     # coalitions: machines, stand-ins, and for each organization with jobs those that hold
-    # it and some machine (its releases reach them)
+    # it and some machine (its releases reach them), as the sequential kernel has them
     pc = popcounts(k)
     ids = np.arange(NC, dtype=np.int64)
-    mC = np.zeros(NC, dtype=np.int64)
-    for b in range(k):
-        mC[1 << b : 2 << b] = mC[: 1 << b] + int(inst.machines[b])
-    groups = twin_classes(inst) if symmetry else []
-    canon = canonical_coalitions(k, groups)
-    is_canon = canon == ids
-    canon_list = ids[is_canon & (ids > 0)]
-    counts = np.diff(org_ptr)
-    rel_lists = [
-        ids[is_canon & ((ids >> u) & 1 == 1) & (mC > 0)] if counts[u] else ids[:0] for u in range(k)
-    ]
-    rel_ptr = np.zeros(k + 1, dtype=np.int64)
-    rel_ptr[1:] = np.cumsum([len(x) for x in rel_lists])
-    rel_idx = np.concatenate(rel_lists).astype(np.int64)
+    lat = coalition_lattice(inst, np.diff(org_ptr), symmetry)
+    groups, canon, canon_list, mC = lat.twins, lat.canon, lat.canon_list, lat.mC
+    rel_ptr, rel_idx = lat.rel_ptr, lat.rel_idx
     # the first job of each organization that fits each coalition (its queue's first head),
     # and how many fit: at most min(machines, jobs that fit) of them run at once
     first_fit = np.zeros((NC, k), dtype=np.int64)
@@ -535,16 +524,8 @@ def _lockstep(
         out.stats[rk.ST_GROWN] += 1
     stats = out.stats
 
-    rec = co[canon][:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]].astype(object)
-
-    def record_values(t: int) -> list[int]:
-        """Every coalition's value at ``t`` (after the last event) from its record, in
-        Python integers (Eq. 3 in closed form, as the kernel's)."""
-        d = np.maximum(t - rec[:, 3], 0)
-        return _psi_sp_at.py_func(rec[:, 0], rec[:, 1], rec[:, 2], d).tolist()
-
     if horizon is not None:
-        values = record_values(int(horizon))
+        values = _exact_values(co, canon, "psi_sp", int(horizon))
     elif stats[rk.ST_FINAL]:
         values = [int(x) for x in out.final_v]
     else:  # nothing ever started
@@ -584,7 +565,7 @@ def _lockstep(
     )
     if checkpoints is not None:
         rows = [[int(x) for x in row] for row in out.cp_vals[: int(stats[rk.ST_CPS])]]
-        rows += [record_values(c) for c in cps_all[len(rows) :]]
+        rows += [_exact_values(co, canon, "psi_sp", c) for c in cps_all[len(rows) :]]
         sched.info["checkpoints"] = cps_all
         sched.info["checkpoint_values"] = rows
     return sched, values

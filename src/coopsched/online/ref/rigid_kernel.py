@@ -55,16 +55,17 @@ import numpy as np
 from ..compiled import _BIG
 from ..kernels import JIT_OPTIONS, _pop2, _push2
 from .kernel import (
-    CO_LAST,
     CO_RUNNING,
-    CO_VALUE,
-    CO_WORK,
+    _advance_coalition,
+    _advance_member,
     _certified_ranks,
     _float_potential,
     _mirror,
-    _psi_sp_at,
-    _work_at,
+    _record_value,
+    _values_at,
 )
+
+PSI_SP = 0  # the sequential kernel's utility code of psi_sp (rigid REF values only it)
 
 _MASK = (1 << 32) - 1
 
@@ -212,47 +213,6 @@ class Outputs(NamedTuple):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _advance_co(co, C, t):
-    """Coalition ``C``'s value and work brought to ``t`` (Eq. 3 in closed form)."""
-    d = t - co[C, CO_LAST]
-    if d > 0:
-        r = co[C, CO_RUNNING]
-        w = co[C, CO_WORK]
-        if r != 0 or w != 0:
-            co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], w, r, d)
-            co[C, CO_WORK] = _work_at(w, r, d)
-        co[C, CO_LAST] = t
-
-
-@numba.njit(**JIT_OPTIONS)
-def _advance_mem(mem, C, u, t):
-    """Member ``u``'s ``psi`` and work in ``C`` brought to ``t``."""
-    d = t - mem[C, u, MEM_LAST]
-    if d > 0:
-        r = mem[C, u, MEM_RUNNING]
-        w = mem[C, u, MEM_WORK]
-        if r != 0 or w != 0:
-            mem[C, u, MEM_PSI] = _psi_sp_at(mem[C, u, MEM_PSI], w, r, d)
-            mem[C, u, MEM_WORK] = _work_at(w, r, d)
-        mem[C, u, MEM_LAST] = t
-
-
-@numba.njit(**JIT_OPTIONS)
-def _value_at(co, X, t):
-    """``v(X)`` at ``t`` (not before its last update) from its record, in closed form."""
-    d = max(t - co[X, CO_LAST], 0)
-    return _psi_sp_at(co[X, CO_VALUE], co[X, CO_WORK], co[X, CO_RUNNING], d)
-
-
-@numba.njit(**JIT_OPTIONS)
-def _snapshot(co, canon, t, dst):
-    """Every coalition's value at ``t`` into ``dst`` (a coalition not simulated takes its
-    stand-in's)."""
-    for S in range(dst.shape[0]):
-        dst[S] = _value_at(co, canon[S], t)
-
-
-@numba.njit(**JIT_OPTIONS)
 def _easy_append(co, C, e, ent):
     """Entry ``e`` at the end of ``C``'s running jobs, which are then marked out of order
     unless its expected end is the latest (the next reservation sorts them: reservations
@@ -341,7 +301,7 @@ def _subset_values(C, t, ev, co, canon, vv, vstamp):
     while True:
         if vstamp[S] != ev:
             vstamp[S] = ev
-            vv[S] = _value_at(co, canon[S], t)
+            vv[S] = _record_value(PSI_SP, co, canon[S], t)
         if S == 0:
             break
         S = (S - 1) & C
@@ -393,7 +353,7 @@ def _rank_members(run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, s
         u = 0
         while (w >> u) != 1:
             u += 1
-        _advance_mem(mem, C, u, t)
+        _advance_member(mem, C, u, t)  # records mem[C, u]
         wl[nw] = u
         hd[nw] = org_jobs[mem[C, u, MEM_HEAD]]
         nw += 1
@@ -474,8 +434,8 @@ def _complete(e, pos, t, ev, bf, jobs, co, mem, ent, vis, nvis):
     while e >= 0:
         C = ent[e, E_COAL]
         nx = ent[e, E_LINK]
-        _advance_co(co, C, t)
-        _advance_mem(mem, C, u, t)
+        _advance_coalition(co, C, t)
+        _advance_member(mem, C, u, t)  # records mem[C, u]
         mem[C, u, MEM_RUNNING] -= q
         co[C, CO_RUNNING] -= q
         co[C, CO_FREE] += q
@@ -601,9 +561,9 @@ def _start(C, pos, t, mc, jobs, co, mem):
     co[C, CO_WAITW] -= q
     if jobs.pinned[pos]:
         co[C, CO_PINNED] -= 1
-    _advance_mem(mem, C, u, t)
+    _advance_member(mem, C, u, t)  # records mem[C, u]
     mem[C, u, MEM_RUNNING] += q
-    _advance_co(co, C, t)
+    _advance_coalition(co, C, t)
     co[C, CO_RUNNING] += q
     co[C, CO_FREE] -= q
 
@@ -690,7 +650,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
             # checkpoints up to this event: every value in closed form (jobs starting at t
             # add nothing at t)
             while has and cp < ncp and cps[cp] <= t:
-                _snapshot(co, canon, cps[cp], cp_vals[cp])
+                _values_at(PSI_SP, co, canon, cps[cp], cp_vals[cp])
                 cp += 1
                 stats[ST_CPS] = cp
             if not has or t >= _BIG or t >= T:
@@ -852,5 +812,5 @@ def _rigid_kernel(run, jobs, coal, state, out):
         ):
             stats[ST_FINAL] = 1
             stats[ST_T_END] = t
-            _snapshot(co, canon, t, out.final_v)
+            _values_at(PSI_SP, co, canon, t, out.final_v)
     sc[SC_RESUME] = 0

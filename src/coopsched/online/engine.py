@@ -46,7 +46,7 @@ from ..workloads.limits import MAX_EXACT, check_horizon, check_members
 from .backends import compiled_names, compiled_rule
 from .core import run_loop
 from .rigid import resolve_backfill, too_wide_info
-from .schedule import Schedule
+from .schedule import Schedule, expand_coalition
 from .view import PolicyError, SimView
 
 __all__ = ["Backend", "Policy", "PolicyError", "SimView", "simulate"]
@@ -67,7 +67,7 @@ class Policy:
     * :meth:`reset`: called once before the simulation, after :meth:`prepare`;
     * :meth:`on_release`, :meth:`on_start`, :meth:`on_complete`: event hooks, called only
       when a subclass overrides them (or sets ``wants_events``);
-    * :meth:`run`: for a policy that builds its schedule itself (REF and RAND simulate
+    * :meth:`build` (or :meth:`run`): for a policy that builds its schedule itself (REF and RAND simulate
       every coalition); :func:`simulate` then calls it, so both entry points agree;
     * :meth:`compiled_inputs`, :meth:`compiled_result`: for a policy of the compiled table
       (:mod:`coopsched.online.backends`), what it hands the compiled engine and takes back.
@@ -154,15 +154,31 @@ class Policy:
         engine: str = "auto",
     ) -> Schedule:
         """Simulate this policy on ``instance`` (optionally only a coalition's part; a rigid
-        instance under the backfilling rule ``backfill``) in ``engine``."""
-        return simulate(
-            instance, self, horizon=horizon, members=members, backfill=backfill, engine=engine
-        )
+        instance under the backfilling rule ``backfill``) in ``engine``. A policy that
+        builds its schedule itself (:meth:`build`) builds a coalition's as that of the
+        coalition alone, its jobs and machines as an instance of their own."""
+        if type(self).build is Policy.build:
+            return simulate(
+                instance, self, horizon=horizon, members=members, backfill=backfill, engine=engine
+            )
+        if members is not None and sorted(set(members)) != list(range(instance.k)):
+            sub = self.run(instance.restrict(members), horizon, backfill=backfill, engine=engine)
+            return expand_coalition(instance, members, sub, self.name)
+        return self.build(instance, horizon, backfill=backfill, engine=engine)
+
+    def build(
+        self, instance: Instance, horizon: int | None, *, backfill: str | None, engine: str
+    ) -> Schedule:
+        """For a policy that builds its schedule itself (REF and RAND simulate every
+        coalition they need): the schedule of all of ``instance``'s organizations, a rigid
+        instance under ``backfill``, its runs in ``engine`` (:meth:`run` calls it)."""
+        raise NotImplementedError
 
     @classmethod
     def drives_simulation(cls) -> bool:
-        """True when the policy builds its schedule itself (overrides :meth:`run`)."""
-        return cls.run is not Policy.run
+        """True when the policy builds its schedule itself (overrides :meth:`build`, or
+        :meth:`run` as a plug-in may)."""
+        return cls.build is not Policy.build or cls.run is not Policy.run
 
     @contextmanager
     def engine_pass(self) -> Iterator[None]:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import collections.abc
 import importlib
-import os
 import pkgutil
+import sys
 import types
 import typing
 import warnings
@@ -85,7 +85,8 @@ def _discover() -> None:
     if _state["discovered"]:
         return
     _state["discovered"] = True
-    for info in pkgutil.iter_modules([os.path.dirname(__file__)]):
+    # the package's folders (it is loaded: this module is part of it)
+    for info in pkgutil.iter_modules(sys.modules[__package__].__path__):
         if info.name.startswith("_"):
             continue
         mod = importlib.import_module(f"{__package__}.{info.name}")

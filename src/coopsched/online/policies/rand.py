@@ -23,14 +23,13 @@ size; kept coalitions' values come from exact value curves of their schedules.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 
 import numpy as np
 
 from ...workloads.instance import Instance
 from ...workloads.limits import MAX_SAMPLES, MAX_TABLE_BYTES, LimitError, check_count
 from ..engine import Backend, Policy, SimView, simulate
-from ..schedule import Schedule, expand_coalition
+from ..schedule import Schedule
 from ..utilities import ValueCurve, step_events
 from ._registry import register
 
@@ -331,23 +330,9 @@ class Rand(Policy):
                 best = u
         return best
 
-    def run(
-        self,
-        instance: Instance,
-        horizon: int | None = None,
-        members: Iterable[int] | None = None,
-        *,
-        backfill: str | None = None,
-        engine: str = "auto",
+    def build(
+        self, instance: Instance, horizon: int | None, *, backfill: str | None, engine: str
     ) -> Schedule:
-        if members is not None and sorted(set(members)) != list(range(instance.k)):
-            sub = instance.restrict(members)
-            return expand_coalition(
-                instance,
-                members,
-                self.run(sub, horizon, backfill=backfill, engine=engine),
-                self.name,
-            )
         self._backfill = backfill  # rigid jobs: every kept coalition under the same rule
         self._engine = engine  # and in the same engine
         with self.engine_pass():  # the engine calls prepare() first

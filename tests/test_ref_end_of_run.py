@@ -9,29 +9,16 @@ paths, e.g. 18,896 against 6,896 on a four-organization instance.)"""
 
 from __future__ import annotations
 
-import numpy as np
 from conftest import small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_one_core import declared_rigid
 from test_rigid import rigid_instances
 
 from coopsched.online.ref import ref_schedule
 from coopsched.online.ref.rigid import ref_rigid_schedule
-from coopsched.workloads.instance import Instance
 
 RULES = ("none", "first-fit", "easy")
-
-
-def ones(inst: Instance) -> Instance:
-    return Instance(
-        inst.organizations,
-        inst.org,
-        inst.release,
-        inst.size,
-        np.ones(inst.n, np.int64),
-        requested=inst.size + 1,
-        pinned=inst.pinned,
-    )
 
 
 def _sum_psi(s) -> int:
@@ -48,7 +35,7 @@ def test_every_ref_path_gives_the_same_values(inst, rule, horizon):
     s, values = ref_schedule(inst, horizon)
     _, py_values = ref_schedule(inst, horizon, exact_python=True)
     assert py_values == values
-    one = ones(inst)
+    one = declared_rigid(inst)
     for engine in ("lockstep", "compiled", "python"):
         r, w = ref_rigid_schedule(one, horizon, rule, coalition_runs=True, engine=engine)
         assert w == values, engine

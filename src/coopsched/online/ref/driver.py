@@ -686,7 +686,9 @@ def _exact_values(co: np.ndarray, canon: np.ndarray, utility: str, t: int) -> li
     kernels')."""
     from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, _psi_sp_at, _work_at
 
-    rec = co[canon][:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]].astype(object)
+    rec = co[canon][:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]]
+    # Python integers (an object array on Python integers may hold numpy ones too)
+    rec = rec.astype(object) if rec.dtype != object else np.frompyfunc(int, 1, 1)(rec)
     d = np.maximum(int(t) - rec[:, 3], 0)
     if utility == "psi_sp":
         return _psi_sp_at.py_func(rec[:, 0], rec[:, 1], rec[:, 2], d).tolist()

@@ -3,7 +3,7 @@
 jobs), in numba, imported on first use by :func:`coopsched.online.ref.rigid.ref_rigid_schedule`.
 
 Every coalition ``C`` is simulated at once, event time by event time, exactly as the
-compiled rigid engine (:mod:`coopsched.online.compiled_rigid`, policy ``REFC``) simulates
+compiled engine (:mod:`coopsched.online.compiled`, policy ``REFC``) simulates
 it alone:
 
 * at each event time ``t`` of ``C`` (a release by one of its members, too wide or not, or a
@@ -69,7 +69,7 @@ PSI_SP = 0  # the sequential kernel's utility code of psi_sp (rigid REF values o
 
 _MASK = (1 << 32) - 1
 
-# The rule's codes, as in coopsched.online.compiled_rigid.
+# The rule's codes, as in coopsched.online.compiled.
 NONE, FIRST_FIT, EASY = 0, 1, 2
 
 # co[C, .]: one record per coalition; fields 0-3 (value, work, running processors, time of
@@ -275,7 +275,7 @@ def _easy_unlink(co, C, e, ent):
 @numba.njit(**JIT_OPTIONS)
 def _reservation(co, C, ent, free, q, t, ids, ends):
     """EASY's shadow time and extra machines for a job of ``q`` processors in ``C``, as
-    ``coopsched.online.compiled_rigid._reservation`` computes them: walking the running
+    ``coopsched.online.compiled._reservation`` computes them: walking the running
     jobs by expected end (sorted first if out of order; a job past its requested time is
     expected at ``t + 1``; equal ends together) up to the first at which ``q`` machines
     are free."""

@@ -67,8 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from ..online.backends import compiled_rule
-from ..online.engine import Policy, simulate
+from ..online.engine import Backend, simulate
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
 from ..online.shapley import members as coalition_members
@@ -356,12 +355,11 @@ def coalition_values(
 
 
 class CoalitionValuer:
-    """:func:`coalition_values` of the coalitions of one instance, what does not depend on
-    the coalition prepared once: the policy, the backfilling rule and, for rigid jobs under
-    a compiled rule with no state of its own (FIFO and the fair shares), the compiled
-    engine's inputs (:class:`~coopsched.online.compiled_rigid.RigidInputs`), which are then
-    run directly: the same schedules as :func:`~coopsched.online.engine.simulate` with
-    less work per coalition (tested against it). The instance must not change meanwhile."""
+    """:func:`coalition_values` of the coalitions of one instance, through one
+    :class:`~coopsched.online.engine.Backend` (the engines' door, which keeps the instance's
+    compiled inputs and the backfilling rule between coalitions, and weighs all the
+    coalitions it runs when it chooses an engine). The instance must not change
+    meanwhile."""
 
     def __init__(
         self,
@@ -375,22 +373,8 @@ class CoalitionValuer:
         self.inst, self.horizon, self.grid = inst, horizon, grid
         self.exact_upto = exact_upto
         self.policy = get_policy(value_policy)
-        self.backfill = backfill
-        self.direct: tuple[str, str, Any] | None = None
-        if inst.rigid:
-            from ..online.compiled_rigid import RigidInputs
-            from ..online.rigid import resolve_backfill
-
-            rule = self.backfill = resolve_backfill(inst, backfill)
-            entry = compiled_rule(self.policy)
-            if (
-                entry is not None
-                and _engine(inst, self.policy) == "compiled"
-                and entry.inputs(self.policy) == {}
-                and entry.done is None
-                and not self.policy.random_machines
-            ):
-                self.direct = (entry.name, rule, RigidInputs(inst))
+        self.backend = Backend(inst, horizon, backfill)
+        self.backfill = self.backend.rule
 
     def __call__(self, mask: int) -> list[int]:
         inst, horizon = self.inst, self.horizon
@@ -401,59 +385,8 @@ class CoalitionValuer:
             else:
                 sched, _ = ref_schedule(inst.restrict(members), horizon)
             return curve_values(sched.instance, sched.start, self.grid)
-        if self.direct is not None:
-            from ..online.compiled_rigid import run_compiled_rigid
-
-            name, rule, inputs = self.direct
-            out = run_compiled_rigid(
-                inst, name, rule, horizon=horizon, members=tuple(members), inputs=inputs
-            )
-            if not isinstance(out, str):  # else int64 not proven exact: simulate says why
-                return curve_values(inst, out[0], self.grid)
-        policy = self.policy
-        sched = simulate(
-            inst, policy, horizon, members, backfill=self.backfill, engine=_engine(inst, policy)
-        )
+        sched = self.backend.run(self.policy, members)
         return curve_values(sched.instance, sched.start, self.grid)
-
-
-#: Instances of at least this many jobs value their coalitions in the compiled engine
-#: (identical schedules; :func:`~coopsched.online.engine.simulate`): a sampled audit values
-#: hundreds of coalitions, so numba's start-up pays off well below the engine's own
-#: threshold for one run.
-COMPILE_FROM_JOBS = 2_000
-
-#: ... and so do smaller instances whose engine kernel is ready to load (compiled in this
-#: process or in numba's disk cache: no compilation to pay): on the month of SDSC-SP2 of
-#: January 2000 (1,518 jobs, 50 organizations) a coalition took 17.6 ms in the Python engine
-#: and 0.63 ms in the compiled one, the same values. Without a ready kernel, a small
-#: instance still compiles when it has at least this many organizations x jobs (a sampled
-#: audit values at least ``4 (k - 1)`` coalitions, about ``20 (k - 1)`` at its first look:
-#: at about 11 us per job and coalition in Python, beyond this the compilation, 6 to 15 s
-#: once, costs less).
-COMPILE_FROM_WORK = 100_000
-
-
-def _engine(inst: Instance, policy: Policy) -> str:
-    """``"compiled"`` where the compiled engine pays off for a sampled audit's many
-    coalitions (:data:`COMPILE_FROM_JOBS`, :data:`COMPILE_FROM_WORK`), else ``"auto"``.
-    The schedules are the same either way (tested), so processes that choose differently
-    (dask workers) still give the same values."""
-    if compiled_rule(policy) is None:
-        return "auto"
-    if inst.n >= COMPILE_FROM_JOBS or inst.n * inst.k >= COMPILE_FROM_WORK:
-        return "compiled"
-    from ..online.jit import kernel_ready
-
-    if inst.rigid:
-        from ..online.compiled_rigid import _engine_rigid
-
-        ready = kernel_ready(_engine_rigid)
-    else:
-        from ..online.compiled import _engine as engine
-
-        ready = kernel_ready(engine)
-    return "compiled" if ready else "auto"
 
 
 #: a worker's valuers (:class:`CoalitionValuer`), kept between tasks: the instance a

@@ -27,7 +27,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from .numbers import DIGITS, number
-from .options import Contents, Estimation, Organizations, PlatformModel, TimeWindow
 from .progress import look
 from .window import WindowError, format_time, parse_time
 
@@ -103,28 +102,18 @@ def audit_periods(
     source: str | Path,
     by: str,
     *,
-    window: TimeWindow | None = None,
-    organizations: Organizations | None = None,
-    model: PlatformModel | None = None,
-    estimation: Estimation | None = None,
-    contents: Contents | None = None,
     progress: Callable[[str], None] | None = None,
     **options: Any,
 ) -> dict:
     """Audit each period (:func:`periods`) of ``source``'s window on its own; the report of
-    the module doc. The options are :func:`~coopsched.audit.audit`'s (records, or their
-    fields as keywords); ``progress`` gets one line per period (and each period's own)."""
+    the module doc. The options are :func:`~coopsched.audit.audit`'s (the records
+    ``window=`` ... ``contents=``, or their fields as keywords); ``progress`` gets one line
+    per period (and each period's own)."""
     from ..workloads.instance import Instance
-    from .options import records
+    from .options import RECORDS, records
     from .run import audit, load_log
 
-    given = dict(
-        window=window,
-        organizations=organizations,
-        model=model,
-        estimation=estimation,
-        contents=contents,
-    )
+    given = {param: options.pop(param, None) for param, _ in RECORDS}
     w, organizations, model, estimation, contents = records(given, options)
     say = progress or (lambda _m: None)
     log = load_log(source, timezone=w.timezone, skip_malformed=w.skip_malformed)

@@ -233,9 +233,13 @@ def window_instance(
     wj = window_jobs(submit, start, end - start, line, t0, t1, keep)
     idx, rel, pin, rec, size = wj.idx, wj.release, wj.pinned, wj.start, wj.size
     if not len(idx):  # nothing to audit: never a game of no organization
+        if lw is not None:  # read for this window: the span of every record, not of the rows kept
+            first_last = lw.submitted
+        else:
+            first_last = (int(submit.min()), int(submit.max())) if len(submit) else None
         span = (
-            f"its jobs were submitted at {int(submit.min())}..{int(submit.max())}"
-            if len(submit)
+            f"its jobs were submitted at {first_last[0]}..{first_last[1]}"
+            if first_last is not None
             else "it has no job"
         )
         raise WindowError(

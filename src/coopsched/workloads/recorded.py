@@ -81,7 +81,9 @@ class LogWindow:
     by the audit's reasons (``"started, end unknown"``, ``"never started (run time
     unknown)"``, ``"run time 0"``), and by processors (``width -> count``) those that ended
     by ``t0`` (``ended``) or were submitted at or after ``t1`` (``after``), so that the
-    audit can count the ones wider than the platform it is given.
+    audit can count the ones wider than the platform it is given. ``submitted`` is the first
+    and last submit time of every record (``None``: no record), so that a message about the
+    whole log (an empty window) reads the same as on the whole log.
     """
 
     t0: int
@@ -91,6 +93,7 @@ class LogWindow:
     excluded: dict[str, int] = field(default_factory=dict)
     ended: dict[int, int] = field(default_factory=dict)
     after: dict[int, int] = field(default_factory=dict)
+    submitted: tuple[int, int] | None = None
 
 
 #: How many records of each combination of names a window's log keeps (:class:`LogWindow`):

@@ -847,11 +847,17 @@ class _Window:
         self.ended: dict[int, int] = {}
         self.after: dict[int, int] = {}
         self.combos: dict[tuple, list[int]] = {}  # names -> [records, rows kept, code]
+        self.submitted: tuple[int, int] | None = None  # every record's first and last submit
 
     def select(self, cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Rows of one chunk to keep (in order) and, per kept row, the code of its names'
         combination when it stands for records outside the window (-1: in the window)."""
         submit, start, end = cols["submit"], cols["start"], cols["end"]
+        if len(submit):
+            lo, hi = int(submit.min()), int(submit.max())
+            if self.submitted is not None:
+                lo, hi = min(lo, self.submitted[0]), max(hi, self.submitted[1])
+            self.submitted = (lo, hi)
         started = start >= 0
         c1 = started & (end < 0)
         c2 = ~started
@@ -900,6 +906,7 @@ class _Window:
             {k: v for k, v in self.excluded.items() if v},
             dict(sorted(self.ended.items())),
             dict(sorted(self.after.items())),
+            self.submitted,
         )
 
 

@@ -64,7 +64,9 @@ def windows(path: Path, policy: str, backfill: str) -> list[dict]:
                 "fitted": bool(w.notes),
             }
         )
-        print(f"  {path.name} {t}: {rows[-1]['recorded']:.3f} / {rows[-1]['model']:.3f}", flush=True)
+        print(
+            f"  {path.name} {t}: {rows[-1]['recorded']:.3f} / {rows[-1]['model']:.3f}", flush=True
+        )
         t += MONTH
     return rows
 

@@ -137,6 +137,11 @@ def headline_text(report: AuditReport | dict) -> str:
     return text
 
 
+def _core_hours(value: float | None, horizon: int) -> float | None:
+    """A surplus (processor-seconds x seconds) as core-hours averaged over the window."""
+    return None if value is None or not horizon else float(value) / horizon / 3600
+
+
 def as_dict(report: AuditReport | dict) -> dict[str, Any]:
     """The report as a dict: an :class:`AuditReport`'s ``to_dict()``, a dict as it is."""
     return report.to_dict() if isinstance(report, AuditReport) else report
@@ -288,9 +293,9 @@ def render_table(report: AuditReport | dict, console) -> None:
         ("psi", "right"),
         ("phi", "right"),
         ("surplus", "right"),
-        *((("vs REF", "right"),) if with_ref else ()),
         ("s/unit", "right"),
         ("core-h", "right"),
+        *((("vs REF", "right"),) if with_ref else ()),
         ("wait/job", "right"),
     )
     for c, j in columns:
@@ -316,23 +321,27 @@ def render_table(report: AuditReport | dict, console) -> None:
             number(r["psi"], u),
             phi,
             f"[{color}]{surplus}[/{color}]" if color else surplus,
-            *((number(r.get("vs_ref"), u, signed=True),) if with_ref else ()),
             number(r["surplus_per_unit"], DIGITS["per_unit"], signed=True),
             number(r["surplus_core_hours"], DIGITS["core_hours"], signed=True),
+            *(
+                (number(_core_hours(r.get("vs_ref"), T), DIGITS["core_hours"], signed=True),)
+                if with_ref
+                else ()
+            ),
             duration(wait, signed=True) + ("" if wait is not None else " *"),
         )
     console.print(t)
     console.print(
-        "work: cpu-seconds processed in the window; "
+        "work: cpu-seconds processed in the window; " + "s/unit: surplus per unit of work (s); "
+        "core-h: surplus / window / 3600 (core-hours of work ahead of, or behind, the fair share, "
+        "averaged over the window); "
         + (
-            "vs REF: the surplus without Definition 3.2's equal share of the platform's gain "
-            "or loss (psi minus the Shapley value under the reference's total); "
+            "vs REF: core-h without Definition 3.2's equal share of the platform's "
+            "gain or loss (vs_ref: psi minus the Shapley value under the reference's total); "
             if with_ref
             else ""
         )
-        + "s/unit: surplus per unit of work (s); "
-        "core-h: surplus / window / 3600 (core-hours of work ahead of, or behind, the fair share, "
-        "averaged over the window); wait/job: equivalent extra wait per job, -surplus / work"
+        + "wait/job: equivalent extra wait per job, -surplus / work"
         + ("; ?: sign of the surplus undecided" if report["method"] == "sampled" else ""),
         highlight=False,
     )

@@ -20,13 +20,11 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-from months_auditable import MONTH, PARALLEL
+from months_auditable import PARALLEL, windows
 
-from coopsched.audit.organizations import by_column
-from coopsched.audit.window import WindowError, window_instance
+from coopsched.audit.window import WindowError
 from coopsched.online.policies import get_policy
 from coopsched.workloads.instance import Instance, Organization
-from coopsched.workloads.swf import read_swf_recorded
 
 GROUPS = (1, 3, 12, 0)  # 0: every user its own organization
 
@@ -56,29 +54,23 @@ def main() -> None:
         path = Path(args.traces) / name
         if not path.exists():
             continue
+        util: list[list[float]] = []
         try:
-            log = read_swf_recorded(path)
-        except ValueError:
+            for _t, w in windows(path):
+                if isinstance(w, WindowError):
+                    continue
+                inst, T = w.instance, w.horizon
+                util.append(
+                    [
+                        fifo.run(regroup(inst, g), T, backfill=args.backfill).utilization(T)
+                        for g in GROUPS
+                    ]
+                )
+        except ValueError:  # the reader refused the whole log
+            pass
+        if not util:
             print(f"| {name.split('.swf')[0]} | 0 | | | | | |")
             continue
-        orgs = by_column(log.jobs, "user", log.path)
-        submit = log.jobs["submit"].to_numpy()
-        t, last = int(submit.min()), int(submit.max())
-        util: list[list[float]] = []
-        while t + MONTH <= last:
-            try:
-                w = window_instance(log, orgs, t, t + MONTH, jobs="rigid")
-            except WindowError:
-                t += MONTH
-                continue
-            inst, T = w.instance, w.horizon
-            util.append(
-                [
-                    fifo.run(regroup(inst, g), T, backfill=args.backfill).utilization(T)
-                    for g in GROUPS
-                ]
-            )
-            t += MONTH
         u = np.array(util)
         med = np.median(u, axis=0)
         spread = float((u.max(axis=1) - u.min(axis=1)).max()) * 100

@@ -21,53 +21,41 @@ import csv
 from pathlib import Path
 
 import numpy as np
-from months_auditable import MONTH, PARALLEL
+from months_auditable import PARALLEL, windows
 
 from coopsched.audit.game import recorded_schedule
 from coopsched.audit.model_check import PLATFORM_BACKFILL, UTILIZATION_GAP, model_check
 from coopsched.audit.options import PLATFORM_POLICY
-from coopsched.audit.organizations import by_column
-from coopsched.audit.window import WindowError, window_instance
-from coopsched.workloads.swf import read_swf_recorded
+from coopsched.audit.window import WindowError
 
 
-def windows(path: Path, policy: str, backfill: str) -> list[dict]:
+def checked(path: Path, policy: str, backfill: str) -> list[dict]:
     """One row per auditable 30-day window of the log."""
+    rows: list[dict] = []
     try:
-        log = read_swf_recorded(path)
-    except ValueError:
-        return []
-    orgs = by_column(log.jobs, "user", log.path)
-    submit = log.jobs["submit"].to_numpy()
-    t, last = int(submit.min()), int(submit.max())
-    rows = []
-    while t + MONTH <= last:
-        try:
-            w = window_instance(log, orgs, t, t + MONTH, jobs="rigid")
-        except WindowError:
-            t += MONTH
-            continue
-        inst, T = w.instance, w.horizon
-        mc = model_check(inst, T, recorded_schedule(inst, T), policy, backfill)
-        rows.append(
-            {
-                "log": path.name,
-                "t0": t,
-                "jobs": inst.n,
-                "rule": mc["backfill"],
-                "recorded": mc["recorded"]["utilization"],
-                "model": mc["model"]["utilization"],
-                "gap": mc["utilization_gap"],
-                "within_hour": mc["within_hour"],
-                "wait_recorded_h": mc["recorded"]["mean_wait_hours"],
-                "wait_model_h": mc["model"]["mean_wait_hours"],
-                "fitted": bool(w.notes),
-            }
-        )
-        print(
-            f"  {path.name} {t}: {rows[-1]['recorded']:.3f} / {rows[-1]['model']:.3f}", flush=True
-        )
-        t += MONTH
+        for t, w in windows(path):
+            if isinstance(w, WindowError):
+                continue
+            inst, T = w.instance, w.horizon
+            mc = model_check(inst, T, recorded_schedule(inst, T), policy, backfill)
+            rows.append(
+                {
+                    "log": path.name,
+                    "t0": t,
+                    "jobs": inst.n,
+                    "rule": mc["backfill"],
+                    "recorded": mc["recorded"]["utilization"],
+                    "model": mc["model"]["utilization"],
+                    "gap": mc["utilization_gap"],
+                    "within_hour": mc["within_hour"],
+                    "wait_recorded_h": mc["recorded"]["mean_wait_hours"],
+                    "wait_model_h": mc["model"]["mean_wait_hours"],
+                    "fitted": bool(w.notes),
+                }
+            )
+            print(f"  {path.name} {t}: {rows[-1]['recorded']:.3f} / {rows[-1]['model']:.3f}")
+    except ValueError:  # the reader refused the whole log
+        pass
     return rows
 
 
@@ -84,7 +72,7 @@ def main() -> None:
         path = Path(args.traces) / name
         if not path.exists():
             continue
-        rows = windows(path, args.policy, args.backfill)
+        rows = checked(path, args.policy, args.backfill)
         every += rows
         if not rows:
             table.append(f"| {name.split('.swf')[0]} | 0 | | | | | | | |")

@@ -17,10 +17,11 @@ from __future__ import annotations
 import argparse
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from coopsched.audit.organizations import by_column
-from coopsched.audit.window import WindowError, window_instance
+from coopsched.audit.window import WindowError, WindowInstance, window_instance
 from coopsched.workloads.swf import read_swf_recorded
 
 #: The parallel logs of the project's trace folder (SUMMARY.md there lists them all).
@@ -40,25 +41,36 @@ PARALLEL = (
 MONTH = 30 * 86400
 
 
-def scan(path: Path) -> tuple[int, int, Counter, list[tuple[int, float, int]]]:
-    """Windows, auditable ones, errors by kind, and (jobs moved, largest move in hours,
-    cancelled records counted as never started) per window whose records were fitted."""
-    try:
-        log = read_swf_recorded(path)
-    except ValueError as exc:  # the whole log refused
-        return 0, 0, Counter({_kind(str(exc)): 1}), []
+def windows(path: Path) -> Iterator[tuple[int, WindowInstance | WindowError]]:
+    """Each 30-day window of the log from its first submit: its start and the audit's
+    instance of it (rigid jobs, organizations by user), or the error that refused it. A log
+    the reader refuses raises its error."""
+    log = read_swf_recorded(path)
     if not log.n:  # older code: a log without start times read as no job at all
-        return 0, 0, Counter({"no job with a start time: " + ", ".join(log.excluded): 1}), []
+        raise ValueError("no job with a start time: " + ", ".join(log.excluded))
     orgs = by_column(log.jobs, "user", log.path)
     submit = log.jobs["submit"].to_numpy()
     t, last = int(submit.min()), int(submit.max())
+    while t + MONTH <= last:
+        try:
+            yield t, window_instance(log, orgs, t, t + MONTH, jobs="rigid")
+        except WindowError as exc:
+            yield t, exc
+        t += MONTH
+
+
+def scan(path: Path) -> tuple[int, int, Counter, list[tuple[int, float, int]]]:
+    """Windows, auditable ones, errors by kind, and (jobs moved, largest move in hours,
+    cancelled records counted as never started) per window whose records were fitted."""
     n = ok = 0
     errors: Counter = Counter()
     fitted: list[tuple[int, float, int]] = []
-    while t + MONTH <= last:
-        n += 1
-        try:
-            w = window_instance(log, orgs, t, t + MONTH, jobs="rigid")
+    try:
+        for _t, w in windows(path):
+            n += 1
+            if isinstance(w, WindowError):
+                errors[_kind(str(w))] += 1
+                continue
             ok += 1
             for note in getattr(w, "notes", []):
                 m = re.search(r"([\d,]+) job\(s\) started later.*at most ([\d,.]+) h", note)
@@ -71,9 +83,8 @@ def scan(path: Path) -> tuple[int, int, Counter, list[tuple[int, float, int]]]:
                             int(c.group(1).replace(",", "")) if c else 0,
                         )
                     )
-        except WindowError as exc:
-            errors[_kind(str(exc))] += 1
-        t += MONTH
+    except ValueError as exc:  # the whole log refused
+        errors[_kind(str(exc))] += 1
     return n, ok, errors, fitted
 
 

@@ -63,9 +63,7 @@ def test_fifo_starts_do_not_depend_on_the_grouping(case):
         b = fifo.run(regroup(inst, to, g), T, backfill=rule).start
         assert a.tolist() == b.tolist(), rule
     seq = dataclasses.replace(inst, processors=None, requested=None)
-    assert (
-        fifo.run(seq, T).start.tolist() == fifo.run(regroup(seq, to, g), T).start.tolist()
-    )
+    assert fifo.run(seq, T).start.tolist() == fifo.run(regroup(seq, to, g), T).start.tolist()
 
 
 def test_per_organization_easy_depends_on_the_grouping():

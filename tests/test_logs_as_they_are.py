@@ -5,16 +5,15 @@ SWF records without processors never ran, and a log without start times says so.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_audit import _log
 
 from coopsched import audit
 from coopsched.audit.organizations import by_column
 from coopsched.audit.overlap import fit_recorded
 from coopsched.audit.window import WindowError, window_instance
-from coopsched.workloads.recorded import RecordedLog
 from coopsched.workloads.swf import CANCELLED_UNALLOCATED, SWFError, read_swf_recorded
 
 
@@ -79,16 +78,6 @@ def test_a_schedule_within_the_platform_is_unchanged():
     start, run, width = np.array([0, 0, 3, -1]), np.array([5, 3, 2, 4]), np.array([2, 2, 2, 1])
     f = fit_recorded(start, run, width, 4, 10)
     assert f.start.tolist() == start.tolist() and f.count == 0 and f.total_shift == 0
-
-
-def _log(rows, machines=4):
-    cols = ["job", "submit", "start", "end", "processors", "user", "group"]
-    df = pd.DataFrame(rows, columns=cols)
-    df["job"] = df["job"].astype(str)
-    for c in ("account", "partition", "queue"):
-        df[c] = ""
-    df["line"] = np.arange(1, len(df) + 1)
-    return RecordedLog("log.swf", df, machines=machines)
 
 
 def test_a_log_over_its_size_is_fitted_and_says_so():

@@ -13,7 +13,7 @@ from test_audit import _log
 from coopsched import audit
 from coopsched.audit.organizations import by_column
 from coopsched.audit.overlap import fit_recorded
-from coopsched.audit.window import WindowError, window_instance
+from coopsched.audit.window import CANCELLED_OVERLAP, WindowError, window_instance
 from coopsched.workloads.swf import CANCELLED_UNALLOCATED, SWFError, read_swf_recorded
 
 
@@ -127,3 +127,21 @@ def test_a_log_without_start_times_says_which_field(tmp_path):
     p.write_text("\n".join(_swf_row(j, j, -1, 10, 1) for j in range(1, 4)) + "\n")
     with pytest.raises(SWFError, match=r"field 3 \(wait\) is -1 for all 3 jobs"):
         read_swf_recorded(p)
+
+
+def test_a_cancelled_record_with_no_room_never_started():
+    # a completed job of 3 and a cancelled one of 3 at once on 4 processors: the cancelled
+    # one was cancelled before it started (left out, counted); the completed one keeps its start
+    log = _log([(1, 0, 2, 12, 3, "u", "a"), (2, 0, 0, 30, 3, "v", "a")])
+    log.jobs["cancelled"] = [False, True]
+    w = window_instance(log, by_column(log.jobs, "user", "x"), 0, 100, jobs="rigid")
+    assert w.instance.n == 1 and w.instance.start.tolist() == [2]
+    assert w.excluded[CANCELLED_OVERLAP] == 1
+    assert "1 cancelled record(s) with no room" in w.notes[0]
+    # where it fits, a cancelled record ran until cancelled: kept as recorded
+    # (jobs 1 and 3 overlap: 3 moves to 10; the cancelled 2 fits beside both throughout)
+    log = _log([(1, 0, 0, 10, 3, "u", "a"), (2, 0, 0, 30, 1, "v", "a"), (3, 0, 0, 10, 3, "v", "a")])
+    log.jobs["cancelled"] = [False, True, False]
+    w = window_instance(log, by_column(log.jobs, "user", "x"), 0, 100, jobs="rigid")
+    assert CANCELLED_OVERLAP not in w.excluded
+    assert w.instance.n == 3 and sorted(w.instance.start.tolist()) == [0, 0, 10]

@@ -1,7 +1,7 @@
 """The audit's model check on every parallel trace (issue 42, item 4).
 
     python benchmarks/model_check.py [--traces ../shared/traces] [--policy fifo]
-                                     [--backfill auto] [--out rows.csv]
+                                     [--backfill auto] [--org-by user] [--out rows.csv]
 
 Each parallel log of the project (benchmarks/months_auditable.py lists them) is cut into
 consecutive 30-day windows from its first submit; each window's instance is built as the
@@ -29,11 +29,11 @@ from coopsched.audit.options import PLATFORM_POLICY
 from coopsched.audit.window import WindowError
 
 
-def checked(path: Path, policy: str, backfill: str) -> list[dict]:
+def checked(path: Path, policy: str, backfill: str, org_by: str = "user") -> list[dict]:
     """One row per auditable 30-day window of the log."""
     rows: list[dict] = []
     try:
-        for t, w in windows(path):
+        for t, w in windows(path, org_by):
             if isinstance(w, WindowError):
                 continue
             inst, T = w.instance, w.horizon
@@ -54,7 +54,7 @@ def checked(path: Path, policy: str, backfill: str) -> list[dict]:
                 }
             )
             print(f"  {path.name} {t}: {rows[-1]['recorded']:.3f} / {rows[-1]['model']:.3f}")
-    except ValueError:  # the reader refused the whole log
+    except ValueError:  # the reader refused the whole log, or has no such column
         pass
     return rows
 
@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--traces", default="../shared/traces")
     ap.add_argument("--policy", default=PLATFORM_POLICY)
     ap.add_argument("--backfill", default=PLATFORM_BACKFILL)
+    ap.add_argument("--org-by", default="user", help="organizations by this column")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     table = []
@@ -72,7 +73,7 @@ def main() -> None:
         path = Path(args.traces) / name
         if not path.exists():
             continue
-        rows = checked(path, args.policy, args.backfill)
+        rows = checked(path, args.policy, args.backfill, args.org_by)
         every += rows
         if not rows:
             table.append(f"| {name.split('.swf')[0]} | 0 | | | | | | | |")
@@ -91,7 +92,8 @@ def main() -> None:
         )
     print(
         f"\n# model check: {args.policy} + backfilling {args.backfill} against the recorded "
-        "schedule, every 30-day window, organizations by user (medians over the windows)"
+        f"schedule, every 30-day window, organizations by {args.org_by} (medians over the "
+        "windows)"
     )
     print(
         "| log | windows | rule | utilization recorded | model | gap (points) | started "

@@ -41,14 +41,14 @@ PARALLEL = (
 MONTH = 30 * 86400
 
 
-def windows(path: Path) -> Iterator[tuple[int, WindowInstance | WindowError]]:
+def windows(path: Path, org_by: str = "user") -> Iterator[tuple[int, WindowInstance | WindowError]]:
     """Each 30-day window of the log from its first submit: its start and the audit's
-    instance of it (rigid jobs, organizations by user), or the error that refused it. A log
-    the reader refuses raises its error."""
+    instance of it (rigid jobs, organizations by ``org_by``), or the error that refused it.
+    A log the reader refuses raises its error."""
     log = read_swf_recorded(path)
     if not log.n:  # older code: a log without start times read as no job at all
         raise ValueError("no job with a start time: " + ", ".join(log.excluded))
-    orgs = by_column(log.jobs, "user", log.path)
+    orgs = by_column(log.jobs, org_by, log.path)
     submit = log.jobs["submit"].to_numpy()
     t, last = int(submit.min()), int(submit.max())
     while t + MONTH <= last:

@@ -374,14 +374,15 @@ def warm_up(client) -> None:
     """Compile the policies' kernels in this process and on every worker (not timed)."""
     import dataclasses
 
-    from coopsched.audit.sampling import COMPILE_FROM_JOBS, sampled_game
+    from coopsched.audit.sampling import sampled_game
+    from coopsched.online.engine import COMPILE_MIN_JOBS
     from coopsched.online.rigid import resolve_backfill
     from coopsched.workloads.instance import make_instance
 
-    rng = np.random.default_rng(0)  # enough jobs for the compiled engine (COMPILE_FROM_JOBS)
+    rng = np.random.default_rng(0)  # enough jobs for the compiled engine (COMPILE_MIN_JOBS)
     jobs = [
         (int(rng.integers(0, 4)), int(rng.integers(0, 5000)), 1 + int(rng.integers(0, 50)))
-        for _ in range(COMPILE_FROM_JOBS)
+        for _ in range(COMPILE_MIN_JOBS)
     ]
     inst = make_instance([2, 1, 1, 2], jobs)
     inst = dataclasses.replace(

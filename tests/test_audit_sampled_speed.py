@@ -16,7 +16,6 @@ from coopsched import make_instance
 from coopsched.audit.estimation import shapley_antithetic
 from coopsched.audit.game import recorded_starts
 from coopsched.audit.sampling import (
-    COMPILE_FROM_JOBS,
     CoalitionValuer,
     coalition_values,
     curve_values,
@@ -71,39 +70,44 @@ def test_coalition_values_equal_the_former_valuation(inst, data):
 
 @settings(max_examples=120, deadline=None)
 @given(inst=rigid_instances(pins=True), data=st.data())
-def test_the_valuer_runs_the_compiled_engine_directly_with_simulates_values(inst, data):
-    """:class:`CoalitionValuer` runs the compiled rigid engine on inputs prepared once
-    (not through ``simulate``): every coalition's values are those of the Python engine's
-    schedule, whatever the coalitions valued before on the same inputs."""
+def test_the_valuers_backend_gives_simulates_values(inst, data):
+    """:class:`CoalitionValuer` runs every coalition through one backend of the engines'
+    door, the instance's compiled inputs prepared once: every coalition's values are those
+    of the Python engine's schedule, whatever the coalitions valued before on the same
+    inputs."""
     from unittest import mock
 
-    from coopsched.audit import sampling
+    from coopsched.online import engine
 
     T = data.draw(st.integers(1, 30))
     grid = sorted({3, 11, T})
     rule = data.draw(st.sampled_from(RULES))
     pol = data.draw(st.sampled_from(["fifo", "fairshare", "utfairshare", "currfairshare"]))
-    with mock.patch.object(sampling, "COMPILE_FROM_JOBS", 0):
-        value = CoalitionValuer(inst, T, grid, pol, backfill=rule)
-    assert value.direct is not None
+    value = CoalitionValuer(inst, T, grid, pol, backfill=rule)
+    prepared = None
     for mask in data.draw(st.lists(st.integers(1, (1 << inst.k) - 1), min_size=1, max_size=4)):
         members = [u for u in range(inst.k) if mask >> u & 1]
         sched = simulate(inst, get_policy(pol), T, members, backfill=rule, engine="python")
-        assert value(mask) == old_values(sched, grid)
+        with mock.patch.object(engine, "COMPILE_MIN_JOBS", 0):  # the compiled engine
+            assert value(mask) == old_values(sched, grid)
+        assert prepared is None or value.backend.prepared() is prepared
+        prepared = value.backend.prepared()
 
 
-def test_rigid_inputs_serve_only_their_instance():
-    from coopsched.online.compiled_rigid import RigidInputs, run_compiled_rigid
+def test_a_backend_weighs_all_its_runs_when_it_chooses_the_engine(monkeypatch):
+    """``engine="auto"`` on a backend without a stated workload counts the jobs of its runs:
+    small runs stay in Python until their sum passes COMPILE_MIN_JOBS."""
+    from coopsched.online import engine
 
-    a = make_instance([2, 1], [(0, 0, 3), (1, 1, 2)])
-    a = dataclasses.replace(a, processors=np.array([1, 1]), requested=np.array([3, 2]))
-    b = dataclasses.replace(a)
-    with pytest.raises(ValueError, match="another instance"):
-        run_compiled_rigid(b, "fifo", "easy", horizon=None, members=(0, 1), inputs=RigidInputs(a))
-    start, *_ = run_compiled_rigid(
-        a, "fifo", "easy", horizon=None, members=(0, 1), inputs=RigidInputs(a)
+    monkeypatch.setattr(engine, "numba_warm", lambda: False)
+    monkeypatch.setattr(engine, "COMPILE_MIN_JOBS", 5)
+    inst = make_instance([1, 1], [(0, 0, 3), (1, 1, 2), (0, 2, 2)])
+    backend = engine.Backend(inst, 20)
+    runs = [backend.run(get_policy("fifo"), [0]).info["engine"] for _ in range(3)]
+    assert runs == ["python", "python", "compiled"]  # 2, 4, then 6 jobs
+    assert engine.Backend(inst, 20, workload=5).run(get_policy("fifo")).info["engine"] == (
+        "compiled"
     )
-    assert start.tolist() == [0, 1]  # the second job is released at 1
 
 
 def top_users_window(path, t0, t1, top, tmp, jobs="rigid"):
@@ -133,12 +137,12 @@ def top_users_window(path, t0, t1, top, tmp, jobs="rigid"):
 def test_real_window_coalition_values_equal_the_former_valuation(tmp_path):
     path = trace_path("RICC-2010-2.swf.gz")
     inst, T, rule = top_users_window(path, 30 * 86400, 31 * 86400, 11, tmp_path)
-    assert inst.rigid and inst.k == 12 and inst.n >= COMPILE_FROM_JOBS
+    assert inst.rigid and inst.k == 12 and inst.n >= 2_000
     grid = sorted({int(x) for x in np.linspace(0, T, 9)[1:]})
     rng = np.random.default_rng(3)
     for mask in [1, (1 << inst.k) - 2, *rng.integers(2, (1 << inst.k) - 2, size=3).tolist()]:
         members = [u for u in range(inst.k) if mask >> u & 1]
-        # the former path in the Python engine (the new one compiles: COMPILE_FROM_JOBS)
+        # the former path in the Python engine
         sched = simulate(inst, get_policy("fairshare"), T, members, backfill=rule, engine="python")
         want = old_values(sched, grid)
         assert want[-1] > 0

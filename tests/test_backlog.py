@@ -248,7 +248,7 @@ def test_fig10_and_production_take_the_window_options(tmp_path):
     import json
 
     from coopsched.cli import main
-    from coopsched.experiments.study import get_study
+    from coopsched.experiments.studies import get_study
     from coopsched.experiments.windows import WindowState
 
     traces = _fake_lpc_egee(tmp_path)

@@ -49,7 +49,7 @@ def _compared(df: pd.DataFrame) -> list[str]:
 @pytest.mark.parametrize(("study", "folder", "options"), RUNS, ids=[r[1] for r in RUNS])
 def test_first_windows_rerun_to_the_committed_rows(tmp_path, study, folder, options):
     _needs_traces()
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     committed = pd.read_csv(RESULTS / folder / "results.csv")
     run_study(
@@ -92,7 +92,7 @@ def test_production_first_windows_rerun_to_the_committed_rows():
     _needs_traces()
     from coopsched.experiments.production import TRACES as PROD_TRACES
     from coopsched.experiments.reproduce import evaluate_window
-    from coopsched.experiments.study import get_study
+    from coopsched.experiments.studies import get_study
 
     for t in PROD_TRACES:
         if not (TRACES / _file(t)).exists():

@@ -101,10 +101,10 @@ def test_engine_decides_as_the_whole_instance_during_a_warm_up(monkeypatch):
     n = engine.COMPILE_MIN_JOBS
     big = Instance(small.organizations, np.arange(n) % 2, np.arange(n), np.ones(n))
     monkeypatch.setattr(engine, "numba_warm", lambda: False)
-    assert not engine._worth_compiling(small)
+    assert not engine._worth_compiling(small.n)
     with engine.engine_decides_as(big):
-        assert engine._worth_compiling(small)
-    assert not engine._worth_compiling(small)
+        assert engine._worth_compiling(small.n)
+    assert not engine._worth_compiling(small.n)
 
 
 def test_warm_up_changes_nothing_but_the_timings(monkeypatch):

@@ -76,7 +76,7 @@ def test_sweep_on_dask_cluster(tmp_path):
 )
 @pytest.mark.parametrize("what", ["table1", "table2", "fig10"])
 def test_quick_reproduction_runs_and_resumes(tmp_path, what):
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     out = tmp_path / what
     _, md = run_study(what, out, quick=True, traces=TRACES, workers=2, quiet=True)

@@ -545,7 +545,7 @@ def test_paper_instance_sizes_in_closed_form_and_the_guard_boundary():
 
 @pytest.mark.slow
 def test_quick_game_grid(tmp_path):
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     df, md = run_study("game", tmp_path / "g", quick=True, workers=2, quiet=True)
     assert len(df) == 4 * 3 * 4 * 2
@@ -561,7 +561,7 @@ def test_quick_game_grid(tmp_path):
 
 @pytest.mark.slow
 def test_quick_poa_reproduction(tmp_path):
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     df, md = run_study("poa", tmp_path / "p", quick=True, workers=2, quiet=True)
     t4 = df[df["task.what"] == "theorem4"].sort_values("task.x")

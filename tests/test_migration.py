@@ -233,7 +233,7 @@ def test_quick_study(tmp_path):
 
     if not (TRACES / "LPC-EGEE-2004-1.2-cln.swf.gz").exists():
         pytest.skip("traces not available")
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     df, md = run_study(
         "migration", tmp_path / "s", quick=True, traces=TRACES, workers=2, quiet=True

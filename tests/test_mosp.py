@@ -231,7 +231,7 @@ def test_cli_mosp(tmp_path, capsys):
 
 
 def test_quick_mosp_grid(tmp_path):
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     df, md = run_study("mosp", tmp_path / "g", quick=True, workers=2, quiet=True)
     assert len(df) == 2 * 4 * 4 * 3 * 3

@@ -106,7 +106,7 @@ def test_table_shows_the_paper_beside_its_columns_and_a_dash_beside_the_others(p
     not (TRACES / "LPC-EGEE-2004-1.2-cln.swf.gz").exists(), reason="traces not available"
 )
 def test_table1_runs_a_plugin_and_a_production_policy(tmp_path, plugin):
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     out = tmp_path / "t1"
     df, text = run_study(

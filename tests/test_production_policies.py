@@ -501,7 +501,7 @@ def test_production_study_quick_runs_resumes_and_respects_the_limits(tmp_path):
         pytest.skip("traces not available")
     import pandas as pd
 
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     out = tmp_path / "production"
     _, md = run_study("production", out, quick=True, traces=TRACES, workers=1, quiet=True)

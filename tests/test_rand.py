@@ -152,13 +152,16 @@ def test_memory_estimate_bounds_the_kept_events(inst, n, seed):
     )
 
 
-@pytest.mark.parametrize(("n", "expected"), [(40, "auto"), (1500, "compiled")])
-def test_kept_coalitions_choose_the_engine_by_their_total_size(monkeypatch, n, expected):
-    """RAND's kept coalitions are one workload: when their jobs together pass
-    ``COMPILE_MIN_JOBS`` they run compiled even though each coalition is small (a cold
-    kernel used to leave every one of them in Python, 5 to 7 times slower)."""
+@pytest.mark.parametrize("n", [40, 1500])
+def test_kept_coalitions_choose_the_engine_by_their_total_size(monkeypatch, n):
+    """RAND's kept coalitions are one workload: their runs go through one
+    :class:`~coopsched.online.engine.Backend` told their jobs in all, so when those pass
+    ``COMPILE_MIN_JOBS`` every one runs compiled even though each coalition is small (a cold
+    kernel used to leave every one of them in Python, 5 to 7 times slower), and below it
+    each takes the engine ``engine="auto"`` takes for that total."""
     import dataclasses
 
+    from coopsched.online import engine as engine_module
     from coopsched.online.policies import rand as rand_module
 
     rng = np.random.default_rng(n)
@@ -169,13 +172,19 @@ def test_kept_coalitions_choose_the_engine_by_their_total_size(monkeypatch, n, e
     inst = make_instance([4] * 10, jobs)
     inst = dataclasses.replace(inst, processors=rng.integers(1, 4, n), requested=inst.size + 10)
     seen = []
-    real = rand_module.simulate
+    real = rand_module.Backend.run
 
-    def spy(*args, **kwargs):
-        seen.append(kwargs.get("engine", "auto"))
-        return real(*args, **kwargs)
+    def spy(self, policy, members=None):
+        sched = real(self, policy, members)
+        if self.workload is not None:  # a kept coalition's run (not the grand coalition's)
+            seen.append((self.engine, self.workload, sched.info["engine"]))
+        return sched
 
-    monkeypatch.setattr(rand_module, "simulate", spy)
+    monkeypatch.setattr(rand_module.Backend, "run", spy)
     sched = get_policy("rand", n_samples=15).run(inst, 600, backfill="easy")
-    assert len(seen) > 100 and set(seen[1:]) == {expected}  # seen[0]: the grand coalition
+    assert len(seen) > 100 and {e for e, _, _ in seen} == {"auto"}
+    (workload,) = {w for _, w, _ in seen}
+    assert (workload >= engine_module.COMPILE_MIN_JOBS) == (n == 1500)
+    expected = "compiled" if engine_module._worth_compiling(workload) else "python"
+    assert {ran for _, _, ran in seen} == {expected}
     assert sched.info["engine"] in ("compiled", "python")

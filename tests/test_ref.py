@@ -528,6 +528,6 @@ def test_compiled_kernel_helpers_have_one_specialization(tmp_path):
     )
     counts = json.loads(out.stdout.strip().splitlines()[-1])
     assert counts["_ref_kernel"] == 1
-    for name in ("_certified_ranks", "_hpush", "_pop2", "_push2", "_hpop"):
+    for name in ("_certified_ranks", "_heap_push", "_pop2", "_push2", "_heap_pop"):
         assert counts[name] == 1, (name, counts)
     assert all(n <= 1 for n in counts.values()), counts

@@ -11,7 +11,7 @@ from conftest import TRACES
 from coopsched.cli import main
 from coopsched.experiments.reproduce import Table1, TableSpec, table_tasks
 from coopsched.experiments.sensitivity import sensitivity_tasks
-from coopsched.experiments.study import get_study, run_study
+from coopsched.experiments.studies import get_study, run_study
 from coopsched.experiments.windows import WindowState, evaluate_window, policy_params
 from coopsched.online.checker import check_schedule
 from coopsched.online.fairness import fairness

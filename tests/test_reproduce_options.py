@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from coopsched.cli import _command, main
-from coopsched.experiments.study import STUDIES, StudyOption, get_study
+from coopsched.experiments.studies import get_study
+from coopsched.experiments.study import STUDIES, StudyOption
 
 get_study("table1")  # loads the built-in studies
 ROOT = Path(__file__).resolve().parents[1]

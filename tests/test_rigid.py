@@ -745,7 +745,7 @@ def test_rigid_ref_coalitions_stay_compiled_when_keys_pass_int64(seed, rule):
 
 
 def test_ref_key_proof_refuses_values_beyond_2_62_and_accepts_a_large_platform():
-    from coopsched.online.compiled_rigid import _ref_keys_wrap_safely
+    from coopsched.online.compiled import _ref_keys_wrap_safely
 
     rel = np.array([0, 5], dtype=np.int64)
     size = np.array([10**9, 10**9], dtype=np.int64)

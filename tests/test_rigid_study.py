@@ -45,7 +45,7 @@ def test_censored_waits_count_unstarted_jobs_at_the_horizon():
     not (TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz").exists(), reason="traces not available"
 )
 def test_small_rigid_study_on_a_parallel_log(tmp_path):
-    from coopsched.experiments.study import run_study
+    from coopsched.experiments.studies import run_study
 
     out = tmp_path / "rigid"
     _, md = run_study(

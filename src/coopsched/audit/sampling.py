@@ -67,8 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from ..online.backends import compiled_rule
-from ..online.engine import Policy, simulate
+from ..online.engine import Backend, simulate
 from ..online.policies import get_policy
 from ..online.ref import ref_schedule
 from ..online.shapley import members as coalition_members
@@ -346,12 +345,11 @@ def coalition_values(
 
 
 class CoalitionValuer:
-    """:func:`coalition_values` of the coalitions of one instance, what does not depend on
-    the coalition prepared once: the policy, the backfilling rule and, for rigid jobs under
-    a compiled rule with no state of its own (FIFO and the fair shares), the compiled
-    engine's inputs (:class:`~coopsched.online.compiled_rigid.RigidInputs`), which are then
-    run directly: the same schedules as :func:`~coopsched.online.engine.simulate` with
-    less work per coalition (tested against it). The instance must not change meanwhile."""
+    """:func:`coalition_values` of the coalitions of one instance, through one
+    :class:`~coopsched.online.engine.Backend` (the engines' door, which keeps the instance's
+    compiled inputs and the backfilling rule between coalitions, and weighs all the
+    coalitions it runs when it chooses an engine). The instance must not change
+    meanwhile."""
 
     def __init__(
         self,
@@ -365,22 +363,8 @@ class CoalitionValuer:
         self.inst, self.horizon, self.grid = inst, horizon, grid
         self.exact_upto = exact_upto
         self.policy = get_policy(value_policy)
-        self.backfill = backfill
-        self.direct: tuple[str, str, Any] | None = None
-        if inst.rigid:
-            from ..online.compiled_rigid import RigidInputs
-            from ..online.rigid import resolve_backfill
-
-            rule = self.backfill = resolve_backfill(inst, backfill)
-            entry = compiled_rule(self.policy)
-            if (
-                entry is not None
-                and _engine(inst, self.policy) == "compiled"
-                and entry.inputs(self.policy) == {}
-                and entry.done is None
-                and not self.policy.random_machines
-            ):
-                self.direct = (entry.name, rule, RigidInputs(inst))
+        self.backend = Backend(inst, horizon, backfill)
+        self.backfill = self.backend.rule
 
     def __call__(self, mask: int) -> list[int]:
         inst, horizon = self.inst, self.horizon
@@ -391,33 +375,8 @@ class CoalitionValuer:
             else:
                 sched, _ = ref_schedule(inst.restrict(members), horizon)
             return curve_values(sched.instance, sched.start, self.grid)
-        if self.direct is not None:
-            from ..online.compiled_rigid import run_compiled_rigid
-
-            name, rule, inputs = self.direct
-            out = run_compiled_rigid(
-                inst, name, rule, horizon=horizon, members=tuple(members), inputs=inputs
-            )
-            if not isinstance(out, str):  # else int64 not proven exact: simulate says why
-                return curve_values(inst, out[0], self.grid)
-        policy = self.policy
-        sched = simulate(
-            inst, policy, horizon, members, backfill=self.backfill, engine=_engine(inst, policy)
-        )
+        sched = self.backend.run(self.policy, members)
         return curve_values(sched.instance, sched.start, self.grid)
-
-
-#: Instances of at least this many jobs value their coalitions in the compiled engine
-#: (identical schedules; :func:`~coopsched.online.engine.simulate`): a sampled audit values
-#: hundreds of coalitions, so numba's start-up pays off well below the engine's own
-#: threshold for one run, and every process (or dask worker) chooses alike.
-COMPILE_FROM_JOBS = 2_000
-
-
-def _engine(inst: Instance, policy: Policy) -> str:
-    if inst.n >= COMPILE_FROM_JOBS and compiled_rule(policy) is not None:
-        return "compiled"
-    return "auto"
 
 
 #: a worker's valuers (:class:`CoalitionValuer`), kept between tasks: the instance a

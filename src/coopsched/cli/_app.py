@@ -417,6 +417,13 @@ Backfill = Annotated[
         "requested time, else first-fit)."
     ),
 ]
+Engine = Annotated[
+    str,
+    typer.Option(
+        help="auto (default), python or compiled: the event loop that runs the policy "
+        "(compiled: numba, for the built-in policies of its table; same schedules)."
+    ),
+]
 PolicyTimeout = Annotated[
     float | None,
     typer.Option(

@@ -19,6 +19,7 @@ from ._app import (
     Backfill,
     Backlog,
     CLIError,
+    Engine,
     Fmt,
     Jobs,
     Machines,
@@ -49,7 +50,7 @@ from ._app import (
 #: The panels of ``simulate --help`` and ``compare --help``, by parameter.
 PANELS = {
     **dict.fromkeys(("trace", *WORKLOAD_OPTIONS), WORKLOAD),
-    **dict.fromkeys(("jobs", "backfill"), MODEL),
+    **dict.fromkeys(("jobs", "backfill", "engine"), MODEL),
     **dict.fromkeys(
         ("policy", "policies", "param", "samples", "horizon", "seed", "policy_timeout"), POLICY
     ),
@@ -89,6 +90,7 @@ def simulate(
     backlog: Backlog = False,
     jobs: Jobs = "sequential",
     backfill: Backfill = None,
+    engine: Engine = "auto",
     samples: Annotated[
         int | None,
         typer.Option(min=1, help="Shortcut for --param n_samples=N (RAND; paper: 15, 75)."),
@@ -106,6 +108,7 @@ def simulate(
     policy_timeout: PolicyTimeout = None,
 ) -> None:
     """Simulate one policy and print per-organization results (JSON: the whole schedule)."""
+    from ..online.engine import simulate as simulate_policy
     from ..online.policies import parse_params, policy_class
     from ..online.policies._plugins import time_limit
 
@@ -137,8 +140,9 @@ def simulate(
     )
     T = _horizon(inst, horizon)
     rule = _backfill(inst, backfill)
+    run = in_flags(simulate_policy, "engine")
     with time_limit(policy_timeout):
-        sched = pol.run(inst, T, backfill=rule) if inst.rigid else pol.run(inst, T)
+        sched = run(inst, pol, T, backfill=rule, engine=engine)
     _export(sched, gantt, swf_out, batsim_out)
     _show(sched.report(T), format)
 

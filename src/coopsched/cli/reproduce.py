@@ -99,9 +99,8 @@ def _study_named(args: list[str]) -> type[Study] | None:
     ]
     if not words:
         return None
-    from ..experiments.study import STUDIES, get_study
+    from ..experiments.studies import STUDIES, get_study  # importing it loads the studies
 
-    get_study("table1")  # loads the built-in studies
     for word in words:
         if word == "list":
             return None
@@ -166,15 +165,14 @@ def reproduce(
     """Reproduce a paper's experiments or run a study; parallel, resumable (rows.jsonl).
     A study's own options: coopsched reproduce STUDY --help."""
     if what != "list":  # a study's name is handled by its own command (StudyHelp)
-        from ..experiments.study import get_study
+        from ..experiments.studies import get_study
 
         try:
             get_study(what)
         except KeyError as exc:
             raise CLIError(exc.args[0]) from None
-    from ..experiments.study import STUDIES, get_study
+    from ..experiments.studies import STUDIES, get_study  # importing it loads the studies
 
-    get_study("table1")  # loads the built-in studies
     for name, cls in STUDIES.items():
         print(f"{name:12s} {cls.title}")
 

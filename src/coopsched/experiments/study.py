@@ -16,7 +16,8 @@ Override points:
 * :meth:`Study.report`: writes extra tables and figures into ``out`` and returns the
   Markdown summary (written to ``summary.md``).
 
-Register a study with :func:`register_study`; ``coopsched reproduce NAME`` finds it there.
+Register a study with :func:`register_study`; ``coopsched reproduce NAME`` finds it there
+(:mod:`coopsched.experiments.studies` imports the built-in ones: this module imports none).
 """
 
 from __future__ import annotations
@@ -301,40 +302,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def get_study(name: str) -> type[Study]:
-    """A study class by name, importing the modules that register the built-in ones."""
-    _load_builtin()
-    if name not in STUDIES:
-        raise KeyError(f"unknown study {name!r}; choose from {', '.join(sorted(STUDIES))}")
-    return STUDIES[name]
-
-
-def run_study(
-    name: str,
-    out: str | Path,
-    *,
-    quick: bool = False,
-    seed: int = 0,
-    workers: int | None = None,
-    scheduler: Any = None,
-    quiet: bool = False,
-    **options: Any,
-) -> tuple[pd.DataFrame, str]:
-    """Configure and run the study ``name`` (see :data:`STUDIES`) into ``out``."""
-    study = get_study(name)(quick=quick, seed=seed, **options)
-    return study.run(out, workers=workers, scheduler=scheduler, quiet=quiet)
-
-
-def _load_builtin() -> None:
-    from . import (  # noqa: F401
-        game_grid,
-        migration_study,
-        mosp_grid,
-        poa,
-        production,
-        reproduce,
-        rigid_study,
-        sensitivity,
-    )

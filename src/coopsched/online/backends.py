@@ -1,30 +1,26 @@
 """The compiled engine as a declared backend: which policies have a compiled pick rule.
 
-:func:`~coopsched.online.engine.simulate` runs every policy in its Python event loop; a
-policy listed in :data:`COMPILED` also runs in the numba loop of
-:mod:`coopsched.online.compiled`, with identical schedules (tests run every listed policy
-through both engines from this table). This module is the one place that says so: the rule
-constants the kernel branches on, the exact class each rule reproduces (a subclass may
-change ``select``, so it never inherits the compiled rule), and how the policy's state is
-handed to the kernel and back. It imports neither numba nor the policies until asked, so
-``simulate`` on a small instance never pays for them.
+:func:`~coopsched.online.engine.simulate` runs every policy in its Python event loop
+(:mod:`coopsched.online.core`); a policy listed in :data:`COMPILED` also runs in the numba
+loop of :mod:`coopsched.online.compiled`, with identical schedules (tests run every listed
+policy through both loops from this table). This module is the one place that says so: for
+each exact class (a subclass may change ``select``, so it never inherits the compiled rule),
+the rule it compiles to (a constant the engine's pick, :func:`~coopsched.online.compiled._pick`,
+branches on) and whether the engine keeps ``psi_sp`` per organization for it. A policy hands
+its state to the engine and takes the final state back through two methods of its own,
+:meth:`~coopsched.online.engine.Policy.compiled_inputs` and
+:meth:`~coopsched.online.engine.Policy.compiled_result`. This module imports nothing, so
+``simulate`` on a small instance never pays for numba or the policies.
 
-A policy gains a compiled rule by getting a branch in the kernel and an entry here.
+A policy gains a compiled rule by getting a pick function in the engine and an entry here.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-import numpy as np
-
-if TYPE_CHECKING:
-    from .engine import Policy
-
-# The kernel's pick rules (module-level integers: numba folds them as constants).
+# The engine's pick rules (module-level integers: numba folds them as constants).
 FIFO = 0
 ROUNDROBIN = 1
 FAIRSHARE = 2
@@ -32,81 +28,32 @@ UTFAIRSHARE = 3
 CURRFAIRSHARE = 4
 DIRECTCONTR = 5
 RAND = 6
+#: REF inside one coalition (:mod:`coopsched.online.ref.rigid`, coalition by coalition):
+#: RAND's key with the coalition's subsets as the kept coalitions and its own value as one
+#: more term, ranked once per time (keys modulo 2^64 beside float64 copies)
+REFC = 7
 
 
-def _no_inputs(policy: Policy) -> dict:
-    return {}
-
-
-def _roundrobin_inputs(policy: Policy) -> dict:
-    state = np.zeros((5, 2), dtype=np.int64)
-    state[4, 0] = -1  # as reset(): nobody served yet (a position in the canonical order)
-    return {"state": state}
-
-
-def _roundrobin_done(policy: Policy, state: np.ndarray) -> None:
-    p: Any = policy
-    p._last = int(state[4, 0])
-
-
-def _directcontr_done(policy: Policy, state: np.ndarray) -> None:
-    """The final contribution accumulators, as the Python path leaves them."""
-    p: Any = policy
-    p._phi, p._wc, p._rc, p._tl = (state[r].tolist() for r in range(4))
-    p._cache_t, p._cache = -1, {}
-
-
-def _rand_inputs(policy: Policy) -> dict | None:
-    """Every kept coalition's merged running-count events (their values are advanced along
-    them exactly as :class:`~coopsched.online.utilities.ValueCurve` evaluates them); times
-    at or past ``2^62``, which the kernel never reaches, are clipped there by ``prepare``.
-    ``None`` before :meth:`Rand.prepare` has run (then only the Python engine can run it)."""
-    p: Any = policy
-    if not hasattr(p, "_c_time"):
-        return None
-    keep = [c for c, mask in enumerate(p._masks) if mask != 0]
-    ptr = p._c_ptr
-    coeff = p._coeff
-    rand = {
-        "c_ptr": np.array([ptr[c] for c in keep] + [ptr[-1]], dtype=np.int64),
-        "c_time": p._c_time,
-        "c_delta": p._c_delta,
-        "coeff": np.ascontiguousarray(coeff[:, keep]).reshape(coeff.shape[0], -1),
-        "n_samples": p._N,
-    }
-    return {"rand": rand}
+class CompiledFallback(UserWarning):
+    """The compiled engine could not guarantee exact int64 arithmetic; Python ran instead."""
 
 
 @dataclass(frozen=True)
 class CompiledRule:
-    """One policy's compiled pick rule.
-
-    ``cls``: ``"module:Class"`` of the exact class the rule reproduces; ``rule``: the
-    kernel's constant; ``name``: the rule's name (bounds and messages); ``tracks_psi``:
-    whether the kernel keeps ``psi_sp`` per organization for it; ``inputs(policy)``: extra
-    keyword inputs of :func:`~coopsched.online.compiled.run_compiled` (``None``: the policy
-    is not ready for the kernel); ``done(policy, state)``: hands the kernel's final state
-    back to the policy object, as the Python loop would leave it.
-    """
+    """One policy's compiled pick rule: ``cls``, ``"module:Class"`` of the exact class the
+    rule reproduces; ``rule``, the engine's constant; ``name``, the rule's name (bounds and
+    messages); ``tracks_psi``, whether the engine keeps ``psi_sp`` per organization for it."""
 
     cls: str
     rule: int
     name: str
     tracks_psi: bool = False
-    inputs: Callable[[Policy], dict | None] = field(default=_no_inputs)
-    done: Callable[[Policy, np.ndarray], None] | None = None
 
 
 #: The declared table: every policy with a compiled rule.
 COMPILED: tuple[CompiledRule, ...] = (
     CompiledRule("coopsched.online.policies.baselines:Fifo", FIFO, "fifo"),
-    CompiledRule(
-        "coopsched.online.policies.baselines:RoundRobin",
-        ROUNDROBIN,
-        "roundrobin",
-        inputs=_roundrobin_inputs,
-        done=_roundrobin_done,
-    ),
+    CompiledRule("coopsched.online.policies.baselines:RoundRobin", ROUNDROBIN, "roundrobin"),
     CompiledRule(
         "coopsched.online.policies.fairshare:FairShare", FAIRSHARE, "fairshare", tracks_psi=True
     ),
@@ -124,32 +71,25 @@ COMPILED: tuple[CompiledRule, ...] = (
         DIRECTCONTR,
         "directcontr",
         tracks_psi=True,
-        done=_directcontr_done,
     ),
-    CompiledRule(
-        "coopsched.online.policies.rand:Rand", RAND, "rand", tracks_psi=True, inputs=_rand_inputs
-    ),
+    CompiledRule("coopsched.online.policies.rand:Rand", RAND, "rand", tracks_psi=True),
+    CompiledRule("coopsched.online.ref.rigid:CoalitionRef", REFC, "ref-coalition", tracks_psi=True),
 )
 
-_by_class: dict[type, CompiledRule] = {}
+_by_path = {entry.cls: entry for entry in COMPILED}
 
 
-def _resolve() -> dict[type, CompiledRule]:
-    if not _by_class:
-        for entry in COMPILED:
-            module, _, name = entry.cls.partition(":")
-            _by_class[getattr(importlib.import_module(module), name)] = entry
-    return _by_class
-
-
-def compiled_rule(policy: Policy) -> CompiledRule | None:
-    """The compiled rule of this exact policy class (never of a subclass), or ``None``."""
-    return _resolve().get(type(policy))
+def compiled_rule(policy: Any) -> CompiledRule | None:
+    """The compiled rule of this exact policy class (never of a subclass), or ``None``. The
+    class is known by its module and name, so nothing is imported here."""
+    cls = type(policy)
+    return _by_path.get(f"{cls.__module__}:{cls.__qualname__}")
 
 
 def compiled_names() -> list[str]:
-    """Registry names of the policies with a compiled rule (for tests and listings)."""
-    return [entry.name for entry in COMPILED]
+    """Registry names of the registered policies with a compiled rule (for tests and
+    listings; REF inside a coalition is internal)."""
+    return [entry.name for entry in COMPILED if entry.rule != REFC]
 
 
 def rule_named(name: str) -> CompiledRule:

@@ -1,60 +1,65 @@
-"""The compiled (numba) engine for the built-in policies.
+"""The compiled (numba) engine: the one event loop of :mod:`coopsched.online.core`, compiled, for
+the policies of the declared table :data:`coopsched.online.backends.COMPILED`.
 
-:func:`simulate` in :mod:`coopsched.online.engine` is the reference: an event loop in
-Python that asks a :class:`~coopsched.online.engine.Policy` for every pick. For the
-built-in policies (FIFO, ROUNDROBIN, the fair-share family, DIRECTCONTR and RAND's
-grand coalition) this module runs the *same* event loop compiled, with each policy's
-pick rule written out in the loop; ``simulate`` dispatches here for the policies that the
-declared table :data:`coopsched.online.backends.COMPILED` lists (only those exact classes,
-never a user subclass). The schedules are identical, start by start and machine by machine
-(tests compare both paths with hypothesis):
+:func:`~coopsched.online.engine.simulate` is the only door to it: it runs a policy here when
+the table gives its class a pick rule, with identical schedules (hypothesis compares both
+loops, pinned jobs, coalitions, horizons and every backfilling rule included):
 
-* events, queues and machine choice as in the Python engine (docs/conventions.md §1): at ``t``
-  completions first (in machine order), then releases (submission order), then greedy
-  picks; the lowest-numbered free machine, or for DIRECTCONTR a uniformly random free
-  machine drawn from the very stream Python's ``random.Random(seed)`` gives (the
-  Mersenne Twister state is copied from it and advanced here, see :func:`randbelow`);
-* pinned jobs (:attr:`Instance.pinned`, docs/conventions.md §5) first: while one waits and a
-  machine is free, the oldest waiting pinned job starts without consulting the rule (pinned
-  jobs head their organizations' queues, so they start in submission order);
-* the pick rules, their exact integer comparisons and their ties (the organization whose
-  oldest waiting job was submitted first; ROUNDROBIN cycles in the canonical order).
+* the same events in the same order: completions (the machines freed at ``t`` back in machine
+  order), releases (a rigid job wider than the coalition never queued), pinned jobs, then the
+  backfilling rule as one step (:func:`_rule_step`: ``none``, ``first-fit``, EASY with its
+  reservation from requested times);
+* sequential jobs are the ``q = 1`` case, specialised at compile time: ``one`` is a literal
+  flag (:func:`numba.literally`), so the machine identities every such schedule stores, and
+  the greedy step that every rule reduces to there, cost nothing to the rigid case and the
+  rigid bookkeeping nothing to them;
+* the pick rules (:func:`_pick`) are functions over one state record (:class:`State`: the
+  jobs', the organizations' and the run's fields in four arrays whose rows are named; RAND's
+  and REF's kept coalitions in :class:`Sampled`), with the rules' exact comparisons and ties
+  (the older queue head as the picks at ``t`` began, fixed for the event time:
+  :func:`_older`);
+* machine identities for the schedule (one processor per job) and for DIRECTCONTR's random
+  machines (the stream of Python's ``random.Random(seed)``, :func:`randbelow`), each machine
+  credited to its owner;
+* quantities that may pass 2^63 (DIRECTCONTR's utilities and contributions on a large
+  platform, REF's keys inside a coalition, :data:`REFC`) kept modulo 2^64 beside float64
+  copies and compared by :func:`_key_cmp`, exact by bounds proven before the run
+  (:func:`_wraps_safely`, :func:`_ref_keys_wrap_safely`).
 
-Integers are int64 here, so the inputs are checked first (:func:`int64_bounds`): event
-times, heap keys, ``psi_sp`` and every product a rule compares must provably fit. When
-they do not, ``simulate`` falls back to the Python path (exact integers) and says so in
-``Schedule.info`` and with a :class:`CompiledFallback` warning.
+Integers are int64 here, so the inputs are checked first (:func:`int64_bounds`): event times,
+``psi_sp`` and every product a rule compares must provably fit. When they do not,
+``simulate`` falls back to the Python loop (exact integers) and says so in ``Schedule.info``
+and with a :class:`CompiledFallback` warning.
 """
 
 from __future__ import annotations
 
 import random
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 
 from ..workloads.instance import Instance
-from .backends import (
+from .backends import (  # noqa: F401 (CompiledFallback: also imported from here)
     CURRFAIRSHARE,
     DIRECTCONTR,
     FAIRSHARE,
     FIFO,
     RAND,
+    REFC,
     ROUNDROBIN,
     UTFAIRSHARE,
+    CompiledFallback,
     rule_named,
 )
-from .kernels import JIT_OPTIONS
-from .kernels import _heap_pop as _pop
-from .kernels import _heap_push as _push
+from .kernels import JIT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
 from .utilities import exact_total
 
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
 _BIG = np.int64(2**62)
-
-
-class CompiledFallback(UserWarning):
-    """The compiled engine could not guarantee exact int64 arithmetic; Python ran instead."""
+NONE, FIRST_FIT, EASY = 0, 1, 2
+_BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY}
 
 
 # ------------------------------------------------------------ Python's random stream
@@ -104,7 +109,117 @@ def mt_state(seed) -> np.ndarray:
     return np.array(random.Random(seed).getstate()[1], dtype=np.int64)
 
 
-# ---------------------------------------------------------------------------- kernel
+# ------------------------------------------------------------------ the state record
+
+# The engine's state is one record: a 2D int64 array ``st`` whose rows are named by
+# module-level ints (numba folds them as constants), and its float64 view ``stf`` (the
+# same memory: the float rows F_* are read through it), beside the jobs' own rows ``jb``,
+# so that the loop, its steps and the pick rules pass few arrays (numba counts references
+# of every array a call hands over, twice per array and call). Rows are as long as the
+# widest of their kinds: one column per job (J_*), per organization (O_*, k + 1 of them),
+# per machine (M_*), the scalars (SC).
+#
+# jb[J_*, j]: the coalition's jobs in submission order, as the instance gives them (read
+# only: :class:`Prepared` holds the whole instance's, a coalition takes its columns)
+J_REL = 0
+J_OWNER = 1
+J_SIZE = 2
+J_WIDTH = 3  # processors
+J_REQ = 4  # requested time (EASY)
+J_PINNED = 5
+J_ROWS = 6
+# st[J_*, j]: what the run writes per job
+J_WIDE = 0  # wider than the coalition's machines: never queued
+J_START = 1  # out: the start (-1: none)
+J_MACHINE = 2  # out: the machine (one processor per job); the first of a chain (random)
+J_QJOBS = 3  # the queues: u's jobs that fit are st[J_QJOBS, st[O_QPTR, u]:st[O_QPTR, u + 1]]
+J_HT = 4  # the completions' heap of (end, job) on rows J_HT, J_HT + 1 (kernels._push2)
+J_EXE = 6  # EASY's running jobs by expected end: (start + requested, job, q), sorted
+J_EXJ = 7
+J_EXQ = 8
+# st[O_*, u]: the organizations
+O_QUEUED = 9  # queued jobs (those that fit the coalition)
+O_SHOWN = 10  # what a restricting step shows the rule (first-fit, EASY's backfill)
+O_HEAD = 11  # u's jobs started: its queue head is st[J_QJOBS, qptr[u] + head]
+O_RHEAD = 12  # the same as the rule's picks at t began: the tie order of t
+O_RUNNING = 13  # processors in use
+O_PSI = 14  # psi_sp as of O_TL (exact modulo 2^64 when wrapped)
+O_WORK = 15  # processed work (processor-seconds) as of O_TL
+O_TL = 16
+O_KEY = 17  # DIRECTCONTR's, RAND's and REF's keys, as of SC_KEYT
+O_PHI = 18  # DIRECTCONTR: the contribution accumulators of machine owner u
+O_WC = 19
+O_RC = 20
+O_TV = 21
+O_MACHINES = 22
+O_MEMBER = 23
+O_OWN = 24  # REFC: the weight of the coalition's own value in u's key
+O_QPTR = 25  # the queues' bounds (k + 1 entries)
+O_ORDER = 26  # the members in the canonical order (a list: ROUNDROBIN)
+O_RANK = 27  # REFC: the ranking of t (a list)
+O_ACT = 28  # the organizations with a queued job (a list, in no particular order)
+O_APOS = 29  # u's position in it
+O_BYOWN = 30  # scratch: one job's machines per owner
+# stf[F_*, u]: float64 copies of the fields that may wrap (wrapped runs only; zero otherwise)
+F_KEY = 31
+F_PHI = 32
+F_PSI = 33
+# st[M_*, m]: the machines (one processor per job, or random machines)
+M_OWNER = 34
+M_FREE = 35  # free machine ids: a heap (lowest first, kernels._heap_push) or a list (random)
+M_NEXT = 36  # a running job's machines as a chain (q > 1 and random machines)
+M_MT = 37  # Python's random stream (625 words)
+# st[SC, .]: the run's settings and the loop's scalars
+SC = 38
+ROWS = 39
+SC_RULE = 0  # the pick rule (backends: FIFO ... REFC)
+SC_BF = 1  # the backfilling rule: NONE, FIRST_FIT, EASY
+SC_TRACK = 2  # 1: psi_sp kept per organization (backends' tracks_psi)
+SC_RANDM = 3  # 1: random machines (Python's stream, M_MT)
+SC_WRAPPED = 4  # 1: utilities (and REF's keys) modulo 2^64 beside float64 copies
+SC_NFREE = 5  # free machines
+SC_NIDS = 6  # free machine ids in st[M_FREE] (a heap, or a list for random ones)
+SC_NCOMP = 7  # completions on the heap
+SC_TOTAL = 8  # queued jobs
+SC_QW = 9  # their processors
+SC_PIN = 10  # queued pinned jobs
+SC_NACT = 11  # organizations with a queued job
+SC_NEXP = 12  # EASY: running jobs listed by expected end
+SC_NXT = 13  # FIFO: every job before this one (submission order) started or too wide
+SC_KEYT = 14  # the time the keys were computed at (-1: never)
+SC_LAST = 15  # ROUNDROBIN: the position in the canonical order last served
+SC_NRANK = 16  # REFC: the organizations ranked at SC_KEYT
+SC_RANKT = 17  # the time the tie order was fixed at (-1: never)
+SC_NSAMPLES = 18  # RAND, REFC: N, the scale of phi in the keys
+SC_NORDER = 19  # members in O_ORDER
+SC_STEPT = 20  # the time of the rule step in progress (-1: none)
+SC_PHASE = 21  # its phase: 0 pinned jobs, 1 the rule, 2 EASY's backfill
+SC_RESU = 22  # EASY: the organization whose queue head holds the reservation
+SC_SHADOW = 23  # and its shadow time
+SC_EXTRA = 24  # and the extra machines left
+SC_NJOBS = 25  # the coalition's jobs
+SC_K = 26  # organizations
+SC_FIELDS = 27
+# cs[., c]: RAND's and REF's kept coalitions, advanced along their running counts
+CS_V = 0
+CS_W = 1
+CS_R = 2
+CS_T = 3
+CS_POS = 4
+CS_PTR = 5  # their events: c_time/c_delta[cs[CS_PTR, c]:cs[CS_PTR, c + 1]]
+CS_FIELDS = 6
+
+
+class Sampled(NamedTuple):
+    """RAND's kept coalitions, or REF's subsets inside one coalition (:func:`_keys_sampled`)."""
+
+    cs: np.ndarray  # cs[CS_*, c]
+    coeff: np.ndarray  # coeff[u, c]: c's value in u's key
+    c_time: np.ndarray  # the coalitions' running-count events
+    c_delta: np.ndarray
+
+
+# ------------------------------------------------------------------ arithmetic
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -122,290 +237,587 @@ def _mul_lt(a, b, c, d):
     return xh < yh or (xh == yh and (x & 0x7FFFFFFF) < (y & 0x7FFFFFFF))
 
 
-@numba.njit(**JIT_OPTIONS)
-def _older(x, u, org_jobs, org_ptr, head):
-    """Is ``x``'s oldest waiting job earlier in submission order than ``u``'s? (Jobs are
-    numbered in that order here.) The tie rule of every pick (docs/conventions.md), called
-    with the queue heads as the picks at the current time began (``rhead``), so one ranking
-    holds for the whole event time."""
-    return org_jobs[org_ptr[x] + head[x]] < org_jobs[org_ptr[u] + head[u]]
+#: Float differences at least this large decide a comparison by their sign alone.
+_DECIDE = 2.0**61
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _key_cmp(st, stf, x, u):
+    """The sign of ``key[x] - key[u]``, exactly: keys are exact modulo 2^64 (int64 that may
+    wrap) with float64 copies whose error the driver proves below 2^59 (all zero when the
+    run does not wrap: the integers are then exact). A float difference of at least 2^61 has
+    the true sign; a smaller one means the true difference is below 2^62 in magnitude, and
+    the wrapped integer difference is then exactly it."""
+    df = stf[F_KEY, x] - stf[F_KEY, u]
+    if df >= _DECIDE:
+        return 1
+    if df <= -_DECIDE:
+        return -1
+    d = st[O_KEY, x] - st[O_KEY, u]
+    return 1 if d > 0 else (-1 if d < 0 else 0)
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _accrue(st, stf, val, rate, run, last, fval, u, t, wrapped):
+    """Eq. 3 in closed form on the rows ``val`` (the utility), ``rate`` (what it grows by per
+    time unit), ``run`` (running unit parts) and ``last`` (as of when) of column ``u``,
+    brought to ``t``; with ``wrapped`` the value may pass 2^63 and its float64 copy (row
+    ``fval`` of ``stf``) follows it (:func:`_key_cmp`)."""
+    d = t - st[last, u]
+    if d:
+        r = st[run, u]
+        tri = d * (d + 1) // 2
+        st[val, u] += st[rate, u] * d + r * tri
+        if wrapped:
+            stf[fval, u] += float(st[rate, u]) * float(d) + float(r) * float(tri)
+        st[rate, u] += r * d
+        st[last, u] = t
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _advance(st, stf, u, t, wrapped):
+    """``psi_sp`` and processed work of ``u`` brought to ``t``."""
+    _accrue(st, stf, O_PSI, O_WORK, O_RUNNING, O_TL, F_PSI, u, t, wrapped)
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _credit(st, stf, v, t, q, wrapped):
+    """DIRECTCONTR: machine owner ``v``'s contribution brought to ``t``, then ``q`` more of
+    its machines running (``q < 0``: freed)."""
+    _accrue(st, stf, O_PHI, O_WC, O_RC, O_TV, F_PHI, v, t, wrapped)
+    st[O_RC, v] += q
+
+
+# ------------------------------------------------------------------ the pick rules
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _older(st, x, u):
+    """Is ``x``'s queue head older than ``u``'s, the heads as the rule's picks at ``t``
+    began? The tie rule of every pick (docs/conventions.md, "Ties and anonymity"): the one
+    place it is written (jobs are numbered in submission order here)."""
+    return st[J_QJOBS, st[O_QPTR, x] + st[O_RHEAD, x]] < st[J_QJOBS, st[O_QPTR, u] + st[O_RHEAD, u]]
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _pick_fifo(st, jb, cand):
+    """FIFO: the organization of the oldest queued job it may start. Over every queued job,
+    the oldest not started (a pointer: jobs start in submission order but for pinned and
+    backfilled ones, which it skips); over a restricted step's candidates, their heads."""
+    if cand == O_QUEUED:
+        j = st[SC, SC_NXT]
+        while st[J_START, j] >= 0 or st[J_WIDE, j]:
+            j += 1
+        st[SC, SC_NXT] = j
+        return jb[J_OWNER, j]
+    u = np.int64(-1)
+    hu = np.int64(0)
+    for a in range(st[SC, SC_NACT]):
+        x = st[O_ACT, a]
+        if st[cand, x] > 0:
+            h = st[J_QJOBS, st[O_QPTR, x] + st[O_HEAD, x]]
+            if u < 0 or h < hu:
+                u, hu = x, h
+    return u
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _pick_share(st, cand, t):
+    """The fair-share family: the smallest ratio of processor time (FAIRSHARE), ``psi_sp``
+    (UTFAIRSHARE) or running processors (CURRFAIRSHARE) to the machines contributed, the
+    ratios compared exactly (cross-multiplied in two words, :func:`_mul_lt`; a zero share is
+    an infinite ratio), ties to the older queue head."""
+    rule = st[SC, SC_RULE]
+    u = np.int64(-1)
+    bn = np.int64(0)
+    bd = np.int64(0)
+    for a in range(st[SC, SC_NACT]):
+        x = st[O_ACT, a]
+        if st[cand, x] == 0:
+            continue
+        if rule == CURRFAIRSHARE:
+            num = st[O_RUNNING, x]
+        else:
+            d = t - st[O_TL, x]
+            if rule == FAIRSHARE:
+                num = st[O_WORK, x] + st[O_RUNNING, x] * d
+            else:
+                num = st[O_PSI, x] + st[O_WORK, x] * d + st[O_RUNNING, x] * (d * (d + 1) // 2)
+        dx = st[O_MACHINES, x]
+        if u < 0:
+            u, bn, bd = x, num, dx
+            continue
+        if dx == 0:
+            better = bd == 0 and _older(st, x, u)
+        elif bd == 0 or _mul_lt(num, bd, bn, dx):
+            better = True
+        else:
+            better = not _mul_lt(bn, dx, num, bd) and _older(st, x, u)
+        if better:
+            u, bn, bd = x, num, dx
+    return u
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _pick_roundrobin(st, cand):
+    """ROUNDROBIN: the next organization after the last served, cyclically in the canonical
+    order, that the step shows."""
+    no = st[SC, SC_NORDER]
+    y = st[SC, SC_LAST]
+    for _ in range(no):
+        y = (y + 1) % no
+        if st[cand, st[O_ORDER, y]] > 0:
+            break
+    st[SC, SC_LAST] = y
+    return st[O_ORDER, y]
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _pick_keyed(st, stf, cand, t):
+    """DIRECTCONTR, RAND and REF inside a coalition: the largest key, ties to the older
+    queue head; REF takes its ranking's best shown. RAND and REF need no key when the pick
+    cannot change a start (one candidate, or every queued job fits the free machines): the
+    older head. ``-2`` when the keys of ``t`` are needed and not computed yet
+    (:func:`_rule_step` stops, :func:`_keys` computes them, and the step resumes)."""
+    rule = st[SC, SC_RULE]
+    if rule != DIRECTCONTR:
+        first = np.int64(-1)
+        ncand = 0
+        for a in range(st[SC, SC_NACT]):
+            x = st[O_ACT, a]
+            if st[cand, x] > 0:
+                ncand += 1
+                if first < 0 or _older(st, x, first):
+                    first = x
+        if ncand == 1 or st[SC, SC_NFREE] >= st[SC, SC_QW]:
+            return first
+    if st[SC, SC_KEYT] != t:
+        if rule != DIRECTCONTR:
+            return np.int64(-2)  # RAND's and REF's keys need their kept coalitions
+        st[SC, SC_KEYT] = t
+        _keys_directcontr(st, stf, t)
+    if rule == REFC:
+        for y in range(st[SC, SC_NRANK]):  # the best ranked shown keeps receiving machines
+            if st[cand, st[O_RANK, y]] > 0:
+                return st[O_RANK, y]
+        return np.int64(-1)
+    u = np.int64(-1)
+    for a in range(st[SC, SC_NACT]):
+        x = st[O_ACT, a]
+        if st[cand, x] > 0:
+            if u < 0:
+                u = x
+                continue
+            c = _key_cmp(st, stf, x, u)
+            if c > 0 or (c == 0 and _older(st, x, u)):
+                u = x
+    return u
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _pick(st, stf, jb, cand, t):
+    """The organization the rule ``st[SC, SC_RULE]`` picks among those with ``st[cand, u] >
+    0`` (``cand``: ``O_QUEUED``, or ``O_SHOWN`` in a step that restricts the candidates), as
+    the Python policies pick (tested equal); ``-2``: the keys of ``t`` are needed first."""
+    rule = st[SC, SC_RULE]
+    if rule == FIFO:
+        return _pick_fifo(st, jb, cand)
+    if rule == ROUNDROBIN:
+        return _pick_roundrobin(st, cand)
+    if rule in (FAIRSHARE, UTFAIRSHARE, CURRFAIRSHARE):
+        return _pick_share(st, cand, t)
+    return _pick_keyed(st, stf, cand, t)
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _keys_directcontr(st, stf, t):
+    """DIRECTCONTR's keys at ``t``: each member's contribution minus its utility, ``phi -
+    psi`` (fixed during one event time)."""
+    wrapped = st[SC, SC_WRAPPED]
+    for x in range(st[SC, SC_K]):
+        if st[O_MEMBER, x]:
+            d = t - st[O_TV, x]
+            e = t - st[O_TL, x]
+            td = d * (d + 1) // 2
+            te = e * (e + 1) // 2
+            st[O_KEY, x] = (st[O_PHI, x] + st[O_WC, x] * d + st[O_RC, x] * td) - (
+                st[O_PSI, x] + st[O_WORK, x] * e + st[O_RUNNING, x] * te
+            )
+            if wrapped:
+                phi = stf[F_PHI, x] + float(st[O_WC, x]) * float(d) + float(st[O_RC, x]) * td
+                psi = stf[F_PSI, x] + float(st[O_WORK, x]) * float(e) + float(st[O_RUNNING, x]) * te
+                stf[F_KEY, x] = phi - psi
 
 
 @numba.njit(**JIT_OPTIONS)
-def _engine(
-    rule,
-    k,
-    rel,
-    owner,
-    size,
-    machines,
-    member,
-    machine_owner,
-    free_init,
-    pinned,
-    order,
-    T,
-    randm,
-    mt,
-    c_ptr,
-    c_time,
-    c_delta,
-    coeff,
-    n_samples,
-    out_start,
-    out_machine,
-    state,
-):
-    n = rel.shape[0]
-    M = machine_owner.shape[0]
-    MM = max(M, 1)
-    sh = 0  # completion keys are (end << sh) | machine: ordered by (end, machine)
-    while (1 << sh) < MM:
-        sh += 1
-    mask = (1 << sh) - 1
-    # each organization's jobs in submission order (a counting sort)
-    org_ptr = np.zeros(k + 1, np.int64)
-    for j in range(n):
-        org_ptr[owner[j] + 1] += 1
-    for u in range(k):
-        org_ptr[u + 1] += org_ptr[u]
-    fill = org_ptr[:k].copy()
-    org_jobs = np.empty(max(n, 1), np.int64)
-    for j in range(n):
-        org_jobs[fill[owner[j]]] = j
-        fill[owner[j]] += 1
-    track = rule in (FAIRSHARE, UTFAIRSHARE, DIRECTCONTR, RAND)
-    free = np.zeros(MM, np.int64)
-    nfree = free_init.shape[0]
-    free[:nfree] = free_init  # sorted: a valid heap
-    comp = np.zeros(MM, np.int64)
-    ncomp = np.int64(0)  # not the literal 0: one specialization of _pop
-    on_machine = np.full(MM, -1, np.int64)
-    waiting = np.zeros(k, np.int64)
-    running = np.zeros(k, np.int64)
-    psi = np.zeros(k, np.int64)
-    work = np.zeros(k, np.int64)
-    tl = np.zeros(k, np.int64)
-    head = np.zeros(k, np.int64)
-    rhead = np.zeros(k, np.int64)  # the queue heads as the rule's picks at t began: ties
-    ranked_at = np.int64(-1)
-    key = np.zeros(k, np.int64)
-    key_t = np.int64(-1)
-    # DIRECTCONTR: contribution accumulators per machine owner (state rows 0-3)
-    phi = state[0]
-    wc = state[1]
-    rc = state[2]
-    tv = state[3]
-    last = state[4, 0]  # ROUNDROBIN's last served position in ``order`` (canonical order)
-    no = order.shape[0]
-    # RAND: kept coalitions' values, advanced along their running counts' events
-    nc = c_ptr.shape[0] - 1
-    cV = np.zeros(max(nc, 1), np.int64)
-    cW = np.zeros(max(nc, 1), np.int64)
-    cR = np.zeros(max(nc, 1), np.int64)
-    cT = np.zeros(max(nc, 1), np.int64)
-    cpos = np.zeros(max(nc, 1), np.int64)
+def _keys_sampled(st, stf, smp, t):
+    """RAND's keys at ``t`` (``N phi - N psi``, ``phi`` from the kept coalitions' values,
+    advanced along their running counts' events as
+    :class:`~coopsched.online.utilities.ValueCurve` evaluates them), or REF's inside one
+    coalition (:data:`REFC`: Eq. (1) over its subsets, scaled, plus its own value ``v(C)``
+    with the weight ``O_OWN``), then REF's ranking of every organization with a queued job.
+    REF's sums may wrap around 2^64 (exact modulo 2^64, beside float64 copies; the values
+    themselves never wrap: the driver's proof)."""
+    cs, coeff, c_time, c_delta = smp.cs, smp.coeff, smp.c_time, smp.c_delta
+    k = st[SC, SC_K]
+    nc = cs.shape[1] - 1
     for c in range(nc):
-        cpos[c] = c_ptr[c]
-    nxt = 0  # FIFO: the oldest unstarted job
-    # pinned jobs start first, oldest first: in submission order, as they are released
-    pin_pos = np.flatnonzero(pinned)
-    pp = 0  # the next pinned job to start
-    pin_waiting = 0
+        a = cs[CS_POS, c]
+        end = cs[CS_PTR, c + 1]
+        while a < end and c_time[a] <= t:  # the coalition's events up to t
+            x = c_time[a]
+            d = x - cs[CS_T, c]
+            if d:
+                cs[CS_V, c] += cs[CS_W, c] * d + cs[CS_R, c] * (d * (d + 1) // 2)
+                cs[CS_W, c] += cs[CS_R, c] * d
+                cs[CS_T, c] = x
+            cs[CS_R, c] += c_delta[a]
+            a += 1
+        cs[CS_POS, c] = a
+    wrapped = st[SC, SC_RULE] == REFC
+    n_samples = st[SC, SC_NSAMPLES]
+    for x in range(k):
+        acc = np.int64(0)
+        acc_f = 0.0
+        for c in range(nc):
+            if coeff[x, c] != 0:
+                d = t - cs[CS_T, c]
+                val = cs[CS_V, c] + cs[CS_W, c] * d + cs[CS_R, c] * (d * (d + 1) // 2)
+                acc += coeff[x, c] * val
+                if wrapped:
+                    acc_f += float(coeff[x, c]) * float(val)
+        e = t - st[O_TL, x]
+        px = st[O_PSI, x] + st[O_WORK, x] * e + st[O_RUNNING, x] * (e * (e + 1) // 2)
+        st[O_KEY, x] = acc - n_samples * px
+        if wrapped:
+            stf[F_KEY, x] = acc_f - float(n_samples) * float(px)
+    if not wrapped:
+        return
+    vC = np.int64(0)  # + own[x] v(C): the coalition's own value, its members' psi at t
+    for y in range(k):
+        if st[O_MEMBER, y]:
+            e = t - st[O_TL, y]
+            vC += st[O_PSI, y] + st[O_WORK, y] * e + st[O_RUNNING, y] * (e * (e + 1) // 2)
+    nr = 0
+    for x in range(k):
+        if st[O_MEMBER, x]:
+            st[O_KEY, x] += st[O_OWN, x] * vC
+            stf[F_KEY, x] += float(st[O_OWN, x]) * float(vC)
+        if st[O_QUEUED, x] > 0:  # one ranking for every pick at t (the literal reading)
+            y = nr
+            while y > 0:
+                z = st[O_RANK, y - 1]
+                c = _key_cmp(st, stf, z, x)
+                if c > 0 or (c == 0 and not _older(st, x, z)):
+                    break
+                st[O_RANK, y] = z
+                y -= 1
+            st[O_RANK, y] = x
+            nr += 1
+    st[SC, SC_NRANK] = nr
+
+
+@numba.njit(**JIT_OPTIONS)
+def _keys(st, stf, smp, t):
+    """RAND's and REF's keys of ``t``, computed once per event time, at the first pick that
+    needs them (DIRECTCONTR's: :func:`_pick_keyed`)."""
+    st[SC, SC_KEYT] = t
+    _keys_sampled(st, stf, smp, t)
+
+
+# ------------------------------------------------------------------ the loop's steps
+
+
+@numba.njit(**JIT_OPTIONS)
+def _draw_machines(st, stf, pos, t, q):
+    """``q`` random machines for job ``pos`` (chained from ``st[J_MACHINE, pos]``), each
+    owner's contribution credited once per job (DIRECTCONTR)."""
+    mt = st[M_MT]
+    last = -1
+    for _ in range(q):
+        j = randbelow(mt, st[SC, SC_NIDS])
+        m = st[M_FREE, j]
+        st[M_FREE, j] = st[M_FREE, st[SC, SC_NIDS] - 1]
+        st[SC, SC_NIDS] -= 1
+        st[M_NEXT, m] = -1
+        if last < 0:
+            st[J_MACHINE, pos] = m
+        else:
+            st[M_NEXT, last] = m
+        last = m
+        st[O_BYOWN, st[M_OWNER, m]] += 1
+    _credit_owners(st, stf, t, 1)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _free_machines(st, stf, pos, t):
+    """Job ``pos``'s chain of random machines back on the free list, each owner's
+    contribution credited once."""
+    m = st[J_MACHINE, pos]
+    while m >= 0:
+        nx = st[M_NEXT, m]
+        st[M_FREE, st[SC, SC_NIDS]] = m
+        st[SC, SC_NIDS] += 1
+        st[O_BYOWN, st[M_OWNER, m]] += 1
+        m = nx
+    _credit_owners(st, stf, t, -1)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _credit_owners(st, stf, t, sign):
+    """DIRECTCONTR: the machines of one job counted per owner (``O_BYOWN``) started
+    (``sign`` 1) or freed (-1), each owner's contribution credited once."""
+    for v in range(st[SC, SC_K]):
+        if st[O_BYOWN, v]:
+            if st[SC, SC_RULE] == DIRECTCONTR:
+                _credit(st, stf, v, t, sign * st[O_BYOWN, v], st[SC, SC_WRAPPED])
+            st[O_BYOWN, v] = 0
+
+
+@numba.njit(**JIT_OPTIONS)
+def _easy_list(st, pos, e, q):
+    """EASY's running jobs: job ``pos`` (expected at ``e``, on ``q`` processors) inserted in
+    order of expected end, or (``q == 0``) removed."""
+    x = 0
+    nexp = st[SC, SC_NEXP]
+    if q == 0:
+        while st[J_EXE, x] != e or st[J_EXJ, x] != pos:
+            x += 1
+        for y in range(x, nexp - 1):
+            st[J_EXE, y] = st[J_EXE, y + 1]
+            st[J_EXJ, y] = st[J_EXJ, y + 1]
+            st[J_EXQ, y] = st[J_EXQ, y + 1]
+        st[SC, SC_NEXP] = nexp - 1
+        return
+    x = nexp
+    while x > 0 and (st[J_EXE, x - 1] > e or (st[J_EXE, x - 1] == e and st[J_EXJ, x - 1] > pos)):
+        st[J_EXE, x] = st[J_EXE, x - 1]
+        st[J_EXJ, x] = st[J_EXJ, x - 1]
+        st[J_EXQ, x] = st[J_EXQ, x - 1]
+        x -= 1
+    st[J_EXE, x] = e
+    st[J_EXJ, x] = pos
+    st[J_EXQ, x] = q
+    st[SC, SC_NEXP] = nexp + 1
+
+
+@numba.njit(**JIT_OPTIONS)
+def _reservation(st, nfree, q, t):
+    """EASY's shadow time and extra machines for a job on ``q`` processors
+    (:func:`coopsched.online.rigid.reservation`)."""
+    avail = nfree
+    x = 0
+    nexp = st[SC, SC_NEXP]
+    while x < nexp:
+        e = max(st[J_EXE, x], t + 1)
+        while x < nexp and max(st[J_EXE, x], t + 1) == e:
+            avail += st[J_EXQ, x]
+            x += 1
+        if avail >= q:
+            return e, avail - q
+    return _BIG, np.int64(0)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _rule_step(st, stf, jb, t, one):
+    """The starts at ``t`` (:func:`coopsched.online.rigid.rule_step`, tested equal): pinned
+    jobs first (the oldest queued one while it fits), then, the tie order of ``t`` fixed,
+    the backfilling rule ``st[SC, SC_BF]``'s picks (:func:`_pick`) with EASY's reservation
+    and backfill, each start in one place (out of the queue, its processors in use, its
+    machine drawn, its completion and, under EASY, its expected end listed). Returns
+    ``True`` when a pick needs the keys of ``t`` first: the step stops there, its phase kept
+    in the record, and resumes when called again. With one processor per job (``one``, a
+    literal) every rule is the greedy step."""
+    numba.literally(one)
+    if st[SC, SC_STEPT] != t:  # a new step
+        st[SC, SC_STEPT] = t
+        st[SC, SC_PHASE] = 0
+    bf, track, randm = st[SC, SC_BF], st[SC, SC_TRACK], st[SC, SC_RANDM]
+    wrapped, rule, k = st[SC, SC_WRAPPED], st[SC, SC_RULE], st[SC, SC_K]
+    phase = st[SC, SC_PHASE]
+    mt = st[M_MT]  # Python's random stream (random machines)
+    nfree, total, qw, nact = st[SC, SC_NFREE], st[SC, SC_TOTAL], st[SC, SC_QW], st[SC, SC_NACT]
+    ncomp, nids = st[SC, SC_NCOMP], st[SC, SC_NIDS]
+    need_keys = False
+    while total > 0 and nfree > 0:
+        if phase == 0:
+            pos = np.int64(-1)
+            if st[SC, SC_PIN] > 0:
+                for a in range(nact):  # the oldest queued pinned job heads a queue
+                    x = st[O_ACT, a]
+                    h = st[J_QJOBS, st[O_QPTR, x] + st[O_HEAD, x]]
+                    if jb[J_PINNED, h] and (pos < 0 or h < pos):
+                        pos = h
+            if pos < 0 or (not one and jb[J_WIDTH, pos] > nfree):
+                phase = 1  # on to the rule
+                if st[SC, SC_RANKT] != t:  # ties at t: the queue heads as the picks begin
+                    st[SC, SC_RANKT] = t
+                    for x in range(k):
+                        st[O_RHEAD, x] = st[O_HEAD, x]
+                continue
+        else:
+            cand = O_QUEUED
+            if not one and (phase == 2 or bf == FIRST_FIT):  # show only the candidates
+                cand = O_SHOWN
+                anyone = False
+                for a in range(nact):
+                    x = st[O_ACT, a]
+                    h = st[J_QJOBS, st[O_QPTR, x] + st[O_HEAD, x]]
+                    w = jb[J_WIDTH, h]
+                    ok = w <= nfree
+                    if phase == 2:
+                        ok = (
+                            ok
+                            and x != st[SC, SC_RESU]
+                            and (t + jb[J_REQ, h] <= st[SC, SC_SHADOW] or w <= st[SC, SC_EXTRA])
+                        )
+                    st[O_SHOWN, x] = st[O_QUEUED, x] if ok else 0
+                    anyone = anyone or ok
+                if not anyone:
+                    break
+            st[SC, SC_NFREE], st[SC, SC_QW], st[SC, SC_NACT] = nfree, qw, nact  # rules read
+            u = _pick(st, stf, jb, cand, t)
+            if u == -2:
+                need_keys = True
+                break
+            pos = st[J_QJOBS, st[O_QPTR, u] + st[O_HEAD, u]]
+            if not one:
+                w = jb[J_WIDTH, pos]
+                if w > nfree:
+                    if bf != EASY or phase == 2:
+                        break  # none: the pick does not fit, nothing more starts
+                    st[SC, SC_RESU] = u
+                    st[SC, SC_SHADOW], st[SC, SC_EXTRA] = _reservation(st, nfree, w, t)
+                    phase = 2
+                    continue
+                if phase == 2 and t + jb[J_REQ, pos] > st[SC, SC_SHADOW]:
+                    st[SC, SC_EXTRA] -= w
+        # job pos starts at t
+        u = jb[J_OWNER, pos]
+        q = np.int64(1) if one else jb[J_WIDTH, pos]
+        st[O_HEAD, u] += 1
+        st[O_QUEUED, u] -= 1
+        if st[O_QUEUED, u] == 0:  # out of the list of organizations with a queued job
+            st[O_SHOWN, u] = 0
+            nact -= 1
+            y = st[O_ACT, nact]
+            st[O_ACT, st[O_APOS, u]] = y
+            st[O_APOS, y] = st[O_APOS, u]
+        total -= 1
+        qw -= q
+        if jb[J_PINNED, pos]:
+            st[SC, SC_PIN] -= 1
+        if track:
+            _advance(st, stf, u, t, wrapped)
+        st[O_RUNNING, u] += q
+        nfree -= q
+        st[J_START, pos] = t
+        ncomp = _push2(st, J_HT, ncomp, min(t + jb[J_SIZE, pos], _BIG), pos)
+        if not one and bf == EASY:
+            _easy_list(st, pos, t + jb[J_REQ, pos], q)
+        if one:  # the schedule stores the machine: the lowest free one, or a random one
+            if randm:
+                j = randbelow(mt, nids)
+                m = st[M_FREE, j]
+                st[M_FREE, j] = st[M_FREE, nids - 1]
+                nids -= 1
+            else:
+                m = st[M_FREE, 0]
+                nids = _heap_pop(st, M_FREE, nids)
+            st[J_MACHINE, pos] = m
+            if rule == DIRECTCONTR:
+                _credit(st, stf, st[M_OWNER, m], t, 1, wrapped)
+        elif randm:
+            st[SC, SC_NIDS] = nids
+            _draw_machines(st, stf, pos, t, q)
+            nids = st[SC, SC_NIDS]
+    st[SC, SC_PHASE] = phase
+    st[SC, SC_NFREE], st[SC, SC_TOTAL], st[SC, SC_QW], st[SC, SC_NACT] = nfree, total, qw, nact
+    st[SC, SC_NCOMP], st[SC, SC_NIDS] = ncomp, nids
+    return need_keys
+
+
+@numba.njit(**JIT_OPTIONS)
+def _engine(st, jb, smp, T, one):
+    """The engine: :func:`_loop` compiled apart for one processor per job (``one``) and for
+    rigid jobs, each branch passing ``one`` as a literal."""
+    stf = st.view(np.float64)
+    if one:
+        _loop(st, stf, jb, smp, T, True)
+    else:
+        _loop(st, stf, jb, smp, T, False)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _loop(st, stf, jb, smp, T, one):
+    """The event loop (module docstring): events until none is left before ``T``: the
+    completions (the machines freed at ``t`` back in machine order), the releases, then the
+    rule step (:func:`_rule_step`); the starts (and machines, with one processor per job)
+    and the policy's final state in the record. ``one`` is a literal (numba folds it away)."""
+    numba.literally(one)
+    n = st[SC, SC_NJOBS]
+    bf, track, randm = st[SC, SC_BF], st[SC, SC_TRACK], st[SC, SC_RANDM]
+    wrapped, rule = st[SC, SC_WRAPPED], st[SC, SC_RULE]
     i = 0
-    total_waiting = 0
     while True:
-        t_rel = rel[i] if i < n else _BIG
-        t_comp = comp[0] >> sh if ncomp > 0 else _BIG
+        ncomp = st[SC, SC_NCOMP]
+        t_rel = jb[J_REL, i] if i < n else _BIG
+        t_comp = st[J_HT, 0] if ncomp > 0 else _BIG
         t = min(t_rel, t_comp)
         if t >= _BIG or t >= T:
             break
-        # completions at t, in machine order
-        while ncomp > 0 and comp[0] >> sh == t:
-            m = comp[0] & mask
-            ncomp = _pop(comp, ncomp)
-            pos = on_machine[m]
-            u = owner[pos]
+        nids = st[SC, SC_NIDS]
+        base = nids
+        nfree = st[SC, SC_NFREE]
+        while ncomp > 0 and st[J_HT, 0] == t:  # completions
+            pos = st[J_HT + 1, 0]
+            ncomp = _pop2(st, J_HT, ncomp)
+            u = jb[J_OWNER, pos]
+            q = np.int64(1) if one else jb[J_WIDTH, pos]
             if track:
-                d = t - tl[u]
-                if d:
-                    r = running[u]
-                    psi[u] += work[u] * d + r * (d * (d + 1) // 2)
-                    work[u] += r * d
-                    tl[u] = t
-            running[u] -= 1
-            on_machine[m] = -1
-            if randm:
-                free[nfree] = m
-                nfree += 1
-            else:
-                nfree = _push(free, nfree, m)
-            if rule == DIRECTCONTR:
-                v = machine_owner[m]
-                d = t - tv[v]
-                if d:
-                    r = rc[v]
-                    phi[v] += wc[v] * d + r * (d * (d + 1) // 2)
-                    wc[v] += r * d
-                    tv[v] = t
-                rc[v] -= 1
-        # releases at t
-        while i < n and rel[i] == t:
-            waiting[owner[i]] += 1
-            total_waiting += 1
-            if pinned[i]:
-                pin_waiting += 1
-            i += 1
-        # greedy picks at t (waiting pinned jobs first, without the rule)
-        while nfree > 0 and total_waiting > 0:
-            u = np.int64(-1)  # typed int64, not Literal[-1]: one _older for all
-            if pin_waiting == 0 and ranked_at != t:  # the rule's first pick at t: tie order
-                ranked_at = t
-                rhead[:] = head
-            if pin_waiting > 0:  # the oldest waiting pinned job heads its organization's queue
-                u = owner[pin_pos[pp]]
-                pp += 1
-                pin_waiting -= 1
-            elif rule == FIFO:  # FIFO: the oldest unstarted job (pinned ones may have gone ahead)
-                while out_start[nxt] >= 0:
-                    nxt += 1
-                u = owner[nxt]
-                nxt += 1
-            elif rule == ROUNDROBIN:  # ROUNDROBIN, cyclically in the canonical order
-                y = last
-                for _ in range(no):
-                    y = (y + 1) % no
-                    if waiting[order[y]] > 0:
-                        break
-                last = y
-                u = order[y]
-            elif rule in (FAIRSHARE, UTFAIRSHARE, CURRFAIRSHARE):  # fair shares
-                bn = np.int64(0)
-                bd = np.int64(0)
-                for x in range(k):
-                    if waiting[x] == 0:
-                        continue
-                    if rule == CURRFAIRSHARE:
-                        num = running[x]
-                    else:
-                        d = t - tl[x]
-                        if rule == FAIRSHARE:
-                            num = work[x] + running[x] * d
-                        else:
-                            num = psi[x] + work[x] * d + running[x] * (d * (d + 1) // 2)
-                    dx = machines[x]
-                    if u < 0:
-                        u, bn, bd = x, num, dx
-                        continue
-                    # num / dx against bn / bd (a zero share is an infinite ratio); equal
-                    # ratios go to the older queue head (docs/conventions.md, ties)
-                    if dx == 0:
-                        better = bd == 0 and _older(x, u, org_jobs, org_ptr, rhead)
-                    elif bd == 0 or _mul_lt(num, bd, bn, dx):
-                        better = True
-                    else:
-                        better = not _mul_lt(bn, dx, num, bd) and _older(
-                            x, u, org_jobs, org_ptr, rhead
-                        )
-                    if better:
-                        u, bn, bd = x, num, dx
-            elif rule == DIRECTCONTR:  # DIRECTCONTR: phi - psi, fixed during one event
-                if key_t != t:
-                    key_t = t
-                    for x in range(k):
-                        if member[x]:
-                            d = t - tv[x]
-                            e = t - tl[x]
-                            key[x] = (phi[x] + wc[x] * d + rc[x] * (d * (d + 1) // 2)) - (
-                                psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2)
-                            )
-                for x in range(k):
-                    if waiting[x] > 0 and (
-                        u < 0
-                        or key[x] > key[u]
-                        or (key[x] == key[u] and _older(x, u, org_jobs, org_ptr, rhead))
-                    ):
-                        u = x
-            else:  # RAND: sampled phi - psi, fixed during one event
-                ncand = 0
-                first = np.int64(-1)
-                for x in range(k):
-                    if waiting[x] > 0:
-                        ncand += 1
-                        if first < 0 or _older(x, first, org_jobs, org_ptr, rhead):
-                            first = x
-                if ncand == 1 or nfree >= total_waiting:
-                    u = first  # the pick cannot change any start time
+                _advance(st, stf, u, t, wrapped)
+            st[O_RUNNING, u] -= q
+            nfree += q
+            if not one and bf == EASY:
+                _easy_list(st, pos, st[J_START, pos] + jb[J_REQ, pos], 0)
+            if one:
+                m = st[J_MACHINE, pos]
+                if randm:
+                    st[M_FREE, nids] = m
+                    nids += 1
                 else:
-                    if key_t != t:
-                        key_t = t
-                        for c in range(nc):
-                            a = cpos[c]
-                            end = c_ptr[c + 1]
-                            while a < end and c_time[a] <= t:  # the coalition's events to t
-                                x = c_time[a]
-                                d = x - cT[c]
-                                if d:
-                                    cV[c] += cW[c] * d + cR[c] * (d * (d + 1) // 2)
-                                    cW[c] += cR[c] * d
-                                    cT[c] = x
-                                cR[c] += c_delta[a]
-                                a += 1
-                            cpos[c] = a
-                        for x in range(k):
-                            acc = np.int64(0)
-                            for c in range(nc):
-                                if coeff[x, c] != 0:
-                                    d = t - cT[c]
-                                    val = cV[c] + cW[c] * d + cR[c] * (d * (d + 1) // 2)
-                                    acc += coeff[x, c] * val
-                            e = t - tl[x]
-                            acc -= n_samples * (
-                                psi[x] + work[x] * e + running[x] * (e * (e + 1) // 2)
-                            )
-                            key[x] = acc
-                    for x in range(k):
-                        if waiting[x] > 0 and (
-                            u < 0
-                            or key[x] > key[u]
-                            or (key[x] == key[u] and _older(x, u, org_jobs, org_ptr, rhead))
-                        ):
-                            u = x
-            pos = org_jobs[org_ptr[u] + head[u]]
-            head[u] += 1
-            waiting[u] -= 1
-            total_waiting -= 1
-            if randm:
-                j = randbelow(mt, nfree)
-                m = free[j]
-                free[j] = free[nfree - 1]
-                nfree -= 1
-            else:
-                m = free[0]
-                nfree = _pop(free, nfree)
-            if track:
-                d = t - tl[u]
-                if d:
-                    r = running[u]
-                    psi[u] += work[u] * d + r * (d * (d + 1) // 2)
-                    work[u] += r * d
-                    tl[u] = t
-            running[u] += 1
-            out_start[pos] = t
-            out_machine[pos] = m
-            on_machine[m] = pos
-            ncomp = _push(comp, ncomp, ((t + size[pos]) << sh) | m)
-            if rule == DIRECTCONTR:
-                v = machine_owner[m]
-                d = t - tv[v]
-                if d:
-                    r = rc[v]
-                    phi[v] += wc[v] * d + r * (d * (d + 1) // 2)
-                    wc[v] += r * d
-                    tv[v] = t
-                rc[v] += 1
-    state[4, 0] = last
-    state[4, 1] = key_t
+                    nids = _heap_push(st, M_FREE, nids, m)
+                if rule == DIRECTCONTR:
+                    _credit(st, stf, st[M_OWNER, m], t, -1, wrapped)
+            elif randm:
+                st[SC, SC_NIDS] = nids
+                _free_machines(st, stf, pos, t)
+                nids = st[SC, SC_NIDS]
+        if randm:  # the machines freed at t in machine order (an insertion sort: a few)
+            for x in range(base + 1, nids):
+                m = st[M_FREE, x]
+                y = x
+                while y > base and st[M_FREE, y - 1] > m:
+                    st[M_FREE, y] = st[M_FREE, y - 1]
+                    y -= 1
+                st[M_FREE, y] = m
+        st[SC, SC_NCOMP], st[SC, SC_NIDS], st[SC, SC_NFREE] = ncomp, nids, nfree
+        while i < n and jb[J_REL, i] == t:  # releases
+            if not st[J_WIDE, i]:
+                u = jb[J_OWNER, i]
+                if st[O_QUEUED, u] == 0:
+                    st[O_APOS, u] = st[SC, SC_NACT]
+                    st[O_ACT, st[SC, SC_NACT]] = u
+                    st[SC, SC_NACT] += 1
+                st[O_QUEUED, u] += 1
+                st[SC, SC_TOTAL] += 1
+                st[SC, SC_QW] += 1 if one else jb[J_WIDTH, i]
+                if jb[J_PINNED, i]:
+                    st[SC, SC_PIN] += 1
+            i += 1
+        if nfree > 0 and st[SC, SC_TOTAL] > 0:
+            while _rule_step(st, stf, jb, t, one):
+                _keys(st, stf, smp, t)
 
 
 # ---------------------------------------------------------------------------- driver
@@ -424,17 +836,18 @@ def int64_bounds(
 ) -> str | None:
     """Why int64 could overflow for this run (``None``: it cannot).
 
-    With rigid jobs (``rigid``) machines may idle while jobs wait (a job waits for enough
-    machines), but some job always runs then, so every job ends by the last release plus
-    the sum of the run times plus the longest job: that bounds ``t_end`` instead.
+    With rigid jobs (``rigid``: some job on more than one processor) machines may idle while
+    jobs wait (a job waits for enough machines), but some job always runs then, so every job
+    ends by the last release plus the sum of the run times plus the longest job: that bounds
+    ``t_end`` instead.
 
     Event times are at most ``t_end``: the horizon, or (greedy schedules) the last
     release plus the coalition's work divided by its ``Mc`` machines plus the longest
-    job; a completion key is ``end * 2^b + machine`` with ``2^b < 2M``; any ``psi_sp`` (an organization's,
-    a coalition's, DIRECTCONTR's contribution) is at most ``Mc * t_end * (t_end + 1) / 2``
-    (Eq. 3 with every machine busy from 0); the fair shares compare products of those with
-    machine counts (below ``2^31``) in two words (:func:`_mul_lt`), so the factors alone
-    must fit; RAND sums ``N`` of them (``|coeff|`` sums to ``2N``, plus ``N * psi``).
+    job; any ``psi_sp`` (an organization's, a coalition's, DIRECTCONTR's contribution) is at
+    most ``Mc * t_end * (t_end + 1) / 2`` (Eq. 3 with every machine busy from 0); the fair
+    shares compare products of those with machine counts (below ``2^31``) in two words
+    (:func:`_mul_lt`), so the factors alone must fit; RAND sums ``N`` of them (``|coeff|``
+    sums to ``2N``, plus ``N * psi``).
     """
     if len(release) == 0 or member_machines == 0:
         return None  # nothing starts: no arithmetic beyond the releases
@@ -448,7 +861,7 @@ def int64_bounds(
         t_end = min(t_end, int(horizon))
     if M >= 2**31:
         return f"{M} machines"
-    if (t_end + p_max + 1) * 2 * M >= _LIMIT:  # keys (end << bits(M)) | machine
+    if (t_end + p_max + 1) * 2 * M >= _LIMIT:
         return (
             f"completion times up to {t_end + p_max} s (last release {int(release.max())} s, "
             f"largest job {p_max} s) with {M} machines"
@@ -470,98 +883,320 @@ def int64_bounds(
     return None
 
 
+class Prepared:
+    """What the engine reads of an instance, whatever the coalition, built once: its jobs in
+    global submission order (:meth:`~coopsched.workloads.instance.Instance.fifo_order`) as
+    the record's first rows (release, owner, size, processors, requested time, pin), each
+    organization's jobs in that order, and the organizations' canonical order and machines.
+    It serves every coalition of the instance (:class:`~coopsched.online.engine.Backend`
+    keeps one: a sampled audit simulates thousands); the instance must not change
+    meanwhile."""
+
+    def __init__(self, instance: Instance) -> None:
+        inst = instance
+        self.instance = inst
+        self.order = o = inst.fifo_order()
+        n = len(o)
+        self.jobs = np.empty((J_ROWS, max(n, 1)), dtype=np.int64)
+        self.jobs[J_REL, :n] = inst.release[o]
+        self.jobs[J_OWNER, :n] = inst.org[o]
+        self.jobs[J_SIZE, :n] = inst.size[o]
+        if inst.processors is None:
+            self.jobs[J_WIDTH] = 1
+        else:
+            self.jobs[J_WIDTH, :n] = inst.processors[o]
+        if inst.requested is None:
+            self.jobs[J_REQ] = -1
+        else:
+            self.jobs[J_REQ, :n] = inst.requested[o]
+        if inst.pinned is None:
+            self.jobs[J_PINNED] = 0
+        else:
+            self.jobs[J_PINNED, :n] = inst.pinned[o]
+        self.owner = self.jobs[J_OWNER, :n]
+        # the queues of every job: a stable sort by owner (radix sort on a narrow type)
+        narrow = np.uint16 if inst.k < 2**16 else np.int64
+        self.by_org = np.argsort(self.owner.astype(narrow), kind="stable")
+        self.sorted = bool(n == 0 or (o[1:] > o[:-1]).all())  # submission order = input
+        self.one = not n or int(self.jobs[J_WIDTH, :n].max()) == 1
+        self.machines = inst.machines
+        self.canon = inst.canonical_order()
+        self.machine_owner = np.repeat(self.canon, self.machines[self.canon])
+
+    def coalition(self, is_member: np.ndarray) -> np.ndarray | None:
+        """Positions (in submission order) of the jobs of the members ``is_member``
+        (``None``: every job)."""
+        if is_member.all():
+            return None
+        return np.flatnonzero(is_member[self.owner])
+
+
+#: no kept coalitions (every rule but RAND's and REF's); the deltas in int32, as RAND's and
+#: REF's own (a running count changes by at most the machines at one time), so that one
+#: specialization of the engine serves every rule
+_NO_SAMPLES = {
+    "c_ptr": np.zeros(1, dtype=np.int64),
+    "c_time": np.zeros(0, dtype=np.int64),
+    "c_delta": np.zeros(0, dtype=np.int32),
+    "n_samples": 0,
+}
+
+
 def run_compiled(
-    instance: Instance,
+    prepared: Prepared,
     rule: str,
+    backfill: str | None,
     *,
     horizon: int | None,
     members: tuple[int, ...],
-    seed=0,
+    seed: int = 0,
     random_machines: bool = False,
-    rand: dict | None = None,
-    state: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
-    """Starts and machines (in instance job order) and the final state, or why not (a str).
-
-    ``rand``: RAND's kept coalitions (``c_ptr``; ``c_time``, ``c_delta``: each coalition's
-    running-count events, :func:`~coopsched.online.utilities.step_events`, below ``2^62``;
-    ``coeff[k, nc]``, ``n_samples``). ``state``: a ``(5, k)`` int64 array
-    of initial policy state (ROUNDROBIN's last organization in ``state[4, 0]``).
-    """
-    inst = instance
+    inputs: dict[str, Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any], np.ndarray, int] | str:
+    """One run of the engine (the caller is :func:`coopsched.online.engine.simulate` or its
+    :class:`~coopsched.online.engine.Backend`): the starts and machines (instance job order),
+    the policy's final state (DIRECTCONTR's contributions, ROUNDROBIN's last served), the
+    too-wide jobs (instance indices) and the coalition's machines; or why int64 cannot be
+    proven exact (a str). ``rule`` is a rule name of the table; ``backfill`` the rule of a
+    rigid instance (``None``: sequential jobs); ``inputs`` the policy's
+    (:meth:`~coopsched.online.engine.Policy.compiled_inputs`: RAND's and REF's kept
+    coalitions, ``c_ptr``, ``c_time``, ``c_delta``, ``coeff``, ``n_samples``, ``own``)."""
+    inst = prepared.instance
     k = inst.k
     is_member = np.zeros(k, dtype=bool)
     is_member[list(members)] = True
-    order = inst.fifo_order()
-    if len(members) < k:
-        order = order[is_member[inst.org[order]]]
-    rel = np.ascontiguousarray(inst.release[order])
-    owner = np.ascontiguousarray(inst.org[order])
-    size = np.ascontiguousarray(inst.size[order])
-    machines = inst.machines
-    n_samples = rand["n_samples"] if rand is not None else 0
-    why = int64_bounds(
-        rule,
-        rel,
-        size,
-        inst.total_machines,
-        int(machines[is_member].sum()),
-        int(machines.max()) if k else 0,
-        horizon,
-        n_samples,
-    )
-    if why is not None:
-        return why
-    canon = inst.canonical_order()
-    machine_owner = np.repeat(canon, machines[canon])  # inst.machine_owner()
-    free_init = np.flatnonzero(is_member[machine_owner]).astype(np.int64)
-    if inst.pinned is None:
-        pinned = np.zeros(len(order), dtype=np.bool_)
-    else:
-        pinned = np.ascontiguousarray(inst.pinned[order], dtype=np.bool_)
-    state = np.zeros((5, k + 2), dtype=np.int64) if state is None else state.copy()
-    if state.shape[1] < k + 2:
-        state = np.pad(state, ((0, 0), (0, k + 2 - state.shape[1])))
-    mt = mt_state(seed) if random_machines else np.zeros(625, dtype=np.int64)
-    if rand is None:
-        rand = {
-            "c_ptr": np.zeros(1, dtype=np.int64),
-            "c_time": np.zeros(0, dtype=np.int64),
-            # int32 as RAND's own deltas (Rand._delta_type): one specialization of the
-            # kernel for every policy, not a second one compiled for the others
-            "c_delta": np.zeros(0, dtype=np.int32),
-            "coeff": np.zeros((k, 1), dtype=np.int64),
-            "n_samples": 0,
-        }
-    out_start = np.full(len(order), -1, dtype=np.int64)
-    out_machine = np.full(len(order), -1, dtype=np.int64)
+    sel = prepared.coalition(is_member)
+    jobs = prepared.jobs if sel is None else prepared.jobs[:, sel]
+    order = prepared.order if sel is None else prepared.order[sel]
+    n = len(order)
+    one = prepared.one or not n or int(jobs[J_WIDTH, :n].max()) == 1  # the q = 1 case
+    machines = prepared.machines
+    M = int(machines[is_member].sum())
+    inputs = inputs or {}
+    sampled = {**_NO_SAMPLES, "coeff": np.zeros((k, 0), dtype=np.int64), **inputs}
+    entry = rule_named(rule)
+    wrapped = _wrapping(entry, jobs, prepared, M, horizon, sampled, inputs, one)
+    if isinstance(wrapped, str):
+        return wrapped
+    wide = jobs[J_WIDTH, :n] > M if backfill is not None else np.zeros(n, dtype=bool)
+    if backfill == "easy":
+        bad = np.flatnonzero(~wide & (jobs[J_REQ, :n] < 1))
+        if bad.size:
+            raise ValueError(
+                f"backfill='easy' reads requested times, and job {int(order[bad[0]])} has none "
+                "(give every job a requested time, or choose first-fit)"
+            )
+    st = _record(prepared, is_member, jobs[J_OWNER, :n], sel, wide, M, inputs)
+    sc = st[SC]
+    sc[SC_RULE] = entry.rule
+    sc[SC_BF] = _BACKFILL[backfill] if backfill is not None else NONE
+    sc[SC_TRACK] = entry.tracks_psi
+    sc[SC_RANDM] = bool(random_machines)
+    sc[SC_WRAPPED] = wrapped
+    sc[SC_NSAMPLES] = int(sampled["n_samples"])
+    if random_machines:
+        st[M_MT, :625] = mt_state(seed)
     _engine(
-        rule_named(rule).rule,
-        k,
-        rel,
-        owner,
-        size,
-        machines,
-        is_member,
-        machine_owner,
-        free_init,
-        pinned,
-        np.ascontiguousarray(canon[is_member[canon]]),
+        st,
+        jobs,
+        _sampled(sampled, k),
         # int64_bounds keeps every event below 2^62: a larger horizon is never reached
         np.int64(_BIG if horizon is None else min(int(horizon), int(_BIG))),
-        bool(random_machines),
-        mt,
-        rand["c_ptr"],
-        rand["c_time"],
-        rand["c_delta"],
-        rand["coeff"],
-        np.int64(rand["n_samples"]),
-        out_start,
-        out_machine,
-        state,
+        one,
     )
-    start = np.full(inst.n, -1, dtype=np.int64)
-    machine = np.full(inst.n, -1, dtype=np.int64)
-    start[order] = out_start
-    machine[order] = out_machine
-    return start, machine, state[:, :k]
+    if sel is None and prepared.sorted:  # every job, in input order: no scatter
+        start = st[J_START, :n].copy()
+        machine = st[J_MACHINE, :n].copy() if one else np.full(n, -1, dtype=np.int64)
+    else:
+        start = np.full(inst.n, -1, dtype=np.int64)
+        machine = np.full(inst.n, -1, dtype=np.int64)
+        start[order] = st[J_START, :n]
+        if one:
+            machine[order] = st[J_MACHINE, :n]
+    phi = st[O_PHI, :k].tolist()
+    if wrapped:  # contributions wrapped around 2^64: exact values from the floats
+        phif = st.view(np.float64)[F_PHI, :k].tolist()
+        phi = [_unwrap(r, f) for r, f in zip(phi, phif, strict=True)]
+    state = {
+        "phi": phi,
+        "wc": st[O_WC, :k].tolist(),
+        "rc": st[O_RC, :k].tolist(),
+        "tv": st[O_TV, :k].tolist(),
+        "last": int(sc[SC_LAST]),
+        "key_time": int(sc[SC_KEYT]),
+    }
+    return start, machine, state, order[wide], M
+
+
+def _wrapping(entry, jobs, prepared, M, horizon, sampled, inputs, one) -> bool | str:
+    """Whether the run keeps utilities modulo 2^64 beside float64 copies (REF's keys always;
+    DIRECTCONTR when int64 cannot hold them but the copies provably decide), or why int64
+    cannot be proven exact (a str)."""
+    n = len(prepared.order) if jobs is prepared.jobs else jobs.shape[1]
+    rel, size = jobs[J_REL, :n], jobs[J_SIZE, :n]
+    machines = prepared.machines
+    if entry.rule == REFC:
+        why = _ref_keys_wrap_safely(rel, size, M, horizon, sampled, inputs.get("own"))
+        return True if why is None else why
+    why = int64_bounds(
+        entry.name,
+        rel,
+        size,
+        int(machines.sum()),
+        M,
+        int(machines.max()) if len(machines) else 0,
+        horizon,
+        int(sampled["n_samples"]),
+        rigid=not one,
+    )
+    if why is None:
+        return False
+    if entry.rule == DIRECTCONTR and _wraps_safely(rel, size, M, horizon):
+        return True
+    return why
+
+
+def _record(prepared, is_member, owner, sel, wide, M, inputs) -> np.ndarray:
+    """The engine's record at the start (:data:`J_WIDE` ...): the coalition's jobs' queues,
+    every organization idle, its machines free, no key computed yet (``owner``: the
+    coalition's jobs' owners)."""
+    k = len(is_member)
+    n = len(owner)
+    MM = len(prepared.machine_owner)
+    W = max(n, k + 1, MM, 625, SC_FIELDS)
+    st = np.empty((ROWS, W), dtype=np.int64)  # the rows and columns read are set below
+    st[J_WIDE, :n] = wide
+    st[J_START, :n] = -1
+    st[J_MACHINE, :n] = -1
+    st[O_QUEUED : F_PSI + 1, : k + 1] = 0
+    st[M_OWNER : M_MT + 1, : max(MM, 625)] = 0
+    st[SC, :SC_FIELDS] = 0
+    # each organization's queue: its jobs that fit, in submission order
+    if sel is None:
+        q = prepared.by_org
+    else:  # the coalition's positions of the members' jobs, in the instance's queue order
+        pos = np.full(len(prepared.owner), -1, dtype=np.int64)
+        pos[sel] = np.arange(n)
+        q = pos[prepared.by_org]
+        q = q[q >= 0]
+    if wide.any():
+        q = q[~wide[q]]
+    st[J_QJOBS, : len(q)] = q
+    st[O_QPTR, 1 : k + 1] = np.cumsum(np.bincount(owner[q], minlength=k))
+    st[O_MACHINES, :k] = prepared.machines
+    st[O_MEMBER, :k] = is_member
+    if inputs.get("own") is not None:
+        st[O_OWN, :k] = inputs["own"]
+    canon = prepared.canon
+    members = canon[is_member[canon]]
+    st[O_ORDER, : len(members)] = members
+    free = np.flatnonzero(is_member[prepared.machine_owner])  # sorted: a valid heap
+    st[M_OWNER, :MM] = prepared.machine_owner
+    st[M_FREE, : len(free)] = free
+    sc = st[SC]
+    sc[SC_K] = k
+    sc[SC_NJOBS] = n
+    sc[SC_NFREE] = M
+    sc[SC_NIDS] = len(free)
+    sc[SC_KEYT] = -1
+    sc[SC_LAST] = -1  # ROUNDROBIN: nobody served yet (as its reset())
+    sc[SC_RANKT] = -1
+    sc[SC_STEPT] = -1
+    sc[SC_NORDER] = len(members)
+    return st
+
+
+def _sampled(sampled: dict, k: int) -> Sampled:
+    """RAND's or REF's kept coalitions as the engine reads them."""
+    c_ptr = np.asarray(sampled["c_ptr"], dtype=np.int64)
+    nc = len(c_ptr) - 1
+    cs = np.zeros((CS_FIELDS, nc + 1), dtype=np.int64)
+    cs[CS_PTR] = c_ptr
+    cs[CS_POS, :nc] = c_ptr[:nc]
+    coeff = np.asarray(sampled["coeff"], dtype=np.int64)
+    return Sampled(
+        cs=cs,
+        coeff=np.ascontiguousarray(coeff if coeff.shape[1] else np.zeros((k, 1), np.int64)),
+        c_time=np.asarray(sampled["c_time"], dtype=np.int64),
+        c_delta=np.asarray(sampled["c_delta"]),
+    )
+
+
+def _unwrap(residue: int, approx: float) -> int:
+    """The integer congruent to ``residue`` modulo 2^64 nearest to ``approx`` (exact when
+    ``approx`` is within 2^62 of it, as :func:`_wraps_safely` proves)."""
+    r = residue % 2**64
+    return r + 2**64 * round((int(approx) - r) / 2**64)
+
+
+def _wraps_safely(rel: np.ndarray, size: np.ndarray, M: int, horizon: int | None) -> bool:
+    """Whether DIRECTCONTR can run with ``psi`` and contributions wrapping around 2^64 (exact
+    modulo 2^64) beside float64 copies: event times with ``t (t + 1) < 2^63`` (so
+    ``d (d + 1) / 2`` is exact), processed work below 2^62, and the floats' error below 2^59, far under the
+    2^61 at which :func:`_key_cmp` trusts their sign. Each accumulator takes at most one
+    update per event (two events per job), each adding a rounding error of at most
+    ``3 u`` of the largest value ``M t (t + 1) / 2`` (``u = 2^-53``)."""
+    if not len(rel):
+        return True
+    p_max = int(size.max())
+    t_end = int(rel.max()) + sum(size.tolist()) + p_max
+    if horizon is not None:
+        t_end = min(t_end, int(horizon))
+    if t_end * (t_end + 1) >= 2**63 or M * t_end >= 2**62:
+        return False
+    vmax = M * t_end * (t_end + 1) / 2
+    error = 2 * len(rel) * 4 * 3 * 2.0**-53 * vmax
+    return error < 2.0**59
+
+
+def _ref_keys_wrap_safely(
+    rel: np.ndarray,
+    size: np.ndarray,
+    M: int,
+    horizon: int | None,
+    rand: dict | None,
+    own: np.ndarray | None,
+) -> str | None:
+    """Why REF's keys inside one coalition (``REFC``) could be decided wrongly (``None``:
+    every comparison is exact), the keys summed in int64 modulo 2^64 beside float64 copies
+    and compared by :func:`_key_cmp`.
+
+    *Values do not wrap.* Event times satisfy ``t <= t_end`` with ``t_end`` the horizon or
+    the last release plus the run times plus the longest job (some job always runs while
+    one waits), and ``t_end (t_end + 1) < 2^63`` is required, so ``d (d + 1) / 2`` is
+    exact (and run times below 2^62, so a completion ``t + p`` fits); every value the keys read (a subset's ``v(T)`` from ``cV, cW, cR``, a member's
+    ``psi``, the coalition's ``v(C)``) is at most ``vmax = Mc t_end (t_end + 1) / 2``
+    (Eq. 3 with all ``Mc`` machines busy from 0; a subset has fewer machines), and
+    processed work at most ``Mc t_end``: both are required below ``2^62``.
+
+    *Keys may wrap.* A member's key is ``sum_T coeff_T v(T) - N psi_u + own_u v(C)``,
+    ``N`` terms with ``N`` the number of subsets plus 2, whose absolute values sum to at
+    most ``A = (max_u sum_T |coeff_T| + n_samples + max own) vmax``. Its int64 sum is exact
+    modulo 2^64. Its float64 copy converts each exact value (error ``u |value|``,
+    ``u = 2^-53``), multiplies by an exact coefficient (another ``u``) and adds ``N``
+    terms (each addition at most ``u A``), so its error is at most ``(N + 2) u A (1 + N
+    u)``; the driver requires ``4 (N + 4) u A < 2^59``, twice that margin. Then a float
+    difference of two keys is within ``2^60`` of the true one, which :func:`_key_cmp`
+    needs (2^61 decides by the sign, else the wrapped difference is exact)."""
+    if not len(rel) or M == 0:
+        return None
+    p_max = int(size.max())
+    t_end = int(rel.max()) + sum(size.tolist()) + p_max
+    if horizon is not None:
+        t_end = min(t_end, int(horizon))
+    if t_end * (t_end + 1) >= 2**63:
+        return f"event times up to {t_end} s: t (t + 1) passes int64"
+    if p_max >= 2**62:
+        return f"a job of {p_max} s"
+    vmax = M * t_end * (t_end + 1) // 2
+    if vmax >= 2**62 or M * t_end >= 2**62:
+        return f"psi_sp up to {vmax} ({M} machines, {t_end} s) passes 2^62"
+    coeff = np.zeros((1, 0), np.int64) if rand is None else np.asarray(rand["coeff"])
+    n_samples = 0 if rand is None else int(rand["n_samples"])
+    w_coeff = int(np.abs(coeff).sum(axis=1).max()) if coeff.size else 0
+    w_own = 0 if own is None or not len(own) else int(np.abs(np.asarray(own)).max())
+    terms = coeff.shape[1] + 2
+    A = (w_coeff + n_samples + w_own) * vmax
+    if 4 * (terms + 4) * 2.0**-53 * float(A) >= 2.0**59:
+        return f"REF's keys (float error bound over {terms} terms of up to {A}) pass 2^59"
+    return None

@@ -41,100 +41,105 @@ def _fifo_kernel(release, size, m):
     # (usually O(1): new ends are late) and at most one pop per job.
     n = release.shape[0]
     out = np.empty(n, np.int64)
-    heap = np.empty(m, np.int64)
+    heap = np.empty((1, m), np.int64)
     busy = np.int64(0)  # not the literal 0: one specialization of _heap_pop
     idle = m
     for j in range(n):
         r = release[j]
-        while busy > 0 and heap[0] <= r:
-            busy = _heap_pop(heap, busy)
+        while busy > 0 and heap[0, 0] <= r:
+            busy = _heap_pop(heap, 0, busy)
             idle += 1
         if idle > 0:
             s = r
             idle -= 1
         else:
-            s = heap[0]
-            busy = _heap_pop(heap, busy)
+            s = heap[0, 0]
+            busy = _heap_pop(heap, 0, busy)
         out[j] = s
-        busy = _heap_push(heap, busy, s + size[j])
+        busy = _heap_push(heap, 0, busy, s + size[j])
     return out
 
 
+# The package's two heaps, each on rows of a 2D array (so that a record of named rows can
+# hold it and a call passes one array): a heap of keys on row ``r`` (the free machines of
+# the engine and of REF's grand coalition, FIFO's busy machines), and a heap of pairs on
+# rows ``r`` (time) and ``r + 1`` (payload), ordered by time, then payload, without packed
+# keys (REF's completion buckets and machines, the engine's completions). Plain (not
+# inlined) functions: numba reference-counts array aliases that inlining creates, once per
+# sift step, which cost more than the heap itself.
+
+
 @numba.njit(**JIT_OPTIONS)
-def _heap_push(h, n, key):
+def _heap_push(h, r, n, key):
+    """Push ``key`` on the heap of row ``r`` of ``h`` (``n`` keys); returns the new size."""
     i = n
-    h[i] = key
+    h[r, i] = key
     while i > 0:
         p = (i - 1) >> 1
-        if h[p] <= h[i]:
+        if h[r, p] <= h[r, i]:
             break
-        h[p], h[i] = h[i], h[p]
+        h[r, p], h[r, i] = h[r, i], h[r, p]
         i = p
     return n + 1
 
 
 @numba.njit(**JIT_OPTIONS)
-def _heap_pop(h, n):
+def _heap_pop(h, r, n):
+    """Remove the least key of the heap of row ``r``; returns the new size."""
     n -= 1
-    h[0] = h[n]
+    h[r, 0] = h[r, n]
     i = 0
     while True:
         c = 2 * i + 1
         if c >= n:
             break
-        if c + 1 < n and h[c + 1] < h[c]:
+        if c + 1 < n and h[r, c + 1] < h[r, c]:
             c += 1
-        if h[i] <= h[c]:
+        if h[r, i] <= h[r, c]:
             break
-        h[i], h[c] = h[c], h[i]
+        h[r, i], h[r, c] = h[r, c], h[r, i]
         i = c
     return n
 
 
-# A heap of pairs held in two arrays (time, payload), ordered by time, then payload: REF's
-# bucket and machine completions (coopsched.online.ref.kernel) and the rigid engine's
-# completions by (end, start sequence) (coopsched.online.compiled_rigid).
-
-
 @numba.njit(**JIT_OPTIONS)
-def _push2(ht, hp, n, t, p):
-    """Push ``(t, p)`` on a heap held in two arrays (time, payload); no packed keys.
-
-    A plain (not inlined) function: numba reference-counts array aliases that inlining
-    creates, once per sift step, which cost more than the heap itself.
-    """
+def _push2(h, r, n, t, p):
+    """Push ``(t, p)`` on the heap of pairs on rows ``r`` (time) and ``r + 1`` (payload) of
+    ``h`` (``n`` pairs); returns the new size."""
+    q = r + 1
     i = n
-    ht[i] = t
-    hp[i] = p
+    h[r, i] = t
+    h[q, i] = p
     while i > 0:
-        q = (i - 1) >> 1
-        if ht[q] < ht[i] or (ht[q] == ht[i] and hp[q] <= hp[i]):
+        a = (i - 1) >> 1
+        if h[r, a] < h[r, i] or (h[r, a] == h[r, i] and h[q, a] <= h[q, i]):
             break
-        ht[q], ht[i] = ht[i], ht[q]
-        hp[q], hp[i] = hp[i], hp[q]
-        i = q
+        h[r, a], h[r, i] = h[r, i], h[r, a]
+        h[q, a], h[q, i] = h[q, i], h[q, a]
+        i = a
     return n + 1
 
 
 @numba.njit(**JIT_OPTIONS)
-def _pop2(ht, hp, n):
+def _pop2(h, r, n):
     """Remove the least pair of the heap of :func:`_push2`; returns the new size."""
+    q = r + 1
     n -= 1
-    ht[0] = ht[n]
-    hp[0] = hp[n]
+    h[r, 0] = h[r, n]
+    h[q, 0] = h[q, n]
     i = 0
     while True:
         left = 2 * i + 1
         if left >= n:
             break
         c = left
-        r = left + 1
-        if r < n and (ht[r] < ht[left] or (ht[r] == ht[left] and hp[r] < hp[left])):
-            c = r
-        if ht[i] < ht[c] or (ht[i] == ht[c] and hp[i] <= hp[c]):
+        b = left + 1
+        if b < n and (h[r, b] < h[r, left] or (h[r, b] == h[r, left] and h[q, b] < h[q, left])):
+            c = b
+        if h[r, i] < h[r, c] or (h[r, i] == h[r, c] and h[q, i] <= h[q, c]):
             break
-        ht[c], ht[i] = ht[i], ht[c]
-        hp[c], hp[i] = hp[i], hp[c]
+        h[r, c], h[r, i] = h[r, i], h[r, c]
+        h[q, c], h[q, i] = h[q, i], h[q, c]
         i = c
     return n
 
@@ -162,6 +167,19 @@ def fifo_starts(
     return s
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _event_at(t, cur, acc, cnt, out_time, out_delta):
+    """Move the event being summed to time ``t``: the one at ``cur`` is written out unless
+    its changes cancel. Returns the new ``(cur, acc, cnt)``."""
+    if t != cur:
+        if acc != 0:
+            out_time[cnt] = cur
+            out_delta[cnt] = acc
+            cnt += 1
+        return t, acc * 0, cnt
+    return cur, acc, cnt
+
+
 @numba.njit(**JIT_OPTIONS)
 def _fifo_events_kernel(release, size, m, horizon, out_time, out_delta):
     # _fifo_kernel's loop, emitting the running count's changes instead of the starts.
@@ -169,7 +187,7 @@ def _fifo_events_kernel(release, size, m, horizon, out_time, out_delta):
     # in the heap is at least the last start, every push is later): both streams come out
     # in time order, and equal times are summed into one event (dropped when they cancel).
     n = release.shape[0]
-    heap = np.empty(m, np.int64)
+    heap = np.empty((1, m), np.int64)
     busy = np.int64(0)
     idle = m
     cnt = 0
@@ -179,55 +197,31 @@ def _fifo_events_kernel(release, size, m, horizon, out_time, out_delta):
     for j in range(n):
         r = release[j]
         s = r
-        while busy > 0 and heap[0] <= r:
-            e = heap[0]
-            busy = _heap_pop(heap, busy)
+        while busy > 0 and heap[0, 0] <= r:
+            e = heap[0, 0]
+            busy = _heap_pop(heap, 0, busy)
             idle += 1
-            if e != cur:
-                if acc != 0:
-                    out_time[cnt] = cur
-                    out_delta[cnt] = acc
-                    cnt += 1
-                cur = e
-                acc = 0
+            cur, acc, cnt = _event_at(e, cur, acc, cnt, out_time, out_delta)
             acc -= 1
         if idle > 0:
             idle -= 1
         else:
-            s = heap[0]
+            s = heap[0, 0]
             if s >= horizon:
                 break
-            busy = _heap_pop(heap, busy)
-            if s != cur:
-                if acc != 0:
-                    out_time[cnt] = cur
-                    out_delta[cnt] = acc
-                    cnt += 1
-                cur = s
-                acc = 0
+            busy = _heap_pop(heap, 0, busy)
+            cur, acc, cnt = _event_at(s, cur, acc, cnt, out_time, out_delta)
             acc -= 1
         if s >= horizon:
             break
-        if s != cur:
-            if acc != 0:
-                out_time[cnt] = cur
-                out_delta[cnt] = acc
-                cnt += 1
-            cur = s
-            acc = 0
+        cur, acc, cnt = _event_at(s, cur, acc, cnt, out_time, out_delta)
         acc += 1
         started += 1
-        busy = _heap_push(heap, busy, s + size[j])
+        busy = _heap_push(heap, 0, busy, s + size[j])
     while busy > 0:  # the started jobs still running complete in heap order
-        e = heap[0]
-        busy = _heap_pop(heap, busy)
-        if e != cur:
-            if acc != 0:
-                out_time[cnt] = cur
-                out_delta[cnt] = acc
-                cnt += 1
-            cur = e
-            acc = 0
+        e = heap[0, 0]
+        busy = _heap_pop(heap, 0, busy)
+        cur, acc, cnt = _event_at(e, cur, acc, cnt, out_time, out_delta)
         acc -= 1
     if acc != 0:
         out_time[cnt] = cur

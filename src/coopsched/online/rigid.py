@@ -1,4 +1,4 @@
-"""The online engine for rigid parallel jobs, with a backfilling rule (docs/conventions.md,
+"""The backfilling rule of the online engine, one step of its event loop (docs/conventions.md,
 "Rigid jobs and backfilling").
 
 A rigid job on ``q`` processors holds ``q`` of the coalition's machines at once, from its
@@ -6,11 +6,13 @@ start to its completion (the model of every HPC platform; Skowron & Rzadca split
 job into ``q`` sequential ones, Sec. 7.2, and name parallel jobs as the open extension of
 their approach, end of Sec. 6 and Sec. 8). The policy still says *whose* job is next (its
 ``select`` contract and FIFO within an organization are unchanged); the **backfilling
-rule** says what happens when that job does not fit. At each event time ``t``: completions
-(a job frees its ``q`` machines; at equal times in start order), then releases (a job wider
-than the coalition's machines is never queued: it is counted in ``info["too_wide"]`` and its
-organization's later jobs are not held behind it), then pinned jobs (an audited window's
-running jobs: the oldest waiting one starts while it fits), then the rule:
+rule** says what happens when that job does not fit. At each event time ``t``
+(:mod:`coopsched.online.core`, the loop): completions (a job frees its ``q`` machines), then
+releases (a job wider than the coalition's machines is never queued: it is counted in
+``info["too_wide"]`` and its organization's later jobs are not held behind it), then pinned
+jobs (an audited window's running jobs: the oldest waiting one starts while it fits), then
+the rule (:func:`rule_step`; the compiled engine's twin of it is
+:func:`coopsched.online.compiled._rule_step`, tested equal):
 
 * ``none``: the policy picks among the organizations with a waiting job; the pick's
   oldest job starts if it fits, otherwise nothing more starts until the next event;
@@ -38,25 +40,23 @@ included, runs under every rule. ``view.running[u]`` counts processors in use, s
 and processed work count a job on ``q`` processors as ``q`` unit parts that start together.
 
 Machines are identical; the engine tracks which machine runs what only when a policy needs
-it (``random_machines``, as DIRECTCONTR, or event hooks, called once per machine). A rigid
-schedule stores starts (``machine`` is ``-1``); :meth:`Schedule.allocation` gives a valid
-machine assignment on demand.
+it (``random_machines``, as DIRECTCONTR, or event hooks, called once per machine) or every
+job has one processor. A rigid schedule stores starts, and machines only in that last case
+(``machine`` is ``-1`` otherwise); :meth:`Schedule.allocation` gives a valid machine
+assignment on demand. With one processor per job every rule is the greedy step (a queue
+head always fits a free machine), so the loop runs the rule ``none`` then: the schedule,
+machines included, is the sequential one.
 """
 
 from __future__ import annotations
 
-import bisect
-import heapq
-import random
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..workloads.instance import Instance
-from .schedule import Schedule
-
-if TYPE_CHECKING:
-    from .engine import Policy
+from .view import SimView
 
 #: The backfilling rules.
 BACKFILL = ("none", "first-fit", "easy")
@@ -73,262 +73,125 @@ def resolve_backfill(instance: Instance, backfill: str | None) -> str:
     return backfill
 
 
-def simulate_rigid(
-    inst: Instance,
-    policy: Policy,
-    horizon: int | None,
-    members: tuple[int, ...] | None,
-    mem: tuple[int, ...],
-    backfill: str,
-) -> Schedule:
-    """The Python reference of the rigid engine (module docstring)."""
-    from .engine import Policy, PolicyError, SimView, _as_index, _wants_events
+def check_requested(rule: str | None, order: np.ndarray, req: list[int], wide: list[bool]) -> None:
+    """EASY reads requested times: every job that may queue (``wide``: never queued) needs
+    one (``req``, in submission order ``order``)."""
+    if rule != "easy":
+        return
+    bad = next((pos for pos in range(len(req)) if not wide[pos] and req[pos] < 1), None)
+    if bad is not None:
+        raise ValueError(
+            f"backfill='easy' reads requested times, and job {int(order[bad])} has none "
+            "(give every job a requested time, or choose first-fit)"
+        )
 
-    k = inst.k
-    cls = type(policy)
-    is_member = np.zeros(k, dtype=bool)
-    is_member[list(mem)] = True
-    order = inst.fifo_order()
-    order = order[is_member[inst.org[order]]]
-    n = len(order)
-    rel = inst.release[order].tolist()
-    owner = inst.org[order].tolist()
-    size = inst.size[order].tolist()
-    width = inst.width[order].tolist()
-    req = [-1] * n if inst.requested is None else inst.requested[order].tolist()
-    pinned = [False] * n if inst.pinned is None else inst.pinned[order].tolist()
-    machine_owner = inst.machine_owner().tolist()
-    machines = inst.machines.tolist()
-    M = int(sum(machines[u] for u in mem))
-    wide = [pos for pos in range(n) if width[pos] > M]
-    if backfill == "easy":
-        bad = next((pos for pos in range(n) if width[pos] <= M and req[pos] < 1), None)
-        if bad is not None:
-            raise ValueError(
-                f"backfill='easy' reads requested times, and job {int(order[bad])} has none "
-                "(give every job a requested time, or choose first-fit)"
-            )
-    is_wide = [False] * n
-    for pos in wide:
-        is_wide[pos] = True
-    queues: list[list[int]] = [[] for _ in range(k)]
-    for pos in range(n):
-        if not is_wide[pos]:
-            queues[owner[pos]].append(pos)
-    head = [0] * k
-    view = SimView(k, mem, machines, machine_owner)
-    view.order = tuple(u for u in inst.canonical_order().tolist() if is_member[u])
-    view.rigid = True
-    view._nfree = M
-    view._width = width
-    view._req = req
-    view.queued = queued = [0] * k  # the true counts; waiting shows a step's candidates
-    waiting, running = view.waiting, view.running
-    psi_acc, work_acc, tl, head_pos = view._psi, view._work, view._tl, view._head_pos
-    BIG = n + 1
-    for u in range(k):
-        head_pos[u] = BIG
-    rank_pos = view._rank_pos = head_pos[:]  # the tie order, taken once per event time
-    view._rel = rel
-    # machine identities only when the policy needs them (hooks, random machines)
-    events = _wants_events(policy)
-    track = events or policy.random_machines
-    rng = random.Random(getattr(policy, "seed", 0)) if policy.random_machines else None
-    free_ids = [m for m in range(len(machine_owner)) if is_member[machine_owner[m]]]
-    held: dict[int, list[int]] = {}
-    policy.reset(view)
-    select = policy.select
-    on_release = policy.on_release if cls.on_release is not Policy.on_release else None
-    start = [-1] * n
-    comp: list[tuple[int, int, int]] = []  # (end, start sequence, position)
-    expected: list[tuple[int, int, int]] = []  # EASY: (start + requested, sequence, q)
-    seq = 0
-    INF = float("inf")
-    T = INF if horizon is None else int(horizon)
-    i = 0
-    total = 0
-    pin_waiting = 0
 
-    def advance(u: int, t: int) -> None:
-        d = t - tl[u]
-        if d:
-            r = running[u]
-            psi_acc[u] += work_acc[u] * d + r * (d * (d + 1) // 2)
-            work_acc[u] += r * d
-            tl[u] = t
-
-    def show(eligible) -> None:
-        """What ``select`` sees: the true counts, or only the candidates of this step."""
-        for u in mem:
-            waiting[u] = queued[u] if eligible is None or eligible(u) else 0
+def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
+    """The backfilling rule ``rule`` (module docstring) as one step of the loop of
+    :mod:`coopsched.online.core`: a function of ``t`` that asks the policy for picks and
+    starts their jobs (``lp.begin``) until the rule stops or no machine is free. ``lp``
+    holds the loop's view, queues and actions; ``lp.check(u, t)`` turns a pick that is not
+    a valid index into an int or a :class:`~coopsched.online.view.PolicyError`. Where the
+    rule stops with machines free and jobs waiting (``none``: the pick does not fit;
+    ``easy``: a reservation), the stop is recorded in ``lp.blocked``."""
+    view = lp.view
+    queues, head, width, begin, select, check = (
+        lp.queues,
+        lp.head,
+        lp.width,
+        lp.begin,
+        lp.select,
+        lp.check,
+    )
+    waiting, queued, k, blocked, order = view.waiting, view.queued, view.k, lp.blocked, lp.order
 
     def pick(t: int) -> int:
         u = select(view)
-        if u.__class__ is not int:
-            u = _as_index(policy, u, t)
-        if not 0 <= u < k or not waiting[u]:
-            raise PolicyError(
-                f"{policy!r}.select returned {u!r} at t={t}: "
-                + (
-                    f"not an organization index (0..{k - 1})"
-                    if not 0 <= u < k
-                    else f"organization {u} has no waiting job it may start now"
-                )
-            )
+        if u.__class__ is not int or not 0 <= u < k or not waiting[u]:
+            u = check(u, t)
         return u
 
-    def begin(pos: int, t: int) -> None:
-        nonlocal total, seq, pin_waiting
-        u = owner[pos]
-        q = width[pos]
-        head[u] += 1
-        queued[u] -= 1
-        total -= 1
-        if pinned[pos]:
-            pin_waiting -= 1
-        head_pos[u] = queues[u][head[u]] if queued[u] else BIG
-        advance(u, t)
-        running[u] += q
-        view._nfree -= q
-        start[pos] = t
-        seq += 1
-        heapq.heappush(comp, (t + size[pos], seq, pos))
-        if backfill == "easy":
-            bisect.insort(expected, (t + req[pos], seq, q))
-        if track:
-            got = []
-            for _ in range(q):
-                if rng is None:
-                    m = heapq.heappop(free_ids)
-                else:
-                    x = rng.randrange(len(free_ids))
-                    free_ids[x], free_ids[-1] = free_ids[-1], free_ids[x]
-                    m = free_ids.pop()
-                got.append(m)
-            held[pos] = got
-            if events:
-                for m in got:
-                    policy.on_start(view, u, m)
+    if rule == "none":
+
+        def greedy(t: int) -> None:
+            while view._qw and view._nfree:
+                u = select(view)  # pick(t), inlined: the hot path of sequential jobs
+                if u.__class__ is not int or not 0 <= u < k or not waiting[u]:
+                    u = check(u, t)
+                pos = queues[u][head[u]]
+                if width[pos] > view._nfree:
+                    blocked.append((t, int(order[pos]), -1, -1, ()))
+                    return
+                begin(pos, t)
+
+        return greedy
 
     def fits(u: int) -> bool:
         return queued[u] > 0 and width[queues[u][head[u]]] <= view._nfree
 
-    # where the rule stopped: (t, the chosen job that did not fit, EASY's shadow time and
-    # extra machines, or -1, the jobs backfilled beside the reservation, in order)
-    blocked: list[tuple[int, int, int, int, tuple[int, ...]]] = []
-    res = [-1, 0, 0, 0]  # EASY's reservation: reserved organization, shadow, extra, time
+    if rule == "first-fit":
 
-    def backfills(v: int) -> bool:
-        """May ``v``'s oldest job start now beside the reservation ``res``?"""
-        if v == res[0] or not fits(v):
-            return False
-        h = queues[v][head[v]]
-        return res[3] + req[h] <= res[1] or width[h] <= res[2]
-
-    while True:
-        t_rel = rel[i] if i < n else INF
-        t_comp = comp[0][0] if comp else INF
-        t = t_rel if t_rel < t_comp else t_comp
-        if isinstance(t, float) or t >= T:
-            break
-        view.t = t
-        while comp and comp[0][0] == t:  # completions, in start order
-            _, sq, pos = heapq.heappop(comp)
-            u = owner[pos]
-            q = width[pos]
-            advance(u, t)
-            running[u] -= q
-            view._nfree += q
-            if backfill == "easy":
-                del expected[bisect.bisect_left(expected, (start[pos] + req[pos], sq, q))]
-            if track:
-                for m in held.pop(pos):
-                    if rng is None:
-                        heapq.heappush(free_ids, m)
-                    else:
-                        free_ids.append(m)
-                    if events:
-                        policy.on_complete(view, u, m, size[pos])
-        while i < n and rel[i] == t:  # releases
-            if not is_wide[i]:
-                u = owner[i]
-                if not queued[u]:
-                    head_pos[u] = i
-                queued[u] += 1
-                waiting[u] = queued[u]
-                total += 1
-                pin_waiting += pinned[i]
-                if on_release is not None:
-                    on_release(view, u)
-            i += 1
-        # pinned jobs first, oldest first, while the oldest fits
-        while pin_waiting:
-            pos = min(head_pos[x] for x in mem if queued[x] and pinned[head_pos[x]])
-            if width[pos] > view._nfree:
-                break
-            begin(pos, t)
-        rank_pos[:] = head_pos  # ties at t: the queue heads as the rule's picks begin
-        # the rule
-        if backfill == "none":
-            while total and view._nfree:
-                show(None)
-                u = pick(t)
-                pos = queues[u][head[u]]
-                if width[pos] > view._nfree:
-                    blocked.append((t, int(order[pos]), -1, -1, ()))
-                    break
-                begin(pos, t)
-        elif backfill == "first-fit":
-            while total and view._nfree:
-                if not any(fits(u) for u in mem):
-                    break
-                show(fits)
+        def first_fit(t: int) -> None:
+            while view._qw and view._nfree and _show(view, fits):
                 u = pick(t)
                 begin(queues[u][head[u]], t)
-        else:  # easy
-            while total and view._nfree:
-                show(None)
-                u = pick(t)
-                pos = queues[u][head[u]]
-                if width[pos] <= view._nfree:
-                    begin(pos, t)
-                    continue
-                shadow, extra = _reservation(expected, view._nfree, width[pos], t)
-                res[:] = [u, shadow, extra, t]
-                filled: list[int] = []
-                while any(backfills(v) for v in mem):
-                    show(backfills)
-                    v = pick(t)
-                    h = queues[v][head[v]]
-                    if t + req[h] > res[1]:
-                        res[2] -= width[h]
-                    filled.append(int(order[h]))
-                    begin(h, t)
-                blocked.append((t, int(order[pos]), shadow, extra, tuple(filled)))
-                break
-        show(None)
-    start_arr = np.full(inst.n, -1, dtype=np.int64)
-    start_arr[order] = np.array(start, dtype=np.int64)
-    return Schedule(
-        instance=inst,
-        start=start_arr,
-        machine=np.full(inst.n, -1, dtype=np.int64),
-        policy=policy.name,
-        horizon=None if horizon is None else int(horizon),
-        members=members,
-        info={
-            "params": policy.params(),
-            "engine": "python",
-            "backfill": backfill,
-            "too_wide": too_wide_info(inst, order[wide] if wide else np.zeros(0, np.int64), M),
-            "blocked": blocked,
-        },
-    )
+            _show(view, None)
+
+        return first_fit
+    if rule != "easy":
+        raise ValueError(f"backfill: {rule!r}; choose from {', '.join(BACKFILL)}")
+    req, expected = lp.req, lp.expected
+
+    def backfill(t: int, u: int, shadow: int, left: int) -> tuple[int, ...]:
+        """EASY's backfill at ``t`` beside ``u``'s reservation: the other organizations'
+        oldest jobs that fit now and end by the shadow time or use the extra machines
+        (``left``), in the policy's order."""
+
+        def backfills(v: int) -> bool:
+            if v == u or not fits(v):
+                return False
+            h = queues[v][head[v]]
+            return t + req[h] <= shadow or width[h] <= left
+
+        filled: list[int] = []
+        while _show(view, backfills):
+            v = pick(t)
+            h = queues[v][head[v]]
+            if t + req[h] > shadow:
+                left -= width[h]
+            filled.append(int(order[h]))
+            begin(h, t)
+        _show(view, None)
+        return tuple(filled)
+
+    def easy(t: int) -> None:
+        while view._qw and view._nfree:
+            u = pick(t)
+            pos = queues[u][head[u]]
+            if width[pos] <= view._nfree:
+                begin(pos, t)
+                continue
+            shadow, extra = reservation(expected, view._nfree, width[pos], t)
+            filled = backfill(t, u, shadow, extra)
+            blocked.append((t, int(order[pos]), shadow, extra, filled))
+            return
+
+    return easy
 
 
-def _reservation(
-    expected: list[tuple[int, int, int]], free: int, q: int, t: int
-) -> tuple[int, int]:
+def _show(view: SimView, eligible: Callable[[int], bool] | None) -> bool:
+    """What ``select`` sees: the true counts (``eligible`` None), or only the candidates of
+    this step; whether any organization is shown."""
+    waiting, queued = view.waiting, view.queued
+    anyone = False
+    for u in view.members:
+        ok = queued[u] > 0 and (eligible is None or eligible(u))
+        waiting[u] = queued[u] if ok else 0
+        anyone = anyone or ok
+    return anyone
+
+
+def reservation(expected: list[tuple[int, int, int]], free: int, q: int, t: int) -> tuple[int, int]:
     """EASY's shadow time and extra machines for a job on ``q`` processors at ``t``: the
     first expected end (``max(start + requested, t + 1)``) at which ``free`` plus the
     processors of the jobs expected to end by then reach ``q``, counting every job that

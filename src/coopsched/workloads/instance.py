@@ -150,7 +150,10 @@ class Instance:
 
     def fifo_order(self) -> np.ndarray:
         """Job indices sorted by (release, input position): the global submission order."""
-        return np.lexsort((np.arange(self.n), self.release))
+        rel = self.release
+        if rel.dtype != object and not (rel[1:] < rel[:-1]).any():
+            return np.arange(self.n)  # already in order (a trace, a window): no sort
+        return np.lexsort((np.arange(self.n), rel))
 
     def validate(self) -> None:
         """Raise :class:`InstanceError` naming the first offending job or organization."""

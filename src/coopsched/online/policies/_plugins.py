@@ -54,6 +54,15 @@ _limit: list[float | None] = [None]  # seconds of the current time_limit
 _depth = [0]  # calls into plug-ins under way (nested: run -> the engine -> select)
 
 
+def normalize(name: str) -> str:
+    """The registry's lookup key of a policy name: lower case, without ``-``, ``_`` or spaces.
+
+    >>> normalize("Slurm-Classic"), normalize("round_robin")
+    ('slurmclassic', 'roundrobin')
+    """
+    return "".join(c for c in name.lower() if c not in "-_ ")
+
+
 def spec_of(cls: type) -> str | None:
     """How the user named a guarded plug-in class (``None``: not a plug-in)."""
     return cls.__dict__.get("_plugin_spec")
@@ -62,8 +71,6 @@ def spec_of(cls: type) -> str | None:
 def guard(cls: type[Policy], spec: str, registered: dict[str, type[Policy]]) -> type[Policy]:
     """Check the plug-in class ``cls`` (named ``spec`` by the user) and wrap its methods
     (once); ``registered`` is the registry (normalized name -> class)."""
-    from ._registry import normalize
-
     if spec_of(cls) is not None:
         return cls
     if cls.select is Policy.select and not cls.drives_simulation():

@@ -17,28 +17,20 @@ from __future__ import annotations
 import collections.abc
 import importlib
 import pkgutil
+import sys
 import types
 import typing
 import warnings
 
 from ...workloads.limits import check_seed
 from ..engine import Policy
-from ._plugins import guard
+from ._plugins import guard, normalize
 
 #: normalized name -> class. Adding a class here by hand still works.
 POLICIES: dict[str, type[Policy]] = {}
 
 ENTRY_POINT_GROUP = "coopsched.policies"
 _state = {"discovered": False, "plugins": False}
-
-
-def normalize(name: str) -> str:
-    """The lookup key of a policy name: lower case, without ``-``, ``_`` or spaces.
-
-    >>> normalize("Slurm-Classic"), normalize("round_robin")
-    ('slurmclassic', 'roundrobin')
-    """
-    return "".join(c for c in name.lower() if c not in "-_ ")
 
 
 def register(cls: type[Policy] | None = None, *, name: str | None = None):
@@ -93,9 +85,8 @@ def _discover() -> None:
     if _state["discovered"]:
         return
     _state["discovered"] = True
-    from . import __path__ as pkg_path
-
-    for info in pkgutil.iter_modules(pkg_path):
+    # the package's folders (it is loaded: this module is part of it)
+    for info in pkgutil.iter_modules(sys.modules[__package__].__path__):
         if info.name.startswith("_"):
             continue
         mod = importlib.import_module(f"{__package__}.{info.name}")

@@ -40,6 +40,9 @@ class RoundRobin(Policy):
     def reset(self, view: SimView) -> None:
         self._last = -1
 
+    def compiled_result(self, state: dict) -> None:
+        self._last = state["last"]
+
     def select(self, view: SimView) -> int:
         w = view.waiting
         order = view.order

@@ -42,6 +42,17 @@ class DirectContr(Policy):
         self._cache_t = -1
         self._cache: dict[int, int] = {}
 
+    def compiled_result(self, state: dict) -> None:
+        """The compiled engine's final contribution accumulators, as the Python path leaves
+        them."""
+        self._phi, self._wc, self._rc, self._tl = (
+            state["phi"],
+            state["wc"],
+            state["rc"],
+            state["tv"],
+        )
+        self._cache_t, self._cache = -1, {}
+
     def _advance(self, v: int, t: int) -> None:
         d = t - self._tl[v]
         if d:

@@ -23,15 +23,13 @@ size; kept coalitions' values come from exact value curves of their schedules.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 
 import numpy as np
 
 from ...workloads.instance import Instance
 from ...workloads.limits import MAX_SAMPLES, MAX_TABLE_BYTES, LimitError, check_count
-from ..backends import compiled_rule
-from ..engine import COMPILE_MIN_JOBS, Policy, SimView, simulate
-from ..schedule import Schedule, expand_coalition
+from ..engine import Backend, Policy, SimView, simulate
+from ..schedule import Schedule
 from ..utilities import ValueCurve, step_events
 from ._registry import register
 
@@ -133,11 +131,12 @@ class Rand(Policy):
         rel_o, size_o = instance.release[order], instance.size[order]
         # the kept coalitions are one workload: its total size, not each coalition's, decides
         # whether compiling the engine pays (a cold kernel would leave every one in Python)
-        sub = get_policy(self.sub_policy)
-        engine = (
-            "compiled"
-            if cap // 2 >= COMPILE_MIN_JOBS and compiled_rule(sub) is not None
-            else "auto"
+        backend = Backend(
+            instance,
+            horizon,
+            getattr(self, "_backfill", None),
+            getattr(self, "_engine", "auto"),
+            workload=cap // 2,
         )
         used = 0
         for c, mask in enumerate(masks):
@@ -168,14 +167,7 @@ class Rand(Policy):
                     continue
                 starts = fifo_starts(rel, sizes, mc, horizon)
             else:
-                sched = simulate(
-                    instance,
-                    get_policy(self.sub_policy),
-                    horizon,
-                    members,
-                    engine=engine,
-                    backfill=getattr(self, "_backfill", None),
-                )
+                sched = backend.run(get_policy(self.sub_policy), members)
                 keep = sched.in_coalition
                 starts, sizes = sched.start[keep], instance.size[keep]
                 weights = instance.width[keep]
@@ -265,6 +257,25 @@ class Rand(Policy):
         width = 8 + np.dtype(self._delta_type(instance.n)).itemsize
         return 2 * width * sum(per) + 100 * max(per, default=0) + 100 * instance.n
 
+    def compiled_inputs(self) -> dict | None:
+        """Every kept coalition's merged running-count events (their values are advanced
+        along them exactly as :class:`~coopsched.online.utilities.ValueCurve` evaluates
+        them; times at or past ``2^62``, which the engine never reaches, are clipped there
+        by :meth:`prepare`) and each organization's coefficients; ``None`` before
+        :meth:`prepare` has run (then only the Python engine can run it)."""
+        if not hasattr(self, "_c_time"):
+            return None
+        keep = [c for c, mask in enumerate(self._masks) if mask != 0]
+        ptr = self._c_ptr
+        coeff = self._coeff
+        return {
+            "c_ptr": np.array([ptr[c] for c in keep] + [ptr[-1]], dtype=np.int64),
+            "c_time": self._c_time,
+            "c_delta": self._c_delta,
+            "coeff": np.ascontiguousarray(coeff[:, keep]).reshape(coeff.shape[0], -1),
+            "n_samples": self._N,
+        }
+
     def reset(self, view: SimView) -> None:
         self._t = -1
         self._key: list[int] = [0] * view.k
@@ -304,10 +315,9 @@ class Rand(Policy):
 
     def select(self, view: SimView) -> int:
         t = view.t
-        w = view.waiting
         cands = view.candidates()  # oldest queue head first: ties keep the older
-        if len(cands) == 1 or (not view.rigid and view.free >= sum(w[u] for u in cands)):
-            # the pick cannot change any start time: no estimate needed
+        if len(cands) == 1 or view.free >= view.queued_processors():
+            # every queued job starts now: the pick cannot change any start time
             return cands[0]
         if t != self._t:
             self._t = t
@@ -320,22 +330,13 @@ class Rand(Policy):
                 best = u
         return best
 
-    def run(
-        self,
-        instance: Instance,
-        horizon: int | None = None,
-        members: Iterable[int] | None = None,
-        *,
-        backfill: str | None = None,
+    def build(
+        self, instance: Instance, horizon: int | None, *, backfill: str | None, engine: str
     ) -> Schedule:
-        if members is not None and sorted(set(members)) != list(range(instance.k)):
-            sub = instance.restrict(members)
-            return expand_coalition(
-                instance, members, self.run(sub, horizon, backfill=backfill), self.name
-            )
         self._backfill = backfill  # rigid jobs: every kept coalition under the same rule
+        self._engine = engine  # and in the same engine
         with self.engine_pass():  # the engine calls prepare() first
-            sched = simulate(instance, self, horizon, backfill=backfill)
+            sched = simulate(instance, self, horizon, backfill=backfill, engine=engine)
         sched.info["samples"] = self._N
         if self.python_integers:
             sched.info["python_integers"] = True

@@ -9,12 +9,10 @@ module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from ...workloads.instance import Instance
 from ..engine import Policy
 from ..ref import ref_schedule
-from ..schedule import Schedule, expand_coalition
+from ..schedule import Schedule
 from ._registry import register
 
 __all__ = ["Ref", "ref_schedule"]
@@ -32,19 +30,12 @@ class Ref(Policy):
         self.utility = utility
         self.rule = rule
 
-    def run(
-        self,
-        instance: Instance,
-        horizon: int | None = None,
-        members: Iterable[int] | None = None,
-        *,
-        backfill: str | None = None,
+    def build(
+        self, instance: Instance, horizon: int | None, *, backfill: str | None, engine: str
     ) -> Schedule:
-        if members is not None:
-            sub = instance.restrict(members)
-            return expand_coalition(
-                instance, members, self.run(sub, horizon, backfill=backfill), "ref"
-            )
+        """REF's schedule; ``engine="python"`` runs no numba (sequential jobs: the kernel on
+        Python integers; rigid jobs: coalition by coalition in the Python engine),
+        ``"compiled"`` refuses the Python-integer kernel, ``"auto"`` chooses."""
         if instance.rigid:
             if self.utility != "psi_sp" or self.rule not in (None, "fig3"):
                 raise ValueError(
@@ -53,7 +44,10 @@ class Ref(Policy):
                 )
             from ..ref.rigid import ref_rigid_schedule
 
-            s, _ = ref_rigid_schedule(instance, horizon, backfill)
+            s, _ = ref_rigid_schedule(instance, horizon, backfill, engine=engine)
             return s
-        s, _ = ref_schedule(instance, horizon, utility=self.utility, rule=self.rule)
+        python = {"python": True, "compiled": False}.get(engine)
+        s, _ = ref_schedule(
+            instance, horizon, utility=self.utility, rule=self.rule, exact_python=python
+        )
         return s

@@ -129,7 +129,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -373,6 +373,43 @@ def canonical_coalitions(k: int, classes: list[list[int]]) -> np.ndarray:
     return canon
 
 
+class Lattice(NamedTuple):
+    """The coalitions as both REF kernels (sequential and rigid jobs) see them."""
+
+    twins: list  # groups of interchangeable organizations (twin_classes)
+    canon: np.ndarray  # canon[C]: the coalition simulated for C (canonical_coalitions)
+    canon_list: np.ndarray  # the simulated coalitions but the empty one, increasing
+    mC: np.ndarray  # machines of every coalition
+    nC: np.ndarray  # jobs of every coalition
+    rel_ptr: np.ndarray  # u's releases visit rel_idx[rel_ptr[u]:rel_ptr[u + 1]]: the
+    rel_idx: np.ndarray  # simulated coalitions that hold u and some machine (none: no jobs)
+
+
+def coalition_lattice(instance: Instance, counts: np.ndarray, symmetry: bool) -> Lattice:
+    """Every coalition's machines and jobs (``counts``: each organization's), and with
+    interchangeable organizations (``symmetry``) one simulated coalition per group of
+    coalitions with identical schedules (:func:`twin_classes`)."""
+    k = instance.k
+    NC = 1 << k
+    twins = twin_classes(instance) if symmetry else []
+    canon = canonical_coalitions(k, twins)
+    ids = np.arange(NC, dtype=np.int64)
+    mC = np.zeros(NC, dtype=np.int64)
+    nC = np.zeros(NC, dtype=np.int64)
+    for b in range(k):
+        mC[1 << b : 2 << b] = mC[: 1 << b] + int(instance.machines[b])
+        nC[1 << b : 2 << b] = nC[: 1 << b] + int(counts[b])
+    is_canon = canon == ids
+    rel_lists = [
+        ids[is_canon & (((ids >> u) & 1) == 1) & (mC > 0)] if counts[u] else ids[:0]
+        for u in range(k)
+    ]
+    rel_ptr = np.zeros(k + 1, dtype=np.int64)
+    rel_ptr[1:] = np.cumsum([len(x) for x in rel_lists])
+    rel_idx = np.concatenate(rel_lists).astype(np.int64) if rel_lists else ids[:0]
+    return Lattice(twins, canon, ids[is_canon & (ids > 0)], mC, nC, rel_ptr, rel_idx)
+
+
 def ref_schedule(
     instance: Instance,
     horizon: int | None = None,
@@ -387,8 +424,10 @@ def ref_schedule(
 ) -> tuple[Schedule, list[int]]:
     """REF's schedule of the grand coalition and the value of every coalition at the end.
 
-    Returns ``(schedule, values)`` where ``values[C]`` is ``v(C)`` at the horizon (or at
-    the last event without a horizon) for every bitmask ``C``, as exact Python integers.
+    Returns ``(schedule, values)`` where ``values[C]`` is ``v(C)`` at the horizon (without
+    one, at the grand coalition's last completion: the schedule's end, where
+    :meth:`Schedule.psi` takes it, so ``values[-1]`` is the sum of its ``psi``;
+    docs/conventions.md) for every bitmask ``C``, as exact Python integers.
     ``exact_python`` forces (True) or forbids (False: :class:`ValueError` instead) the
     Python-integer path; by default it is used only when the proven bounds of the module
     docstring fail. ``shapley`` picks how Shapley values are computed at an event time:
@@ -410,22 +449,7 @@ def ref_schedule(
     horizon = check_horizon(horizon)
     inst = instance
     k = inst.k
-    if k < 1:
-        raise ValueError("REF needs at least one organization")
-    if k > _MAX_K:
-        raise ValueError(f"REF simulates 2^k coalitions; k={k} is beyond reach (at most {_MAX_K})")
-    if utility not in _UTILITIES:
-        raise ValueError(f"unknown utility {utility!r}; choose from {sorted(_UTILITIES)}")
-    rule = rule or ("fig3" if utility == "psi_sp" else "distance")
-    if rule not in _RULES:
-        raise ValueError(f"unknown rule {rule!r}; choose from {sorted(_RULES)}")
-    if shapley not in _MODES:
-        raise ValueError(f"unknown Shapley method {shapley!r}; choose from {sorted(_MODES)}")
-    cps_all = sorted({int(c) for c in checkpoints}) if checkpoints is not None else []
-    if cps_all and horizon is None:
-        raise ValueError("checkpoints need a horizon")
-    if cps_all and horizon is not None and (cps_all[0] < 0 or cps_all[-1] > int(horizon)):
-        raise ValueError(f"checkpoints must lie in [0, horizon={horizon}]")
+    rule, cps_all = _checked_options(k, horizon, utility, rule, shapley, checkpoints)
     plan = plan_arithmetic(inst, horizon, utility)
     python = plan["python"] if exact_python is None else bool(exact_python)
     one_word = plan["one_word"] and not python and not force_words
@@ -465,26 +489,9 @@ def ref_schedule(
         else np.ascontiguousarray(inst.pinned[order], dtype=np.bool_)
     )
     run_end, run_head = job_runs(org_jobs, rel, size, org, pinned)
-    # interchangeable organizations: one simulated coalition per group of coalitions with
-    # identical schedules; canonical coalitions listed in increasing order, and for each
-    # organization with jobs, those that hold it and some machine (its releases visit them)
-    twins = twin_classes(inst) if symmetry else []
-    canon = canonical_coalitions(k, twins)
-    ids = np.arange(NC, dtype=np.int64)
-    mC = np.zeros(NC, dtype=np.int64)  # machines and jobs of every coalition
-    nC = np.zeros(NC, dtype=np.int64)
-    for b in range(k):
-        mC[1 << b : 2 << b] = mC[: 1 << b] + int(inst.machines[b])
-        nC[1 << b : 2 << b] = nC[: 1 << b] + int(counts[b])
-    is_canon = canon == ids
-    canon_list = ids[is_canon & (ids > 0)]
-    rel_ptr = np.zeros(k + 1, dtype=np.int64)
-    rel_lists = []
-    for u in range(k):
-        lst = ids[is_canon & (((ids >> u) & 1) == 1) & (mC > 0)] if counts[u] else ids[:0]
-        rel_lists.append(lst)
-        rel_ptr[u + 1] = rel_ptr[u] + len(lst)
-    rel_idx = np.concatenate(rel_lists) if rel_lists else ids[:0]
+    lat = coalition_lattice(inst, counts, symmetry)
+    twins, canon, canon_list, mC, nC = lat.twins, lat.canon, lat.canon_list, lat.mC, lat.nC
+    rel_ptr, rel_idx = lat.rel_ptr, lat.rel_idx
     # the potential's cost in units of one addition: |D| additions and a value per D;
     # in float64, _FPOT_BLOCK_COST per coalition of the lattice in blocks, or half an addition
     # per member plus a value and a mispredicted loop exit per simulated coalition
@@ -512,23 +519,13 @@ def ref_schedule(
     from .kernel import (
         CO_FIELDS,
         CO_LAST,
-        CO_RUNNING,
-        CO_VALUE,
-        CO_WORK,
         FL_FIELDS,
         MEM_FIELDS,
         MEM_LAST,
-        ST_DECISIONS,
-        ST_DIRECT,
-        ST_EVENTS,
         ST_POOL_FULL,
-        ST_POTENTIAL,
-        ST_READY,
         ST_SLOTS,
-        ST_STARTS,
         ST_T_END,
-        ST_UNPROVEN,
-        ST_VISITS,
+        STAT_NAMES,
         Arith,
         Coalitions,
         FloatRoute,
@@ -536,9 +533,7 @@ def ref_schedule(
         Outputs,
         Run,
         State,
-        _psi_sp_at,
         _ref_kernel,
-        _work_at,
         python_kernel,
         reciprocals,
     )
@@ -624,61 +619,77 @@ def ref_schedule(
         bcap = min(4 * bcap, ecap)
         reruns += 1
     t_end = int(horizon) if horizon is not None else int(stats[ST_T_END])
-    if do_final:
-        values = [int(x) for x in final_v]
-    else:  # exact Python integers at a horizon far beyond the last event
-        values = []
-        for S in range(NC):
-            rec = co[canon[S]]
-            V, WV, RV = int(rec[CO_VALUE]), int(rec[CO_WORK]), int(rec[CO_RUNNING])
-            tl = int(rec[CO_LAST])
-            d = t_end - tl
-            if utility == "psi_sp":
-                values.append(_psi_sp_at.py_func(V, WV, RV, d))
-            else:
-                values.append(_work_at.py_func(WV, RV, d))
+    # at a horizon far beyond the last event, and checkpoints after it: Python integers
+    values = [int(x) for x in final_v] if do_final else _exact_values(co, canon, utility, t_end)
     cp_rows = [[int(x) for x in row] for row in cp_vals]
-    for c in cps_all[len(cps_k) :]:  # after every event: exact Python integers
-        row = []
-        for S in range(NC):
-            rec = co[canon[S]]
-            V, WV, RV = int(rec[CO_VALUE]), int(rec[CO_WORK]), int(rec[CO_RUNNING])
-            tl = int(rec[CO_LAST])
-            d = max(c - tl, 0)
-            if utility == "psi_sp":
-                row.append(_psi_sp_at.py_func(V, WV, RV, d))
-            else:
-                row.append(_work_at.py_func(WV, RV, d))
-        cp_rows.append(row)
+    cp_rows += [_exact_values(co, canon, utility, c) for c in cps_all[len(cps_k) :]]
     start = np.full(inst.n, -1, dtype=np.int64)
     machine = np.full(inst.n, -1, dtype=np.int64)
     start[order] = out_start
     machine[order] = out_machine
+    info: dict[str, Any] = {"utility": utility, "rule": rule}
+    info.update((name, int(stats[slot])) for name, slot in STAT_NAMES.items())
+    info.update(
+        python_integers=python,
+        one_word=one_word,
+        bucket_reruns=reruns,
+        twin_groups=twins,
+        simulated_coalitions=len(canon_list),
+    )
     sched = Schedule(
         instance=inst,
         start=start,
         machine=machine,
         policy="ref",
         horizon=None if horizon is None else int(horizon),
-        info={
-            "utility": utility,
-            "rule": rule,
-            "event_times": int(stats[ST_EVENTS]),
-            "decisions": int(stats[ST_DECISIONS]),
-            "direct_events": int(stats[ST_DIRECT]),
-            "potential_events": int(stats[ST_POTENTIAL]),
-            "coalition_visits": int(stats[ST_VISITS]),
-            "coalition_starts": int(stats[ST_STARTS]),
-            "coalition_ready": int(stats[ST_READY]),
-            "float_unproven": int(stats[ST_UNPROVEN]),
-            "python_integers": python,
-            "one_word": one_word,
-            "bucket_reruns": reruns,
-            "twin_groups": twins,
-            "simulated_coalitions": len(canon_list),
-        },
+        info=info,
     )
     if cps_all:
         sched.info["checkpoints"] = cps_all
         sched.info["checkpoint_values"] = cp_rows
     return sched, values
+
+
+def _checked_options(
+    k: int,
+    horizon: int | None,
+    utility: str,
+    rule: str | None,
+    shapley: str,
+    checkpoints: Iterable[int] | None,
+) -> tuple[str, list[int]]:
+    """:func:`ref_schedule`'s options checked: its rule (the utility's default when
+    ``None``) and its checkpoints, sorted and distinct."""
+    if k < 1:
+        raise ValueError("REF needs at least one organization")
+    if k > _MAX_K:
+        raise ValueError(f"REF simulates 2^k coalitions; k={k} is beyond reach (at most {_MAX_K})")
+    if utility not in _UTILITIES:
+        raise ValueError(f"unknown utility {utility!r}; choose from {sorted(_UTILITIES)}")
+    rule = rule or ("fig3" if utility == "psi_sp" else "distance")
+    if rule not in _RULES:
+        raise ValueError(f"unknown rule {rule!r}; choose from {sorted(_RULES)}")
+    if shapley not in _MODES:
+        raise ValueError(f"unknown Shapley method {shapley!r}; choose from {sorted(_MODES)}")
+    cps_all = sorted({int(c) for c in checkpoints}) if checkpoints is not None else []
+    if cps_all and horizon is None:
+        raise ValueError("checkpoints need a horizon")
+    if cps_all and horizon is not None and (cps_all[0] < 0 or cps_all[-1] > int(horizon)):
+        raise ValueError(f"checkpoints must lie in [0, horizon={horizon}]")
+    return rule, cps_all
+
+
+def _exact_values(co: np.ndarray, canon: np.ndarray, utility: str, t: int) -> list[int]:
+    """Every coalition's value at ``t`` (not before its last update) from a REF kernel's
+    final records (``co``, fields as :mod:`.kernel` names them; ``canon[S]``: the record
+    that stands for ``S``), in exact Python integers (Eq. 3 in closed form, as the
+    kernels')."""
+    from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, _psi_sp_at, _work_at
+
+    rec = co[canon][:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]]
+    # Python integers (an object array on Python integers may hold numpy ones too)
+    rec = rec.astype(object) if rec.dtype != object else np.frompyfunc(int, 1, 1)(rec)
+    d = np.maximum(int(t) - rec[:, 3], 0)
+    if utility == "psi_sp":
+        return _psi_sp_at.py_func(rec[:, 0], rec[:, 1], rec[:, 2], d).tolist()
+    return _work_at.py_func(rec[:, 1], rec[:, 2], d).tolist()

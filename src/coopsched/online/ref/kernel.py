@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from ..kernels import JIT_OPTIONS, _pop2, _push2
+from ..kernels import JIT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
 
 _MASK = (1 << 32) - 1
 
@@ -46,13 +46,24 @@ ST_EVENTS = 0  # event times processed ("event_times")
 ST_DECISIONS = 1  # coalitions that had to rank members ("decisions")
 ST_DIRECT = 2  # event times that used Eq. (1) only ("direct_events")
 ST_POTENTIAL = 3  # event times that computed the potential ("potential_events")
-ST_T_END = 4  # the time at which the final values are taken (horizon or last event)
+ST_T_END = 4  # the time the final values are taken at (horizon, or G's last completion)
 ST_VISITS = 5  # coalition visits ("coalition_visits")
 ST_READY = 6  # visits with free machines and waiting jobs ("coalition_ready")
 ST_STARTS = 7  # jobs started over all coalitions ("coalition_starts")
 ST_UNPROVEN = 8  # float-route decisions taken from Eq. (1) instead ("float_unproven")
 ST_POOL_FULL = 9  # 1: the bucket pool ran out, the run stopped (the driver reruns it)
 ST_SLOTS = 10
+#: The counters the driver reports in ``Schedule.info``, by name.
+STAT_NAMES = {
+    "event_times": ST_EVENTS,
+    "decisions": ST_DECISIONS,
+    "direct_events": ST_DIRECT,
+    "potential_events": ST_POTENTIAL,
+    "coalition_visits": ST_VISITS,
+    "coalition_starts": ST_STARTS,
+    "coalition_ready": ST_READY,
+    "float_unproven": ST_UNPROVEN,
+}
 
 # fco[., C]: the float route's copy of the fields of co[C, .] that the potential reads at
 # every event time, as float64, one contiguous row per field (from the records it read one
@@ -113,7 +124,8 @@ def _advance_coalition(co, C, t):
 @numba.njit(inline="always", **JIT_OPTIONS)
 def _advance_member(mem, u, C, t):
     """Member ``u``'s record in ``C`` (``psi_u``, work) brought to ``t``: the one update of
-    a member's ``psi_sp`` between events."""
+    a member's ``psi_sp`` between events. It updates ``mem[u, C]``: the rigid kernel, whose
+    records are ``mem[C, u]``, passes ``C`` first."""
     d = int(t) - int(mem[u, C, MEM_LAST])
     if d > 0:
         r = int(mem[u, C, MEM_RUNNING])
@@ -128,6 +140,7 @@ _VALUE_HELPERS = (
     "_psi_sp_at",
     "_work_at",
     "_value_at",
+    "_record_value",
     "_advance_coalition",
     "_advance_member",
     "_values_at",
@@ -137,42 +150,6 @@ _VALUE_HELPERS = (
     "_complete_jobs",
     "_release_jobs",
 )
-
-
-@numba.njit(**JIT_OPTIONS)
-def _hpush(h, off, n, key):
-    i = n
-    h[off + i] = key
-    while i > 0:
-        p = (i - 1) >> 1
-        if h[off + p] <= h[off + i]:
-            break
-        tmp = h[off + p]
-        h[off + p] = h[off + i]
-        h[off + i] = tmp
-        i = p
-    return n + 1
-
-
-@numba.njit(**JIT_OPTIONS)
-def _hpop(h, off, n):
-    n -= 1
-    h[off] = h[off + n]
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= n:
-            break
-        c = left
-        if left + 1 < n and h[off + left + 1] < h[off + left]:
-            c = left + 1
-        if h[off + i] <= h[off + c]:
-            break
-        tmp = h[off + c]
-        h[off + c] = h[off + i]
-        h[off + i] = tmp
-        i = c
-    return n
 
 
 _U = 2.0**-53  # unit roundoff of float64
@@ -509,15 +486,20 @@ class Outputs(NamedTuple):
     cp_vals: np.ndarray  # cp_vals[i, S]: v(S) at cps[i]
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _record_value(utility, co, X, t):
+    """``v(X)`` at ``t`` (not before its last update) from coalition ``X``'s record, in
+    closed form; both REF kernels read values through it."""
+    d = max(int(t) - int(co[X, CO_LAST]), 0)
+    return _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], int(co[X, CO_RUNNING]), d)
+
+
 @numba.njit(**JIT_OPTIONS)
 def _values_at(utility, co, canon, t, dst):
     """Every coalition's value at ``t`` in ``dst`` (``dst[S]`` from the record of ``S``'s
     stand-in ``canon[S]``, in closed form: checkpoints and the final values)."""
     for S in range(canon.shape[0]):
-        X = canon[S]
-        d = max(int(t) - int(co[X, CO_LAST]), 0)
-        r = int(co[X, CO_RUNNING])
-        dst[S] = _value_at(utility, co[X, CO_VALUE], co[X, CO_WORK], r, d)
+        dst[S] = _record_value(utility, co, canon[S], t)
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -704,15 +686,15 @@ def _float_decisions(t, utility, rule, co, mem, ready, nready, decide, pc, bitpo
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _complete_jobs(t, bh_t, bh_b, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis):
+def _complete_jobs(t, bh, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis):
     """The completions at ``t``, in one walk over each bucket ending then (a job and its
     start time, with the coalitions that ran it): each coalition is visited, its value
     brought to ``t`` at its first completion, each member's before its running count
     drops; the entries and buckets freed. Returns the buckets' heap size, the free list's
     head and the visited list's length."""
-    while bn > 0 and bh_t[0] == t:
-        b = bh_b[0]
-        bn = _pop2(bh_t, bh_b, bn)
+    while bn > 0 and bh[0, 0] == t:
+        b = bh[1, 0]
+        bn = _pop2(bh, 0, bn)
         u = b_u[b]
         e = b_head[b]
         while e >= 0:
@@ -852,8 +834,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     b_next = np.arange(1, bcap + 1).astype(np.int64)
     b_next[bcap - 1] = -1
     bfree = np.int64(0)
-    bh_t = np.zeros(bcap, np.int64)
-    bh_b = np.zeros(bcap, np.int64)
+    bh = np.zeros((2, bcap), np.int64)  # completion heap: (end, bucket)
     bn = np.int64(0)
     bstamp = np.full(max(n, 1), -1, np.int64)
     bid = np.zeros(max(n, 1), np.int64)
@@ -868,10 +849,9 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     ecur = 0
     # the grand coalition's machines: free ones (min-heap of ids), busy ones (end, id)
     MM = max(M, 1)
-    fheap = np.arange(MM).astype(np.int64)
+    fheap = np.arange(MM).astype(np.int64).reshape(1, MM)
     fsize = M
-    mh_t = np.zeros(MM, np.int64)
-    mh_m = np.zeros(MM, np.int64)
+    mh = np.zeros((2, MM), np.int64)  # busy machines: (end, machine)
     mn = np.int64(0)
     nrel = np.zeros(k, np.int64)
     relcnt = np.zeros(k, np.int64)
@@ -905,6 +885,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
     i = np.int64(0)
     ev = 0
     t_last = 0
+    g_end = np.int64(0)  # the grand coalition's last completion so far (typed: not a literal)
+    g_done = False  # without a horizon: the values were taken at its last completion
     ncp = cps.shape[0]
     cp = 0
     while True:
@@ -913,9 +895,22 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         if i < n:
             t = rel[i]
             has = True
-        if bn > 0 and (not has or bh_t[0] < t):
-            t = bh_t[0]
+        if bn > 0 and (not has or bh[0, 0] < t):
+            t = bh[0, 0]
             has = True
+        # without a horizon the run ends at the grand coalition's last completion (the
+        # schedule's end, docs/conventions.md): once every job is released and started in
+        # it, every event up to that time is processed when the next one is later
+        if (
+            not has_T
+            and not g_done
+            and i >= n
+            and co[G, CO_WAITING] == 0
+            and (not has or t > g_end)
+        ):
+            g_done = True
+            if do_final:
+                _values_at(utility, co, canon, g_end, final_v)
         # checkpoints up to this event: every coalition's value in closed form from its
         # last update (all earlier events are processed; jobs starting at t add 0 at t)
         while has and cp < ncp and cps[cp] <= t:
@@ -929,7 +924,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         nvis = np.int64(0)
         # completions at t, then releases
         bn, bfree, nvis = _complete_jobs(
-            t, bh_t, bh_b, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis
+            t, bh, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvis
         )
         i, nvis = _release_jobs(t, i, rel, org, relcnt, nrel, rel_ptr, rel_idx, co, vis, nvis)
         stats[ST_VISITS] += nvis
@@ -940,10 +935,10 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
             _advance_coalition(co, C, t)
             if filt:  # every record that changed at t was visited
                 _mirror(co, fco, t0, C)
-        while mn > 0 and mh_t[0] == t:
-            m = mh_m[0]
-            mn = _pop2(mh_t, mh_m, mn)
-            fsize = _hpush(fheap, 0, fsize, m)
+        while mn > 0 and mh[0, 0] == t:
+            m = mh[1, 0]
+            mn = _pop2(mh, 0, mn)
+            fsize = _heap_push(fheap, 0, fsize, m)
         # pass 1: who has free machines and waiting jobs, and who must choose
         nready = np.int64(0)
         for a in range(nvis):
@@ -1135,7 +1130,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     b_head[b] = -1
                     bstamp[pos] = ev
                     bid[pos] = b
-                    bn = _push2(bh_t, bh_b, bn, end, b)
+                    bn = _push2(bh, 0, bn, end, b)
                 else:
                     b = bid[pos]
                 while ent[ecur, 2] != 0:
@@ -1154,21 +1149,24 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     fco[FL_RUNNING, C] = float(co[C, CO_RUNNING])
                 stats[ST_STARTS] += cnt
                 if C == G:
+                    if end > g_end:
+                        g_end = end
                     for y in range(x0, x0 + cnt):
                         q = org_jobs[y]
-                        m = fheap[0]
-                        fsize = _hpop(fheap, 0, fsize)
+                        m = fheap[0, 0]
+                        fsize = _heap_pop(fheap, 0, fsize)
                         out_start[q] = t
                         out_machine[q] = m
-                        mn = _push2(mh_t, mh_m, mn, end, m)
+                        mn = _push2(mh, 0, mn, end, m)
     # checkpoints after the last event
     while cp < ncp:
         _values_at(utility, co, canon, cps[cp], cp_vals[cp])
         cp += 1
-    # values of every coalition at the horizon (or at the last event)
-    t_end = T if has_T else t_last
+    # values of every coalition at the horizon (without one: at the grand coalition's last
+    # completion, taken above; the last event if it never completes, nothing ever starting)
+    t_end = T if has_T else (g_end if g_done else t_last)
     stats[ST_T_END] = t_end
-    if do_final:
+    if do_final and not g_done:
         _values_at(utility, co, canon, t_end, final_v)
 
 

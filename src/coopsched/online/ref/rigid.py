@@ -18,7 +18,7 @@ values (tested):
 
 * **in lockstep** (the default): every coalition at once, event time by event time, in one
   compiled kernel (:mod:`.rigid_kernel`) that simulates each coalition exactly as the
-  compiled rigid engine does (:mod:`coopsched.online.compiled_rigid`, policy ``REFC``) and
+  compiled engine does (:mod:`coopsched.online.compiled`, rule ``REFC``) and
   ranks members from the Hart and Mas-Colell potential of every coalition, computed once
   per event time in float64 and trusted only where its proven error bounds decide the
   order, else from Eq. (1) on the exact values (as the sequential kernel does,
@@ -31,7 +31,7 @@ values (tested):
   (exact value curves, :class:`~coopsched.online.utilities.ValueCurve`) and its own
   utilities from the engine: the definition, coalition by coalition, exact in integers
   (keys scaled by ``lcm(1..k)`` in the Python engine, by ``lcm(1..|C|)`` in the compiled
-  one: the same ranking, :func:`_compiled_coalition`). Each coalition's running-processor
+  one: the same ranking, :meth:`CoalitionRef.compiled_inputs`). Each coalition's running-processor
   events are built once, for its curve and for every superset's keys. Its cost is ``2^k``
   engine runs with ``2^(|C|-1)`` terms per key, about ``3^k``.
 
@@ -41,14 +41,17 @@ With sequential jobs (all ``q = 1``) both give the schedules of the fast kernel
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ...workloads.instance import Instance
-from ..engine import Policy, SimView, simulate
+from ..backends import CompiledFallback
+from ..engine import Backend, Policy, SimView
 from ..schedule import Schedule
 from ..shapley import popcounts, shapley_weights
 from ..utilities import ValueCurve, step_events
-from .driver import canonical_coalitions, twin_classes
+from .driver import _exact_values, canonical_coalitions, coalition_lattice, twin_classes
 
 #: Organizations beyond which rigid REF is refused (the lockstep kernel's reach).
 MAX_K_RIGID = 16
@@ -63,15 +66,72 @@ _LOCKSTEP_MODE = 0
 _LOCKSTEP_POOL: int | None = None
 
 
-class _CoalitionRef(Policy):
-    """REF's pick inside one coalition, its subcoalitions' value curves given."""
+class CoalitionRef(Policy):
+    """REF's pick inside one coalition, its subcoalitions' value curves given (``curves``,
+    and for the compiled engine their running-processor events, ``events``); its compiled
+    rule is the engine's ``REFC`` (:meth:`compiled_inputs`)."""
 
     name = "ref-coalition"
 
-    def __init__(self, coalition: int = 0, curves=None, seed: int = 0) -> None:
+    def __init__(self, coalition: int = 0, curves=None, events=None, seed: int = 0) -> None:
         super().__init__(seed)
         self.coalition = coalition
         self.curves = curves
+        self.events = events
+
+    def compiled_inputs(self) -> dict | None:
+        """The coalition's key for the compiled engine, linear in the values of its subsets.
+
+        REF's key in ``C`` is (Eq. (1), scaled by ``L_c = lcm(1..c)``, ``c = |C|``):
+        ``L_c phi_u = sum_{S <= C-u} omega(|S|) (v(S+u) - v(S))`` with ``omega(s) = L_c /
+        (c binom(c-1, s))``, integers. Every proper subset's value comes from its finished
+        schedule, as running-processor events (``events[T]``,
+        :func:`~coopsched.online.utilities.step_events`, built once per subset), with
+        coefficient ``+omega(|T|-1)`` for a subset ``T`` holding ``u`` and ``-omega(|T|)``
+        for one without; ``v(C)`` itself, the members' utilities in the schedule being
+        built, has coefficient ``omega(c-1)`` (``own``). The engine ranks the members once
+        per event time by ``L_c (phi - psi)``, ties to the older queue head; :meth:`select`
+        ranks by ``L_k (phi - psi)``, the same exact integers times ``L_k / L_c``: a positive
+        integer scale, so the order and the ties, hence the schedule, are the same (a
+        singleton needs ``L_1 = 1``). The keys may pass int64: the engine sums them modulo
+        2^64 beside float64 copies, exact as
+        :func:`~coopsched.online.compiled._ref_keys_wrap_safely` proves before the run.
+        ``None`` when a subset's times pass int64 (then the Python engine runs it)."""
+        C, events = self.coalition, self.events
+        if events is None:
+            return None
+        k = len(events).bit_length() - 1
+        members = [u for u in range(k) if C >> u & 1]
+        c = len(members)
+        L, omega = shapley_weights(c)
+        subsets = []
+        S = (C - 1) & C
+        while S:
+            subsets.append(S)
+            S = (S - 1) & C
+        times, deltas, ptr = [], [], [0]
+        for T in subsets:
+            t_, d_ = events[T]
+            if t_.dtype == object:  # beyond int64: leave this coalition to Python integers
+                return None
+            times.append(np.minimum(t_, 2**62))
+            deltas.append(d_)
+            ptr.append(ptr[-1] + len(t_))
+        coeff = np.zeros((k, len(subsets)), dtype=np.int64)
+        for j, T in enumerate(subsets):
+            size_t = T.bit_count()
+            for u in members:
+                coeff[u, j] = int(omega[c, size_t - 1]) if T >> u & 1 else -int(omega[c, size_t])
+        own = np.zeros(k, dtype=np.int64)
+        own[members] = int(omega[c, c - 1])
+        return {
+            "c_ptr": np.array(ptr, dtype=np.int64),
+            "c_time": np.concatenate(times) if times else np.zeros(0, np.int64),
+            "c_delta": (np.concatenate(deltas) if deltas else np.zeros(0)).astype(np.int32),
+            "coeff": coeff,
+            "n_samples": int(L),
+            "own": own,
+        }
 
     def reset(self, view: SimView) -> None:
         self._t = -1
@@ -139,7 +199,7 @@ def ref_rigid_schedule(
 
     ``engine`` says how the coalitions are simulated: ``"lockstep"``, all at once
     (:func:`_lockstep`; a :class:`ValueError` where its bound fails); ``"compiled"``,
-    coalition by coalition, each in the compiled rigid engine (:func:`_compiled_coalition`:
+    coalition by coalition, each in the compiled engine (:meth:`CoalitionRef.compiled_inputs`:
     keys modulo 2^64 beside float64 copies, exact while the coalition's values ``Mc t (t +
     1) / 2`` stay below 2^62), or in the Python engine where that bound fails;
     ``"python"``, coalition by coalition in the Python engine; ``"auto"`` (default), in
@@ -182,7 +242,7 @@ def ref_rigid_schedule(
         out = Schedule(
             inst,
             s.start,
-            np.full(inst.n, -1, dtype=np.int64),
+            s.machine,  # one processor per job: the machines are kept (online/core.py)
             "ref",
             s.horizon,
             info={
@@ -210,6 +270,9 @@ def ref_rigid_schedule(
     engines = {"compiled": 0, "python": 0}
     groups = twin_classes(inst) if symmetry else []
     canon = canonical_coalitions(k, groups) if groups else None
+    # every coalition through the engines' door, in the compiled engine where its keys are
+    # proven exact (else, with a CompiledFallback warning kept quiet here, in Python)
+    backend = Backend(inst, horizon, rule, "python" if engine == "python" else "compiled")
     for C in sorted(range(1, NC), key=lambda c: (int(pc[c]), c)):
         if canon is not None and canon[C] != C:
             # same size, members of lower index: already simulated (canon[C] < C)
@@ -217,18 +280,10 @@ def ref_rigid_schedule(
             curves[C], events[C], scheds[C] = curves[D], events[D], scheds[D]
             continue
         members = [u for u in range(k) if C >> u & 1]
-        fast = (
-            None
-            if engine == "python"
-            else _compiled_coalition(inst, C, members, events, horizon, rule)
-        )
-        if fast is None:
-            pol = _CoalitionRef(C, curves)
-            s = simulate(inst, pol, horizon, members, backfill=rule, engine="python")
-            engines["python"] += 1
-        else:
-            s = fast
-            engines["compiled"] += 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CompiledFallback)
+            s = backend.run(CoalitionRef(C, curves, events), members)
+        engines[s.info["engine"]] += 1
         keep = s.in_coalition & (s.start >= 0)
         p, q = inst.size[keep], width[keep]
         ev = step_events(s.start[keep], p, q)
@@ -269,75 +324,6 @@ def ref_rigid_schedule(
     return out, values
 
 
-def _compiled_coalition(inst, C, members, events, horizon, rule) -> Schedule | None:
-    """Coalition ``C``'s REF schedule in the compiled rigid engine, or ``None`` when its
-    comparisons cannot be proven exact there.
-
-    REF's key in ``C`` is linear in the values of ``C``'s subsets (Eq. (1), scaled by
-    ``L_c = lcm(1..c)``, ``c = |C|``): ``L_c phi_u = sum_{S <= C-u} omega(|S|) (v(S+u) -
-    v(S))`` with ``omega(s) = L_c / (c binom(c-1, s))``, integers. Every proper subset's
-    value comes from its finished schedule, as running-processor events (``events[T]``,
-    :func:`~coopsched.online.utilities.step_events`, built once per subset), with
-    coefficient ``+omega(|T|-1)`` for a subset ``T`` holding ``u`` and ``-omega(|T|)`` for
-    one without; ``v(C)`` itself, the members' utilities in the schedule being built, has
-    coefficient ``omega(c-1)``. The kernel ranks the members once per event time by
-    ``L_c (phi - psi)``, ties to the older queue head. :class:`_CoalitionRef` ranks by
-    ``L_k (phi - psi)``, the same exact integers times ``L_k / L_c``: a positive integer
-    scale, so the order and the ties, hence the schedule, are the same (a singleton needs
-    ``L_1 = 1``). The keys may pass int64: the kernel sums them modulo 2^64 beside float64
-    copies, exact as
-    :func:`~coopsched.online.compiled_rigid._ref_keys_wrap_safely` proves before the run."""
-    from ..compiled_rigid import run_compiled_rigid
-
-    k = inst.k
-    c = len(members)
-    L, omega = shapley_weights(c)
-    subsets = []
-    S = (C - 1) & C
-    while S:
-        subsets.append(S)
-        S = (S - 1) & C
-    times, deltas, ptr = [], [], [0]
-    for T in subsets:
-        t_, d_ = events[T]
-        if t_.dtype == object:  # beyond int64: leave this coalition to Python integers
-            return None
-        times.append(np.minimum(t_, 2**62))
-        deltas.append(d_)
-        ptr.append(ptr[-1] + len(t_))
-    coeff = np.zeros((k, max(len(subsets), 1)), dtype=np.int64)
-    for j, T in enumerate(subsets):
-        size_t = bin(T).count("1")
-        for u in members:
-            coeff[u, j] = int(omega[c, size_t - 1]) if T >> u & 1 else -int(omega[c, size_t])
-    own = np.zeros(k, dtype=np.int64)
-    own[members] = int(omega[c, c - 1])
-    rand = {
-        "c_ptr": np.array(ptr, dtype=np.int64),
-        "c_time": np.concatenate(times) if times else np.zeros(0, np.int64),
-        "c_delta": np.concatenate(deltas) if deltas else np.zeros(0, np.int64),
-        "coeff": coeff[:, : len(subsets)] if subsets else np.zeros((k, 0), np.int64),
-        "n_samples": int(L),
-    }
-    out = run_compiled_rigid(
-        inst, "ref-coalition", rule, horizon=horizon, members=tuple(members), rand=rand, own=own
-    )
-    if isinstance(out, str):
-        return None
-    from ..rigid import too_wide_info
-
-    start, _, wide, M = out
-    return Schedule(
-        instance=inst,
-        start=start,
-        machine=np.full(inst.n, -1, dtype=np.int64),
-        policy="ref",
-        horizon=None if horizon is None else int(horizon),
-        members=tuple(members),
-        info={"engine": "compiled", "backfill": rule, "too_wide": too_wide_info(inst, wide, M)},
-    )
-
-
 def _lockstep(
     inst: Instance,
     horizon: int | None,
@@ -349,7 +335,7 @@ def _lockstep(
     (:mod:`.rigid_kernel`), or why that kernel cannot prove its integers exact (a str).
 
     *Bounds.* As for one coalition in the compiled rigid engine
-    (:func:`~coopsched.online.compiled_rigid._ref_keys_wrap_safely`, with the platform's
+    (:func:`~coopsched.online.compiled._ref_keys_wrap_safely`, with the platform's
     machines ``M``): event times up to ``t_end`` (the horizon, or the last release plus the
     run times plus the longest job) with ``t_end (t_end + 1) < 2^63``, every value below
     ``M t_end (t_end + 1) / 2 < 2^62`` and processed work below ``M t_end < 2^62``. Then
@@ -370,11 +356,11 @@ def _lockstep(
     job, summed, if fewer) and ``4 n`` buckets, and grow (entries by half, buckets twice)
     whenever the kernel finds them short (it resumes where it stopped:
     :mod:`.rigid_kernel`)."""
-    from ..compiled_rigid import _BACKFILL, _ref_keys_wrap_safely
+    from ..compiled import _BACKFILL, _ref_keys_wrap_safely
     from ..rigid import too_wide_info
     from . import rigid_kernel as rk
     from .driver import float_potential_error
-    from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, _psi_sp_at, reciprocals
+    from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, reciprocals
 
     k = inst.k
     NC = 1 << k
@@ -418,23 +404,12 @@ def _lockstep(
     org_ptr = np.zeros(k + 1, dtype=np.int64)
     org_ptr[1:] = np.cumsum(np.bincount(owner, minlength=k))
     # coalitions: machines, stand-ins, and for each organization with jobs those that hold
-    # it and some machine (its releases reach them)
+    # it and some machine (its releases reach them), as the sequential kernel has them
     pc = popcounts(k)
     ids = np.arange(NC, dtype=np.int64)
-    mC = np.zeros(NC, dtype=np.int64)
-    for b in range(k):
-        mC[1 << b : 2 << b] = mC[: 1 << b] + int(inst.machines[b])
-    groups = twin_classes(inst) if symmetry else []
-    canon = canonical_coalitions(k, groups)
-    is_canon = canon == ids
-    canon_list = ids[is_canon & (ids > 0)]
-    counts = np.diff(org_ptr)
-    rel_lists = [
-        ids[is_canon & ((ids >> u) & 1 == 1) & (mC > 0)] if counts[u] else ids[:0] for u in range(k)
-    ]
-    rel_ptr = np.zeros(k + 1, dtype=np.int64)
-    rel_ptr[1:] = np.cumsum([len(x) for x in rel_lists])
-    rel_idx = np.concatenate(rel_lists).astype(np.int64)
+    lat = coalition_lattice(inst, np.diff(org_ptr), symmetry)
+    groups, canon, canon_list, mC = lat.twins, lat.canon, lat.canon_list, lat.mC
+    rel_ptr, rel_idx = lat.rel_ptr, lat.rel_idx
     # the first job of each organization that fits each coalition (its queue's first head),
     # and how many fit: at most min(machines, jobs that fit) of them run at once
     first_fit = np.zeros((NC, k), dtype=np.int64)
@@ -508,8 +483,7 @@ def _lockstep(
             mem=mem,
             ent=np.zeros((0, rk.E_FIELDS_EASY if rule == "easy" else rk.E_FIELDS), dtype=np.int64),
             bkt=np.zeros((0, 3), dtype=np.int64),
-            bh_t=np.zeros(0, dtype=np.int64),
-            bh_b=np.zeros(0, dtype=np.int64),
+            bh=np.zeros((2, 0), dtype=np.int64),
             bstamp=np.full(max(n, 1), -1, dtype=np.int64),
             bid=np.zeros(max(n, 1), dtype=np.int64),
             vis=np.zeros(NC, dtype=np.int64),
@@ -550,16 +524,8 @@ def _lockstep(
         out.stats[rk.ST_GROWN] += 1
     stats = out.stats
 
-    rec = co[canon][:, [CO_VALUE, CO_WORK, CO_RUNNING, CO_LAST]].astype(object)
-
-    def record_values(t: int) -> list[int]:
-        """Every coalition's value at ``t`` (after the last event) from its record, in
-        Python integers (Eq. 3 in closed form, as the kernel's)."""
-        d = np.maximum(t - rec[:, 3], 0)
-        return _psi_sp_at.py_func(rec[:, 0], rec[:, 1], rec[:, 2], d).tolist()
-
     if horizon is not None:
-        values = record_values(int(horizon))
+        values = _exact_values(co, canon, "psi_sp", int(horizon))
     elif stats[rk.ST_FINAL]:
         values = [int(x) for x in out.final_v]
     else:  # nothing ever started
@@ -599,7 +565,7 @@ def _lockstep(
     )
     if checkpoints is not None:
         rows = [[int(x) for x in row] for row in out.cp_vals[: int(stats[rk.ST_CPS])]]
-        rows += [record_values(c) for c in cps_all[len(rows) :]]
+        rows += [_exact_values(co, canon, "psi_sp", c) for c in cps_all[len(rows) :]]
         sched.info["checkpoints"] = cps_all
         sched.info["checkpoint_values"] = rows
     return sched, values
@@ -626,6 +592,4 @@ def _grow_pools(state, ecap: int, bcap: int):
         bkt[old:, rk.B_LINK] = np.arange(old + 1, len(bkt) + 1)
         bkt[-1, rk.B_LINK] = sc[rk.SC_BFREE]  # the new buckets, then the old free ones
         sc[rk.SC_BFREE] = old
-    return state._replace(
-        ent=ent, bkt=bkt, bh_t=extend(state.bh_t, len(bkt)), bh_b=extend(state.bh_b, len(bkt))
-    )
+    return state._replace(ent=ent, bkt=bkt, bh=extend(state.bh.T, len(bkt)).T.copy())

@@ -3,7 +3,7 @@
 jobs), in numba, imported on first use by :func:`coopsched.online.ref.rigid.ref_rigid_schedule`.
 
 Every coalition ``C`` is simulated at once, event time by event time, exactly as the
-compiled rigid engine (:mod:`coopsched.online.compiled_rigid`, policy ``REFC``) simulates
+compiled engine (:mod:`coopsched.online.compiled`, policy ``REFC``) simulates
 it alone:
 
 * at each event time ``t`` of ``C`` (a release by one of its members, too wide or not, or a
@@ -55,20 +55,21 @@ import numpy as np
 from ..compiled import _BIG
 from ..kernels import JIT_OPTIONS, _pop2, _push2
 from .kernel import (
-    CO_LAST,
     CO_RUNNING,
-    CO_VALUE,
-    CO_WORK,
+    _advance_coalition,
+    _advance_member,
     _certified_ranks,
     _float_potential,
     _mirror,
-    _psi_sp_at,
-    _work_at,
+    _record_value,
+    _values_at,
 )
+
+PSI_SP = 0  # the sequential kernel's utility code of psi_sp (rigid REF values only it)
 
 _MASK = (1 << 32) - 1
 
-# The rule's codes, as in coopsched.online.compiled_rigid.
+# The rule's codes, as in coopsched.online.compiled.
 NONE, FIRST_FIT, EASY = 0, 1, 2
 
 # co[C, .]: one record per coalition; fields 0-3 (value, work, running processors, time of
@@ -190,8 +191,7 @@ class State(NamedTuple):
     mem: np.ndarray  # mem[C, u, MEM_*]
     ent: np.ndarray  # ent[e, E_*]
     bkt: np.ndarray  # bkt[b, B_*]
-    bh_t: np.ndarray  # the completion heap: (end, bucket)
-    bh_b: np.ndarray
+    bh: np.ndarray  # the completion heap: (end, bucket) in two rows (kernels._push2)
     bstamp: np.ndarray  # bstamp[pos]: the event at which the job last started somewhere
     bid: np.ndarray  # and its bucket then
     vis: np.ndarray  # the coalitions visited at the current event time
@@ -210,47 +210,6 @@ class Outputs(NamedTuple):
     cps: np.ndarray  # checkpoint times the kernel evaluates
     cp_vals: np.ndarray  # cp_vals[i, S]: v(S) at cps[i]
     final_v: np.ndarray  # without a horizon: v(S) at the grand coalition's last completion
-
-
-@numba.njit(**JIT_OPTIONS)
-def _advance_co(co, C, t):
-    """Coalition ``C``'s value and work brought to ``t`` (Eq. 3 in closed form)."""
-    d = t - co[C, CO_LAST]
-    if d > 0:
-        r = co[C, CO_RUNNING]
-        w = co[C, CO_WORK]
-        if r != 0 or w != 0:
-            co[C, CO_VALUE] = _psi_sp_at(co[C, CO_VALUE], w, r, d)
-            co[C, CO_WORK] = _work_at(w, r, d)
-        co[C, CO_LAST] = t
-
-
-@numba.njit(**JIT_OPTIONS)
-def _advance_mem(mem, C, u, t):
-    """Member ``u``'s ``psi`` and work in ``C`` brought to ``t``."""
-    d = t - mem[C, u, MEM_LAST]
-    if d > 0:
-        r = mem[C, u, MEM_RUNNING]
-        w = mem[C, u, MEM_WORK]
-        if r != 0 or w != 0:
-            mem[C, u, MEM_PSI] = _psi_sp_at(mem[C, u, MEM_PSI], w, r, d)
-            mem[C, u, MEM_WORK] = _work_at(w, r, d)
-        mem[C, u, MEM_LAST] = t
-
-
-@numba.njit(**JIT_OPTIONS)
-def _value_at(co, X, t):
-    """``v(X)`` at ``t`` (not before its last update) from its record, in closed form."""
-    d = max(t - co[X, CO_LAST], 0)
-    return _psi_sp_at(co[X, CO_VALUE], co[X, CO_WORK], co[X, CO_RUNNING], d)
-
-
-@numba.njit(**JIT_OPTIONS)
-def _snapshot(co, canon, t, dst):
-    """Every coalition's value at ``t`` into ``dst`` (a coalition not simulated takes its
-    stand-in's)."""
-    for S in range(dst.shape[0]):
-        dst[S] = _value_at(co, canon[S], t)
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -316,7 +275,7 @@ def _easy_unlink(co, C, e, ent):
 @numba.njit(**JIT_OPTIONS)
 def _reservation(co, C, ent, free, q, t, ids, ends):
     """EASY's shadow time and extra machines for a job of ``q`` processors in ``C``, as
-    ``coopsched.online.compiled_rigid._reservation`` computes them: walking the running
+    ``coopsched.online.compiled._reservation`` computes them: walking the running
     jobs by expected end (sorted first if out of order; a job past its requested time is
     expected at ``t + 1``; equal ends together) up to the first at which ``q`` machines
     are free."""
@@ -342,7 +301,7 @@ def _subset_values(C, t, ev, co, canon, vv, vstamp):
     while True:
         if vstamp[S] != ev:
             vstamp[S] = ev
-            vv[S] = _value_at(co, canon[S], t)
+            vv[S] = _record_value(PSI_SP, co, canon[S], t)
         if S == 0:
             break
         S = (S - 1) & C
@@ -394,7 +353,7 @@ def _rank_members(run, jobs, coal, state, C, t, ev, use_pot, flags, scr, rank, s
         u = 0
         while (w >> u) != 1:
             u += 1
-        _advance_mem(mem, C, u, t)
+        _advance_member(mem, C, u, t)  # records mem[C, u]
         wl[nw] = u
         hd[nw] = org_jobs[mem[C, u, MEM_HEAD]]
         nw += 1
@@ -475,8 +434,8 @@ def _complete(e, pos, t, ev, bf, jobs, co, mem, ent, vis, nvis):
     while e >= 0:
         C = ent[e, E_COAL]
         nx = ent[e, E_LINK]
-        _advance_co(co, C, t)
-        _advance_mem(mem, C, u, t)
+        _advance_coalition(co, C, t)
+        _advance_member(mem, C, u, t)  # records mem[C, u]
         mem[C, u, MEM_RUNNING] -= q
         co[C, CO_RUNNING] -= q
         co[C, CO_FREE] += q
@@ -602,9 +561,9 @@ def _start(C, pos, t, mc, jobs, co, mem):
     co[C, CO_WAITW] -= q
     if jobs.pinned[pos]:
         co[C, CO_PINNED] -= 1
-    _advance_mem(mem, C, u, t)
+    _advance_member(mem, C, u, t)  # records mem[C, u]
     mem[C, u, MEM_RUNNING] += q
-    _advance_co(co, C, t)
+    _advance_coalition(co, C, t)
     co[C, CO_RUNNING] += q
     co[C, CO_FREE] -= q
 
@@ -628,8 +587,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
     mem = state.mem
     ent = state.ent
     bkt = state.bkt
-    bh_t = state.bh_t
-    bh_b = state.bh_b
+    bh = state.bh
     bstamp = state.bstamp
     bid = state.bid
     vis = state.vis
@@ -686,13 +644,13 @@ def _rigid_kernel(run, jobs, coal, state, out):
             if i < n:
                 t = rel[i]
                 has = True
-            if bn > 0 and (not has or bh_t[0] < t):
-                t = bh_t[0]
+            if bn > 0 and (not has or bh[0, 0] < t):
+                t = bh[0, 0]
                 has = True
             # checkpoints up to this event: every value in closed form (jobs starting at t
             # add nothing at t)
             while has and cp < ncp and cps[cp] <= t:
-                _snapshot(co, canon, cps[cp], cp_vals[cp])
+                _values_at(PSI_SP, co, canon, cps[cp], cp_vals[cp])
                 cp += 1
                 stats[ST_CPS] = cp
             if not has or t >= _BIG or t >= T:
@@ -701,9 +659,9 @@ def _rigid_kernel(run, jobs, coal, state, out):
             stats[ST_EVENTS] += 1
             nvis = 0
             # completions at t: each frees its processors in every coalition that ran it
-            while bn > 0 and bh_t[0] == t:
-                b = bh_b[0]
-                bn = _pop2(bh_t, bh_b, bn)
+            while bn > 0 and bh[0, 0] == t:
+                b = bh[1, 0]
+                bn = _pop2(bh, 0, bn)
                 nvis, freed = _complete(
                     bkt[b, B_HEAD], bkt[b, B_POS], t, ev, bf, jobs, co, mem, ent, vis, nvis
                 )
@@ -821,7 +779,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     blive += 1
                     bstamp[pos] = ev
                     bid[pos] = b
-                    bn = _push2(bh_t, bh_b, bn, min(t + size[pos], _BIG), b)
+                    bn = _push2(bh, 0, bn, min(t + size[pos], _BIG), b)
                 else:
                     b = bid[pos]
                 # the next free slot in address order: entries made together (one
@@ -854,5 +812,5 @@ def _rigid_kernel(run, jobs, coal, state, out):
         ):
             stats[ST_FINAL] = 1
             stats[ST_T_END] = t
-            _snapshot(co, canon, t, out.final_v)
+            _values_at(PSI_SP, co, canon, t, out.final_v)
     sc[SC_RESUME] = 0

@@ -32,6 +32,8 @@ from .options import PLATFORM_POLICY
 
 #: The platform's backfilling rule in the model check (rigid jobs); ``"auto"``: EASY where
 #: every job has a requested time, else first-fit (:func:`coopsched.online.rigid.resolve_backfill`).
+#: Today's EASY backfills each organization's oldest job only; the whole-queue rule of
+#: issue 42, once the engines have it, becomes the platform's rule here (this one line).
 PLATFORM_BACKFILL = "auto"
 #: A replayed start this close to the recorded one (s) counts as reproduced.
 WITHIN = 3600

@@ -45,6 +45,9 @@ The jobs (``--list`` prints their commands):
   this checkout's, alternating fresh processes; a few minutes);
 * ``rigid-paired``: ``benchmarks/paired.py`` running ``benchmarks/rigid.py`` with the package
   of commit 109e707 and with this checkout's, taking turns (the whole logs' lines only);
+* ``engine-paired``: ``benchmarks/paired.py`` running ``benchmarks/engine.py`` (the compiled
+  engine on the whole LPC-EGEE log and a RICC week, every built-in policy) with the package
+  of commit f8f5774 (before the one event loop) and with this checkout's, taking turns;
 * ``refine-tails``: ``benchmarks/refine_tails.py`` (not a timing: how often the sampled
   audit's refinement calls a wrong sign on a heavy-tailed user, by first look and
   interval; about two minutes);
@@ -317,6 +320,13 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             "results-rigid-paired.txt",
             "the whole SDSC-SP2 and CEA-Curie logs under FIFO and DIRECTCONTR + EASY, the "
             "package of 109e707 against this one, paired",
+        ),
+        Job(
+            "engine-paired",
+            [[py, f"{b}/paired.py", "--before", "f8f5774", "--", f"{b}/engine.py", *t]],
+            "results-engine-paired.txt",
+            "the compiled engine on the whole LPC-EGEE log and a RICC week, every built-in "
+            "policy, the package of f8f5774 against this one, paired",
         ),
         Job(
             "refine-tails",

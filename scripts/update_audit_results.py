@@ -28,7 +28,7 @@ SDSC = "SDSC-SP2-1998-4.2-cln.swf.gz"
 def coopsched(*args: str, cwd: Path = ROOT) -> str:
     """The command's output, run in ``cwd`` (the logs' folder for the SWF audits, so that
     the outputs name the log as a user who downloaded it would: by its file name)."""
-    env = {**os.environ, "COLUMNS": "110", "NO_COLOR": "1"}
+    env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
     exe = Path(sys.executable).with_name("coopsched")
     res = subprocess.run(
         [str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False

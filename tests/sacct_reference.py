@@ -181,6 +181,7 @@ def reference_read_sacct(
                 end,
                 processors,
                 requested,
+                state == "CANCELLED",
                 get("User"),
                 get("Group"),
                 get("Account"),
@@ -196,6 +197,7 @@ def reference_read_sacct(
         jobs[c] = jobs[c].astype("int64")
     for c in ("job", "user", "group", "account", "partition", "queue"):
         jobs[c] = jobs[c].astype(object)
+    jobs["cancelled"] = jobs["cancelled"].astype(bool)
     return RecordedLog(
         path=path_s,
         jobs=jobs,

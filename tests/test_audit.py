@@ -234,9 +234,12 @@ def test_bad_recorded_jobs_are_errors_or_counted():
     w = window_instance(log, by_column(log.jobs, "user", "x"))
     assert w.excluded["wider than the platform (4 processors)"] == 1
     assert w.excluded["never started (run time unknown)"] == 1
+    # above the log's own size: fitted and said (tests/test_logs_as_they_are.py); above the
+    # operator's machines=: an error
     log = _log([(1, 0, 0, 10, 3, "u", "a"), (2, 0, 0, 10, 3, "v", "a")])
+    assert "started later to fit" in window_instance(log, by_column(log.jobs, "user", "x")).notes[0]
     with pytest.raises(WindowError, match="runs 6 processors at once"):
-        window_instance(log, by_column(log.jobs, "user", "x"))
+        window_instance(log, by_column(log.jobs, "user", "x"), machines=4)
 
 
 def test_organizations_by_column_and_by_mapping(tmp_path):
@@ -339,6 +342,7 @@ def test_cli_json_csv_and_errors(tmp_path, capsys):
     assert main(["audit", str(p), "--horizon", "12", "--format", "csv"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("# model: ")  # the platform model, as a comment line
+    assert out[1].startswith("# model check (fifo")  # issue 42: in every output
     cf = [x for x in out if x.startswith("# counterfactual: ")]  # a header, then a row each
     assert len(cf) == 1 + len(r["counterfactuals"])
     data = [x for x in out if not x.startswith("#")]

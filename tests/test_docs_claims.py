@@ -608,7 +608,7 @@ def _audit_rows(name: str) -> dict[str, list[str]]:
     rows = {}
     for line in (RESULTS / "audit" / name).read_text().splitlines():
         cells = [c.strip() for c in line.strip("│ ").split("│")]
-        if line.startswith("│") and len(cells) == 10:  # org ... core-h, wait/job
+        if line.startswith("│") and len(cells) in (10, 11):  # org ... core-h, [vs REF,] wait/job
             rows[cells[0]] = cells
     return rows
 
@@ -624,6 +624,26 @@ def test_sdsc_sp2_rigid_against_split_as_stated():
         assert f"| {core_r} | {core_s} |" in text, g
     assert f"from {float(split['22'][5]):.2e} to {float(rigid['22'][5]):.2e}" in text
     assert f"from {float(split['75'][5]):.2e} to {float(rigid['75'][5]):.2e}" in text
+    # issue 42: the headline's two counts and the model check, as the outputs print them
+    for name, said in (
+        ("sdsc-sp2-1998-04-27.txt", "3 of the 12 groups short-changed and 9\n  favoured"),
+        ("sdsc-sp2-1998-04-27-sequential.txt", "Split, the counts are 2 and 10 against 8 and 4"),
+    ):
+        out = " ".join((RESULTS / "audit" / name).read_text().split())
+        assert " ".join(said.split()) in " ".join(text.split())
+        h = re.search(
+            r"(\d+) of 12 organizations short-changed, (\d+) favoured.*?: (\d+) "
+            r"short-changed, (\d+) favoured",
+            out,
+        )
+        assert h is not None
+        assert {"sdsc-sp2-1998-04-27.txt": ("3", "9", "5", "7")}.get(
+            name, ("2", "10", "8", "4")
+        ) == h.groups()
+    out = " ".join((RESULTS / "audit" / "sdsc-sp2-1998-04-27.txt").read_text().split())
+    assert "utilization recorded 21.1%, model 23.1%" in out and "50% of 220 jobs" in out
+    assert "23.1 % utilization against the recorded 21.1 %" in " ".join(text.split())
+    assert "−2.15 and −1.73 core-hours" in text and rigid["76"][9] == "-2.15"
 
 
 def test_readme_table1_window_options():

@@ -41,6 +41,7 @@ from .report import (
     budget_text,
     by_surplus,
     duration,
+    headline_text,
     interval_text,
     platform_model,
     rank_text,
@@ -85,6 +86,7 @@ td.mark,th.mark{text-align:left}tr.undecided td.mark{color:#666}
 tr.undecided td.pos,tr.undecided td.neg{opacity:.65}
 tbody.gap td{text-align:center;color:#555;font-style:italic}
 .note{background:#fff6d6;border:1px solid #e6c44f;padding:.5rem .8rem;border-radius:4px}
+.warning{color:#a3161a}
 #headline{background:#eef4fb;border:1px solid #9bb7d9;padding:.6rem .9rem;border-radius:4px}
 .meta td{text-align:left;white-space:normal}.meta th{text-align:left}
 figure.chart{margin:1rem 0;overflow-x:auto}
@@ -931,6 +933,21 @@ def _efficiency(report: dict) -> str:
     )
 
 
+def _model_check(report: dict) -> str:
+    """The model check (:mod:`.model_check`): one line, and its warning when it has one."""
+    mc = report.get("model_check")
+    if not mc:
+        return ""
+    from .model_check import model_check_text
+
+    warning = (
+        f'<p class="warning" id="model-warning"><b>Warning:</b> {_esc(mc["warning"])}.</p>'
+        if mc.get("warning")
+        else ""
+    )
+    return f'<div class="note" id="model-check"><p>{_esc(model_check_text(mc))}.</p>{warning}</div>'
+
+
 def _notes(report: dict) -> str:
     notes = report.get("notes") or []
     if not notes:
@@ -990,7 +1007,9 @@ def _render(report: dict, orgs: list[dict]) -> str:
         "of its jobs started that much earlier (later, if negative), it would have received "
         "exactly its fair share; its jobs waited, in effect, that much longer each.</p>",
         _headline(orgs, sampled, horizon),
+        f'<p id="headline-counts">{_esc(headline_text(report))}.</p>',
         _notes(report),
+        _model_check(report),
         _efficiency(report),
     ]
     if sampled:

@@ -191,13 +191,20 @@ class Organizations:
             _integer("machines", self.machines, 1, MAX_MACHINES, "a number of processors")
 
 
+#: The policy the platform ran, for the model check (:mod:`coopsched.audit.model_check`),
+#: unless ``platform_policy=`` names another.
+PLATFORM_POLICY = "fifo"
+
+
 @dataclass(frozen=True)
 class PlatformModel:
     """How jobs use the platform: ``jobs="rigid"`` (the default for logs: a job holds its
     processors at once, packed under the backfilling rule ``backfill``: ``none``,
     ``first-fit`` or ``easy``; default EASY where every job has a requested time, else
     first-fit) or ``"sequential"`` (a job on ``q`` processors split into ``q``
-    one-processor jobs; ``backfill`` then does not apply)."""
+    one-processor jobs; ``backfill`` then does not apply). ``platform_policy``: the policy
+    the platform ran, which the model check replays the window under
+    (:mod:`coopsched.audit.model_check`)."""
 
     jobs: str | None = option(
         None,
@@ -211,9 +218,19 @@ class PlatformModel:
         MODEL,
         metavar="none|first-fit|easy",
     )
+    platform_policy: str = option(
+        PLATFORM_POLICY,
+        "The policy the platform ran (model check).",
+        MODEL,
+        metavar="NAME",
+    )
 
     def __post_init__(self) -> None:
         _choice("jobs", self.jobs, (None, "rigid", "sequential"), "choose rigid or sequential")
+        if not isinstance(self.platform_policy, str):
+            raise TypeError(
+                f"platform_policy: expected a policy name, got {self.platform_policy!r}"
+            )
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@ Keys (``coopsched audit --format json``; the HTML page reads the same dict):
 ``contribution_rule``, ``machines``, ``backlog``), ``method``, ``confidence``,
 ``organizations`` (per organization ``name``, ``machines``, ``jobs``, ``work``, ``psi``,
 ``phi``, ``phi_exact``, ``phi_low``, ``phi_high``, ``sign_decided``, ``surplus``, ``surplus_per_unit``,
-``surplus_core_hours``), ``counterfactuals`` (``policy``, ``unfairness``,
+``surplus_core_hours``, ``loss_share``, ``vs_ref``), ``headline`` (:func:`headline_counts`:
+``organizations``, ``short_changed``, ``favoured`` and, when ``vs_ref`` is known,
+``short_changed_vs_ref``, ``favoured_vs_ref``), ``counterfactuals`` (``policy``, ``unfairness``,
 ``utilization``), ``curves`` (``t``, and per organization ``surplus`` and
 ``utilization``), ``excluded`` (reason: count); with a hierarchy of units, ``owen``
 (:func:`coopsched.audit.owen.owen_report`: per organization ``owen``, ``owen_surplus``
@@ -88,6 +90,58 @@ def org_row(
     return row
 
 
+def headline_counts(orgs: list[dict], sampled: bool) -> dict[str, int | None]:
+    """How many organizations read short-changed, with and without the platform's gain or
+    loss shared equally (Definition 3.2 spreads ``ref_total - recorded_total`` over the
+    ``k`` organizations; ``vs_ref`` takes that share out). ``short_changed``: surplus < 0
+    (in a sampled audit, with its sign decided); ``short_changed_vs_ref``: ``vs_ref < 0``
+    (``None`` when the report has no ``vs_ref``); ``favoured`` likewise."""
+
+    def sure(o: dict) -> bool:
+        return not sampled or bool(o.get("sign_decided", True))
+
+    with_ref = any(o.get("vs_ref") is not None for o in orgs)
+    return {
+        "organizations": len(orgs),
+        "short_changed": sum(float(o["surplus"]) < 0 and sure(o) for o in orgs),
+        "favoured": sum(float(o["surplus"]) > 0 and sure(o) for o in orgs),
+        "short_changed_vs_ref": sum(float(o.get("vs_ref") or 0.0) < 0 for o in orgs)
+        if with_ref
+        else None,
+        "favoured_vs_ref": sum(float(o.get("vs_ref") or 0.0) > 0 for o in orgs)
+        if with_ref
+        else None,
+    }
+
+
+def headline_text(report: AuditReport | dict) -> str:
+    """The verdict's counts in one sentence: short-changed with the equal share of
+    Definition 3.2, and without it (against REF's total) when the report has both."""
+    report = as_dict(report)
+    h = report.get("headline") or headline_counts(
+        report["organizations"], report.get("method") == "sampled"
+    )
+    text = (
+        f"{h['short_changed']} of {h['organizations']} organizations short-changed, "
+        f"{h['favoured']} favoured (Definition 3.2: the platform's gain or loss against "
+        "the reference shared equally"
+        + ("; signs decided by the intervals" if report.get("method") == "sampled" else "")
+        + ")"
+    )
+    if h.get("short_changed_vs_ref") is not None:
+        ref, _ = reference_name(report.get("efficiency") or {})
+        text += (
+            f"; without that share (against {ref}'s total): {h['short_changed_vs_ref']} "
+            f"short-changed, {h['favoured_vs_ref']} favoured"
+        )
+    return text
+
+
+def _core_hours(value: float | None, horizon: int) -> float | None:
+    """A surplus (processor-seconds x seconds) as core-hours averaged over the window."""
+    return None if value is None or not horizon else float(value) / horizon / 3600
+
+
 def as_dict(report: AuditReport | dict) -> dict[str, Any]:
     """The report as a dict: an :class:`AuditReport`'s ``to_dict()``, a dict as it is."""
     return report.to_dict() if isinstance(report, AuditReport) else report
@@ -120,6 +174,13 @@ def to_csv(report: AuditReport | dict) -> str:
         out.write(f"# model: {model}\n")
     for note in report.get("notes") or ():  # caveats first, as comment lines (comment="#")
         out.write(f"# note: {note}\n")
+    mc = report.get("model_check")
+    if mc:
+        from .model_check import model_check_text
+
+        out.write(f"# {model_check_text(mc)}\n")
+        if mc.get("warning"):
+            out.write(f"# warning: {mc['warning']}\n")
     cf = report.get("counterfactuals") or []
     if cf:  # the counterfactuals, as comment lines of their own columns
         out.write("# counterfactual: " + ",".join(CF_COLUMNS) + "\n")
@@ -238,6 +299,8 @@ def render_table(report: AuditReport | dict, console) -> None:
             highlight=False,
         )
 
+    console.print(headline_text(report), highlight=False)
+    with_ref = any(o.get("vs_ref") is not None for o in report["organizations"])
     t = Table(
         title="Who was short-changed, who was favoured (surplus = psi - phi), "
         "most short-changed first"
@@ -252,6 +315,7 @@ def render_table(report: AuditReport | dict, console) -> None:
         ("surplus", "right"),
         ("s/unit", "right"),
         ("core-h", "right"),
+        *((("vs REF", "right"),) if with_ref else ()),
         ("wait/job", "right"),
     )
     for c, j in columns:
@@ -279,13 +343,25 @@ def render_table(report: AuditReport | dict, console) -> None:
             f"[{color}]{surplus}[/{color}]" if color else surplus,
             number(r["surplus_per_unit"], DIGITS["per_unit"], signed=True),
             number(r["surplus_core_hours"], DIGITS["core_hours"], signed=True),
+            *(
+                (number(_core_hours(r.get("vs_ref"), T), DIGITS["core_hours"], signed=True),)
+                if with_ref
+                else ()
+            ),
             duration(wait, signed=True) + ("" if wait is not None else " *"),
         )
     console.print(t)
     console.print(
-        "work: cpu-seconds processed in the window; s/unit: surplus per unit of work (s); "
+        "work: cpu-seconds processed in the window; " + "s/unit: surplus per unit of work (s); "
         "core-h: surplus / window / 3600 (core-hours of work ahead of, or behind, the fair share, "
-        "averaged over the window); wait/job: equivalent extra wait per job, -surplus / work"
+        "averaged over the window); "
+        + (
+            "vs REF: core-h without Definition 3.2's equal share of the platform's "
+            "gain or loss (vs_ref: psi minus the Shapley value under the reference's total); "
+            if with_ref
+            else ""
+        )
+        + "wait/job: equivalent extra wait per job, -surplus / work"
         + ("; ?: sign of the surplus undecided" if report["method"] == "sampled" else ""),
         highlight=False,
     )
@@ -307,6 +383,15 @@ def render_table(report: AuditReport | dict, console) -> None:
             + ", ".join(f"{r['name']} {number(r['vs_ref'], u, signed=True)}" for r in orgs),
             highlight=False,
         )
+    mc = report.get("model_check")
+    if mc:
+        from .model_check import model_check_text
+
+        console.print(model_check_text(mc), highlight=False)
+        if mc.get("warning"):
+            console.print(
+                f"[bold red]warning:[/bold red] {mc['warning']}", markup=True, highlight=False
+            )
     if report["counterfactuals"]:
         rows = report["counterfactuals"]
         estimated = report["method"] == "sampled"

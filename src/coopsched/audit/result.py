@@ -286,6 +286,11 @@ class AuditReport(Section):
     curves: Curves
     excluded: dict[str, int]
     notes: list[str]
+    #: the verdict's counts, with and without Definition 3.2's equal share
+    #: (:func:`coopsched.audit.report.headline_counts`)
+    headline: dict[str, int | None] | None = _optional()
+    #: the model check (:mod:`coopsched.audit.model_check`)
+    model_check: dict[str, Any] | None = _optional()
     _nested = {
         "window": AuditWindow,
         "sampling": Sampling,

@@ -22,10 +22,11 @@ from ..workloads.recorded import RecordedLog
 from .counterfactuals import counterfactuals
 from .estimation.budget import BudgetError
 from .game import exact_game, recorded_schedule
+from .model_check import check_policy, model_check
 from .options import Contents, Estimation, Organizations, PlatformModel, TimeWindow, records
 from .organizations import MappingError, assign_unmatched, by_column, by_mapping
 from .progress import Say, step
-from .report import org_row
+from .report import headline_counts, org_row
 from .result import AuditReport
 from .sampling import (
     describe_estimator,
@@ -238,6 +239,7 @@ def _audit(
     say: Say,
 ) -> dict:
     """The audit report as a dict (:func:`audit`, its options checked)."""
+    check_policy(m.platform_policy)  # before any work
     if isinstance(source, str | Path):
         say(step(f"reading {source}"))
         window_read = _sacct_window(source, w.t_from, w.t_to, w.horizon, w.timezone)
@@ -281,7 +283,19 @@ def _audit(
         )
         if game.sampled is not None:
             win.notes.append(UNFAIRNESS_NOTE.format(policy=e.value_policy.upper()))
+    say(step("model check: the window under the platform's own policy"))
+    eff = report.get("efficiency") if game.exact is not None else None  # REF's own total
+    report["model_check"] = model_check(
+        inst,
+        T,
+        win.rec,
+        m.platform_policy,
+        recorded_total=None if eff is None else eff["recorded_total"],
+        ref_total=None if eff is None else eff["ref_total"],
+        seed=e.seed,
+    )
     say(step("building the report"))
+    report["headline"] = headline_counts(report["organizations"], report["method"] == "sampled")
     report["curves"] = _curves(win, game)
     report["excluded"] = win.excluded
     report["notes"] = win.notes
@@ -316,6 +330,7 @@ def _window_part(
         t1 = t0 + int(w.horizon)
     say(step("building the window's instance"))
     win = window_instance(log, orgs, t0, t1, o.machines, o.contribution, jobs=m.jobs or "rigid")
+    notes += win.notes
     org_by = o.org_by
     section = {
         "from": format_time(win.t0, log),

@@ -41,6 +41,9 @@ from ..workloads.limits import MAX_JOBS, MAX_MACHINES, check_count
 from ..workloads.recorded import RecordedLog
 from .organizations import Organizations, contribution
 
+#: Exclusion reason: a cancelled record the platform had no room for at its recorded start.
+CANCELLED_OVERLAP = "cancelled, no room at its recorded start: never started (logs as they are)"
+
 
 class WindowError(ValueError):
     """A window or a recorded log cannot be audited; the message says why and where."""
@@ -122,6 +125,8 @@ class WindowInstance:
     excluded: dict[str, int] = field(default_factory=dict)
     jobs: list[int] = field(default_factory=list)
     work: list[int] = field(default_factory=list)
+    #: summary lines every output repeats (records fitted to the platform: .overlap)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def horizon(self) -> int:
@@ -258,6 +263,22 @@ def window_instance(
             )
         M = peak
         size_note = f"platform size unknown: taken as the recorded peak, {peak} processors"
+    fitted_text = ""
+    if M is not None and peak > M and machines is None:
+        # the log's own size: records overlapping it are fitted, counted (.overlap)
+        from .overlap import fit_recorded, fitted_note
+
+        cancelled = j["cancelled"].to_numpy(bool)[idx]
+        fitted = fit_recorded(rec, size, width[idx], M, int(t1 - t0), cancelled)
+        rec = fitted.start
+        pin = pin & ~fitted.moved  # a running job moved later no longer holds its machines at t0
+        ran = ~fitted.dropped  # cancelled records that did not fit never ran: left out
+        idx, rel, pin, rec, size = idx[ran], rel[ran], pin[ran], rec[ran], size[ran]
+        if fitted.dropped.any():
+            excluded[CANCELLED_OVERLAP] = int(fitted.dropped.sum())
+        fitted_text = fitted_note(fitted, M, peak, f"the recorded schedule of {log.path}")
+        on = rec >= 0
+        peak, at = _peak(rec[on], rec[on] + size[on], width[idx][on])
     if M is not None and peak > M:
         said = "given by machines=" if machines is not None else f"that {log.path} states"
         raise WindowError(
@@ -399,6 +420,7 @@ def window_instance(
         excluded["organizations without jobs or machines in the window"] = absent
     excluded["submitted after the window"] = int((keep & (submit >= t1)).sum()) + after_out
     excluded = {k2: v for k2, v in excluded.items() if v}
+    notes = [fitted_text] if fitted_text else []
     jobs_per = np.bincount(owner, minlength=k).tolist()
     assert M is not None  # set in both branches above
     return WindowInstance(
@@ -411,6 +433,7 @@ def window_instance(
         excluded,
         jobs_per,
         work.tolist(),
+        notes,
     )
 
 

@@ -26,6 +26,7 @@ COLUMNS: dict[str, str] = {
     "end": "end time (int s), -1 if unknown or never started",
     "processors": "processors allocated (int >= 1)",
     "requested": "requested time (walltime) in s, -1 if the log has none (int)",
+    "cancelled": "the log marks the job cancelled (bool; SWF status 5; False if unknown)",
     "user": "user name or id (str)",
     "group": "group name or id (str)",
     "account": "account (str; '' if the log has none)",
@@ -125,6 +126,8 @@ class RecordedLog:
     def __post_init__(self) -> None:
         if "requested" not in self.jobs.columns:  # optional: logs without walltimes
             self.jobs = self.jobs.assign(requested=-1)
+        if "cancelled" not in self.jobs.columns:  # optional: logs without a status
+            self.jobs = self.jobs.assign(cancelled=False)
         missing = [c for c in COLUMNS if c not in self.jobs.columns]
         if missing:
             raise ValueError(f"{self.path}: recorded log lacks column(s) {', '.join(missing)}")

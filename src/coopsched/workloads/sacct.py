@@ -1072,7 +1072,7 @@ def _recorded_log(
     times in Unix seconds."""
     jobs = pd.DataFrame(columns, columns=list(COLUMNS))
     for c in COLUMNS:
-        jobs[c] = jobs[c].astype(object if c in _TEXT else "int64")
+        jobs[c] = jobs[c].astype(object if c in _TEXT else bool if c == "cancelled" else "int64")
     return RecordedLog(
         path=path_s,
         jobs=jobs,
@@ -1139,6 +1139,7 @@ def _rules(
         "end": end[keep],
         "processors": processors[keep],
         "requested": cols["limits"][keep],
+        "cancelled": (state == "CANCELLED")[keep],
         "user": cols["user"][keep],
         "group": cols["group"][keep],
         "account": cols["account"][keep],

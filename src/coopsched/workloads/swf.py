@@ -507,6 +507,10 @@ def _fmt(v: float) -> str:
     return str(int(v)) if v == int(v) else repr(v)
 
 
+#: Exclusion reason of :func:`read_swf_recorded` for cancelled records without processors.
+CANCELLED_UNALLOCATED = "cancelled before it started (status 5, field 5 = -1)"
+
+
 def read_swf_recorded(path: str | Path, timezone: str | None = None, skip_malformed: bool = False):
     """An SWF log as a recorded schedule (:class:`~coopsched.workloads.recorded.RecordedLog`).
 
@@ -516,8 +520,10 @@ def read_swf_recorded(path: str | Path, timezone: str | None = None, skip_malfor
     ``UnixStartTime``, which becomes :attr:`RecordedLog.epoch`); the time zone is
     ``timezone`` or the header's ``TimeZoneString``. The platform size is ``MaxProcs``
     (or ``MaxNodes``). Exclusions are counted by reason, never silent: the reader's own
-    (run time <= 0, processors <= 0) and jobs whose wait is unknown (field 3 = -1), whose
-    start cannot be known. A wait below -1 (a start before the submit) is an error naming
+    (run time <= 0, processors <= 0), jobs whose wait is unknown (field 3 = -1), whose
+    start cannot be known, and cancelled jobs (status 5) allocated no processors (field 5 =
+    -1), which never ran (their requested processors, field 8, never held a machine). A
+    log whose every wait is -1 is an error (it records no start). A wait below -1 (a start before the submit) is an error naming
     the line and field (with ``skip_malformed``, malformed records are left out, counted in
     ``excluded`` and the first listed in ``notes``).
     """
@@ -543,12 +549,22 @@ def read_swf_recorded(path: str | Path, timezone: str | None = None, skip_malfor
         found.sort()
     wait = j["wait"].to_numpy()
     unknown = wait == -1
+    if len(j) and unknown.all():
+        raise SWFError(
+            f"{trace.path}: field 3 (wait) is -1 for all {len(j):,} jobs: the log records no "
+            "start times, and an audit compares when jobs actually started"
+        )
+    # a cancelled job (status 5) that was allocated no processors (field 5 = -1) never ran,
+    # whatever its requested processors and run time say (docs/audit.md, logs as they are)
+    never = ~unknown & (j["status"].to_numpy() == 5) & (j["alloc_procs"].to_numpy() == -1)
     excluded = {k: v for k, v in trace.dropped.items() if v}
     notes: list[str] = []
     note_malformed([m for _, m in found], excluded, notes)
     if unknown.any():
         excluded["wait unknown (field 3 = -1)"] = int(unknown.sum())
-    j = j.loc[~unknown]
+    if never.any():
+        excluded[CANCELLED_UNALLOCATED] = int(never.sum())
+    j = j.loc[~(unknown | never)]
     start = (j["submit"] + j["wait"]).to_numpy(dtype=np.int64)
     jobs = pd.DataFrame(
         {
@@ -562,6 +578,7 @@ def read_swf_recorded(path: str | Path, timezone: str | None = None, skip_malfor
                 j["req_time"].to_numpy(dtype=np.int64),
                 -1,
             ),
+            "cancelled": j["status"].to_numpy() == 5,
             "user": j["user"].astype(str).to_numpy(),
             "group": j["group"].astype(str).to_numpy(),
             "account": "",

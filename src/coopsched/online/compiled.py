@@ -896,27 +896,28 @@ class Prepared:
         self.instance = inst
         self.order = o = inst.fifo_order()
         n = len(o)
+        self.sorted = bool(n == 0 or (o[1:] > o[:-1]).all())  # submission order = input
+        sub = slice(None) if self.sorted else o  # no gather when the order is the input's
         self.jobs = np.empty((J_ROWS, max(n, 1)), dtype=np.int64)
-        self.jobs[J_REL, :n] = inst.release[o]
-        self.jobs[J_OWNER, :n] = inst.org[o]
-        self.jobs[J_SIZE, :n] = inst.size[o]
+        self.jobs[J_REL, :n] = inst.release[sub]
+        self.jobs[J_OWNER, :n] = inst.org[sub]
+        self.jobs[J_SIZE, :n] = inst.size[sub]
         if inst.processors is None:
             self.jobs[J_WIDTH] = 1
         else:
-            self.jobs[J_WIDTH, :n] = inst.processors[o]
+            self.jobs[J_WIDTH, :n] = inst.processors[sub]
         if inst.requested is None:
             self.jobs[J_REQ] = -1
         else:
-            self.jobs[J_REQ, :n] = inst.requested[o]
+            self.jobs[J_REQ, :n] = inst.requested[sub]
         if inst.pinned is None:
             self.jobs[J_PINNED] = 0
         else:
-            self.jobs[J_PINNED, :n] = inst.pinned[o]
+            self.jobs[J_PINNED, :n] = inst.pinned[sub]
         self.owner = self.jobs[J_OWNER, :n]
         # the queues of every job: a stable sort by owner (radix sort on a narrow type)
         narrow = np.uint16 if inst.k < 2**16 else np.int64
         self.by_org = np.argsort(self.owner.astype(narrow), kind="stable")
-        self.sorted = bool(n == 0 or (o[1:] > o[:-1]).all())  # submission order = input
         self.one = not n or int(self.jobs[J_WIDTH, :n].max()) == 1
         self.machines = inst.machines
         self.canon = inst.canonical_order()
@@ -1063,13 +1064,10 @@ def _record(prepared, is_member, owner, sel, wide, M, inputs) -> np.ndarray:
     n = len(owner)
     MM = len(prepared.machine_owner)
     W = max(n, k + 1, MM, 625, SC_FIELDS)
-    st = np.empty((ROWS, W), dtype=np.int64)  # the rows and columns read are set below
+    st = np.zeros((ROWS, W), dtype=np.int64)
     st[J_WIDE, :n] = wide
     st[J_START, :n] = -1
     st[J_MACHINE, :n] = -1
-    st[O_QUEUED : F_PSI + 1, : k + 1] = 0
-    st[M_OWNER : M_MT + 1, : max(MM, 625)] = 0
-    st[SC, :SC_FIELDS] = 0
     # each organization's queue: its jobs that fit, in submission order
     if sel is None:
         q = prepared.by_org

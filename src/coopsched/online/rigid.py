@@ -58,8 +58,11 @@ import numpy as np
 from ..workloads.instance import Instance
 from .view import SimView
 
-#: The backfilling rules.
-BACKFILL = ("none", "first-fit", "easy")
+#: The backfilling rules: ``easy`` is the papers' per-organization model (backfilling only
+#: queue heads), ``easy-queue`` EASY over the whole queue (as real schedulers run it).
+BACKFILL = ("none", "first-fit", "easy", "easy-queue")
+#: The rules that reserve for the policy's pick and read requested times.
+EASY_RULES = ("easy", "easy-queue")
 
 
 def resolve_backfill(instance: Instance, backfill: str | None) -> str:
@@ -76,12 +79,12 @@ def resolve_backfill(instance: Instance, backfill: str | None) -> str:
 def check_requested(rule: str | None, order: np.ndarray, req: list[int], wide: list[bool]) -> None:
     """EASY reads requested times: every job that may queue (``wide``: never queued) needs
     one (``req``, in submission order ``order``)."""
-    if rule != "easy":
+    if rule not in EASY_RULES:
         return
     bad = next((pos for pos in range(len(req)) if not wide[pos] and req[pos] < 1), None)
     if bad is not None:
         raise ValueError(
-            f"backfill='easy' reads requested times, and job {int(order[bad])} has none "
+            f"backfill={rule!r} reads requested times, and job {int(order[bad])} has none "
             "(give every job a requested time, or choose first-fit)"
         )
 
@@ -138,7 +141,7 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
             _show(view, None)
 
         return first_fit
-    if rule != "easy":
+    if rule not in EASY_RULES:
         raise ValueError(f"backfill: {rule!r}; choose from {', '.join(BACKFILL)}")
     req, expected = lp.req, lp.expected
 
@@ -164,6 +167,54 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
         _show(view, None)
         return tuple(filled)
 
+    def backfill_queue(t: int, u: int, shadow: int, left: int) -> tuple[int, ...]:
+        """EASY's backfill over the whole queue at ``t`` beside the reservation of ``u``'s
+        oldest job: every other queued job that fits now and ends by the shadow time or
+        uses the extra machines (``left``) is a candidate; the policy is asked among the
+        organizations that have one, each showing its oldest candidate as its head
+        (``view.head_position`` and the like), until none is left. A candidate stops being
+        one only when the free or extra machines fall, so each organization's oldest
+        candidate moves forward only: its queue is scanned once per reservation."""
+        start, rel, head_pos = lp.start, lp.rel, view._head_pos
+        reserved = queues[u][head[u]]
+        cand = {v: head[v] for v in view.members if queued[v]}  # scan positions
+
+        def oldest(v: int) -> bool:
+            """Move ``v``'s scan to its oldest candidate; whether it has one."""
+            qv, i, free = queues[v], cand[v], view._nfree
+            while i < len(qv):
+                h = qv[i]
+                if rel[h] > t:
+                    break
+                w = width[h]
+                if (
+                    start[h] < 0
+                    and h != reserved
+                    and w <= free
+                    and (t + req[h] <= shadow or w <= left)
+                ):
+                    cand[v] = i
+                    head_pos[v] = h
+                    return True
+                i += 1
+            cand[v] = i
+            return False
+
+        filled: list[int] = []
+        while view._nfree and _show(view, oldest):
+            v = pick(t)
+            h = queues[v][cand[v]]
+            if t + req[h] > shadow:
+                left -= width[h]
+            filled.append(int(order[h]))
+            begin(h, t)
+        _show(view, None)
+        for v in cand:  # the heads as they are
+            head_pos[v] = queues[v][head[v]] if queued[v] else len(start) + 1
+        return tuple(filled)
+
+    fill = backfill_queue if rule == "easy-queue" else backfill
+
     def easy(t: int) -> None:
         while view._qw and view._nfree:
             u = pick(t)
@@ -172,7 +223,7 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
                 begin(pos, t)
                 continue
             shadow, extra = reservation(expected, view._nfree, width[pos], t)
-            filled = backfill(t, u, shadow, extra)
+            filled = fill(t, u, shadow, extra)
             blocked.append((t, int(order[pos]), shadow, extra, filled))
             return
 

@@ -362,6 +362,11 @@ def _lockstep(
     from .driver import float_potential_error
     from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, reciprocals
 
+    if rule == "easy-queue":
+        return (
+            "its kernel has no whole-queue EASY (easy-queue) yet; REF runs that rule "
+            f"coalition by coalition, up to k = {MAX_K_COALITIONS} organizations"
+        )
     k = inst.k
     NC = 1 << k
     M = inst.total_machines

@@ -205,7 +205,7 @@ class PlatformModel:
         None,
         "Default: easy if jobs have requested times.",
         MODEL,
-        metavar="none|first-fit|easy",
+        metavar="none|first-fit|easy|easy-queue",
     )
     platform_policy: str = option(
         PLATFORM_POLICY,

@@ -254,6 +254,13 @@ def ref_rigid_schedule(
             },
         )
         return out, values
+    if rule == "easy-queue" and k > MAX_K_COALITIONS:
+        raise ValueError(
+            f"REF for rigid jobs under easy-queue (EASY over the whole queue): k={k} is "
+            f"beyond its limit of {MAX_K_COALITIONS}, as its lockstep kernel has no such "
+            "rule yet and it runs coalition by coalition (choose backfill 'easy', or at "
+            f"most {MAX_K_COALITIONS} organizations)"
+        )
     if engine in ("auto", "lockstep"):
         done = _lockstep(inst, horizon, rule, checkpoints, symmetry)
         if isinstance(done, tuple):

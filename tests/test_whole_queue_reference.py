@@ -217,3 +217,35 @@ def test_simulate_accepts_the_whole_queue_rule_and_refuses_a_wrong_name(tmp_path
     assert main(["simulate", str(path), "--backfill", "easyqueue"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error:") and "easy-queue" in err
+
+
+def test_the_checker_knows_the_whole_queue_rule():
+    """2 machines, one organization: job 0 (1 processor) runs to 10, job 1 (2 processors)
+    reserves for 10, jobs 2 (requested 20: past the shadow, no spare machine) and 3
+    (requested 2) wait. The rule backfills job 3 only, past the older job 2."""
+    inst = Instance(
+        [Organization("a", 2)],
+        np.zeros(4, dtype=np.int64),
+        np.array([0, 1, 1, 1]),
+        np.array([10, 5, 20, 2]),
+        np.array([1, 2, 1, 1]),
+        requested=np.array([10, 5, 20, 2]),
+    )
+    s = simulate(inst, get_policy("fifo"), backfill="easy-queue", engine="python")
+    assert s.start.tolist() == [0, 10, 15, 1] and check_schedule(s) == []
+    assert s.info["blocked"][0] == (1, 1, 10, 0, (3,))
+
+    def variant(start, blocked=None):
+        return dataclasses.replace(s, start=np.array(start), info={**s.info, "blocked": blocked})
+
+    # without records (a compiled schedule): job 3 not backfilled though it could be
+    assert "easy-reservation" in {v.rule for v in check_schedule(variant([0, 10, 15, 12]))}
+    # job 2 backfilled past the shadow time without a spare machine (the reserved job late)
+    bad = check_schedule(variant([0, 21, 1, 3], [(1, 1, 10, 0, (2,)), (3, 1, 10, 0, ())]))
+    assert "easy-reservation" in {v.rule for v in bad}
+    # job 3 started before the older job 2 without being recorded as a backfill
+    bad = check_schedule(variant([0, 10, 15, 1], [(1, 1, 10, 0, ()), (3, 1, 10, 0, ())]))
+    assert "fifo" in {v.rule for v in bad}
+    # the reserved job itself listed as backfilled
+    bad = check_schedule(variant([0, 10, 15, 1], [(1, 1, 10, 0, (1, 3))]))
+    assert "blocked" in {v.rule for v in bad}

@@ -25,7 +25,14 @@ the rule (:func:`rule_step`; the compiled engine's twin of it is
   machines are free, and ``extra`` the machines left over then. Other organizations'
   oldest jobs then start, in the policy's order, if they fit now and either end by their
   requested time no later than ``S`` or fit in ``extra`` (which they then use up); the
-  reserved job waits. EASY reads requested times only, never run times.
+  reserved job waits. EASY reads requested times only, never run times;
+* ``easy-queue``: EASY over the whole queue (as real schedulers run it): the same
+  reservation, then every queued job but the reserved one (its organization's later jobs
+  included) that fits now and ends by ``S`` or fits in ``extra`` is a candidate; the
+  policy picks among the organizations that have one, each showing its oldest candidate
+  as its head, so FIFO backfills in global submission order whatever the grouping. A
+  backfilled later job leaves a gap in its organization's queue, which the head skips;
+  FIFO within an organization no longer holds.
 
 Where the rule stops at an event with machines free and jobs waiting (``none``: the pick
 does not fit; ``easy``: a reservation), the Python engine records it in
@@ -145,43 +152,25 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
         raise ValueError(f"backfill: {rule!r}; choose from {', '.join(BACKFILL)}")
     req, expected = lp.req, lp.expected
 
+    whole = rule == "easy-queue"
+
     def backfill(t: int, u: int, shadow: int, left: int) -> tuple[int, ...]:
-        """EASY's backfill at ``t`` beside ``u``'s reservation: the other organizations'
-        oldest jobs that fit now and end by the shadow time or use the extra machines
-        (``left``), in the policy's order."""
-
-        def backfills(v: int) -> bool:
-            if v == u or not fits(v):
-                return False
-            h = queues[v][head[v]]
-            return t + req[h] <= shadow or width[h] <= left
-
-        filled: list[int] = []
-        while _show(view, backfills):
-            v = pick(t)
-            h = queues[v][head[v]]
-            if t + req[h] > shadow:
-                left -= width[h]
-            filled.append(int(order[h]))
-            begin(h, t)
-        _show(view, None)
-        return tuple(filled)
-
-    def backfill_queue(t: int, u: int, shadow: int, left: int) -> tuple[int, ...]:
-        """EASY's backfill over the whole queue at ``t`` beside the reservation of ``u``'s
-        oldest job: every other queued job that fits now and ends by the shadow time or
-        uses the extra machines (``left``) is a candidate; the policy is asked among the
-        organizations that have one, each showing its oldest candidate as its head
-        (``view.head_position`` and the like), until none is left. A candidate stops being
-        one only when the free or extra machines fall, so each organization's oldest
-        candidate moves forward only: its queue is scanned once per reservation."""
+        """EASY's backfill at ``t`` beside the reservation of ``u``'s oldest job, in the
+        policy's order: under ``easy`` the other organizations' oldest jobs that fit now and
+        end by the shadow time or use the extra machines (``left``); under ``easy-queue``
+        every other queued job that does, the policy asked among the organizations that
+        have one, each showing its oldest candidate as its head (``view.head_position``
+        and the like). A candidate stops being one only when the free or extra machines
+        fall, so each organization's oldest candidate moves forward only: its queue is
+        scanned once per reservation."""
         start, rel, head_pos = lp.start, lp.rel, view._head_pos
         reserved = queues[u][head[u]]
         cand = {v: head[v] for v in view.members if queued[v]}  # scan positions
 
         def oldest(v: int) -> bool:
-            """Move ``v``'s scan to its oldest candidate; whether it has one."""
-            qv, i, free = queues[v], cand[v], view._nfree
+            """Move ``v``'s scan to its oldest candidate (``easy``: its head, if one);
+            whether it has one."""
+            qv, i, free = queues[v], cand[v] if whole else head[v], view._nfree
             while i < len(qv):
                 h = qv[i]
                 if rel[h] > t:
@@ -196,6 +185,8 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
                     cand[v] = i
                     head_pos[v] = h
                     return True
+                if not whole:
+                    break
                 i += 1
             cand[v] = i
             return False
@@ -209,11 +200,10 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
             filled.append(int(order[h]))
             begin(h, t)
         _show(view, None)
-        for v in cand:  # the heads as they are
-            head_pos[v] = queues[v][head[v]] if queued[v] else len(start) + 1
+        if whole:  # the heads as they are
+            for v in cand:
+                head_pos[v] = queues[v][head[v]] if queued[v] else len(start) + 1
         return tuple(filled)
-
-    fill = backfill_queue if rule == "easy-queue" else backfill
 
     def easy(t: int) -> None:
         while view._qw and view._nfree:
@@ -223,7 +213,7 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
                 begin(pos, t)
                 continue
             shadow, extra = reservation(expected, view._nfree, width[pos], t)
-            filled = fill(t, u, shadow, extra)
+            filled = backfill(t, u, shadow, extra)
             blocked.append((t, int(order[pos]), shadow, extra, filled))
             return
 

@@ -1,6 +1,7 @@
 """Rigid jobs with backfilling: the compiled engine on whole logs, and how its cost grows.
 
-    python benchmarks/rigid.py [--traces ../shared/traces] [--repeat 3] [--backfill RULE] [--out FILE]
+    python benchmarks/rigid.py [--traces ../shared/traces] [--repeat 3] [--backfill RULE]
+        [--logs SDSC-SP2,CEA-Curie] [--out FILE]
 
 For SDSC-SP2 (128 processors) and CEA-Curie (93,312 processors, 295,540 runnable jobs) as
 rigid jobs (one job per log record, its processors at once, its requested time; 5
@@ -67,6 +68,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None, help="also write the lines to this file")
     ap.add_argument("--backfill", default="easy", help="the rule (easy, easy-queue)")
+    ap.add_argument("--logs", default=",".join(LOGS), help="which logs, by name")
     args = ap.parse_args()
     lines = [
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -76,7 +78,10 @@ def main() -> None:
     for p in POLICIES:  # compile (or load) the kernels before timing
         simulate(prefix(warm, 0.01), get_policy(p), backfill=args.backfill, engine="compiled")
     lines.append("log        policy       jobs     processors   CPU s   jobs/s")
-    for name, file in LOGS.items():
+    for name in args.logs.split(","):
+        if name not in LOGS:
+            raise SystemExit(f"error: --logs: {name!r}; choose from {', '.join(LOGS)}")
+        file = LOGS[name]
         inst = trace_to_instance(read_swf(Path(args.traces) / file), k=5, jobs="rigid", seed=1)
         for policy in POLICIES:
             for f in FRACTIONS:

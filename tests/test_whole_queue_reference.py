@@ -249,3 +249,33 @@ def test_the_checker_knows_the_whole_queue_rule():
     # the reserved job itself listed as backfilled
     bad = check_schedule(variant([0, 10, 15, 1], [(1, 1, 10, 0, (1, 3))]))
     assert "blocked" in {v.rule for v in bad}
+
+
+def test_exact_and_sampled_audits_run_on_the_whole_queue_rule():
+    """The audit's counterfactual world under easy-queue: exact (REF by coalition: phi
+    adds up to the recorded total) and sampled, both stating the rule; the sampled game
+    simulates its coalitions under it (the same seed gives another estimate than under
+    the per-organization rule, on a log where the two rules' schedules differ)."""
+    import coopsched
+
+    rng = np.random.default_rng(3)
+    k, n = 3, 30
+    inst = Instance(
+        [Organization(f"o{u}", int(m)) for u, m in enumerate(rng.integers(1, 3, k))],
+        rng.integers(0, k, n),
+        np.sort(rng.integers(0, 40, n)),
+        rng.integers(1, 10, n),
+        rng.integers(1, 4, n),
+        requested=rng.integers(10, 15, n),
+    )
+    T = 50
+    inst.start = simulate(inst, get_policy("fifo"), T, backfill="easy-queue").start
+    exact = coopsched.audit(inst, horizon=T, backfill="easy-queue", points=0)
+    assert exact.window.backfill == "easy-queue"
+    assert sum(o.phi for o in exact.organizations) == sum(o.psi for o in exact.organizations)
+    est = {}
+    for rule in ("easy", "easy-queue"):
+        r = coopsched.audit(inst, horizon=T, backfill=rule, points=0, method="sampled", samples=60)
+        assert r.window.backfill == rule
+        est[rule] = [o.phi for o in r.organizations]
+    assert est["easy"] != est["easy-queue"]

@@ -16,6 +16,7 @@ from ..workloads.instance import Instance
 from .equilibrium import best_response, best_response_dynamics
 from .game import (
     Mechanism,
+    costs,
     list_positions,
     local_makespans,
     schedule,
@@ -119,6 +120,14 @@ def construct_equilibrium(
     ``stabilize=True`` does so -- rounds in priority order in which every organization with
     a strictly better best response takes it -- and records in ``info`` whether it reached
     an equilibrium (``converged``) within ``max_rounds``.
+
+    When the dynamics do not converge (a cycle, or ``max_rounds`` spent), the configuration
+    they stopped at need not respect the local constraint (an organization that moved a job
+    while it paid can be delayed there by the next one's move): the construction then returns,
+    of the configurations it visited, the one with the smallest makespan among those in which
+    no organization ends later than alone (ties to the later visited), or every job at home
+    (each organization's local schedule) if none does; ``info["kept"]`` says which
+    (``"visited"`` or ``"home"``). The paper leaves this case open.
     """
     mech = mech or Mechanism()
     if mech.kind != "organizations":
@@ -140,9 +149,29 @@ def construct_equilibrium(
         dyn = best_response_dynamics(inst, mech, config, max_rounds, order=order)
         config = dyn.config
         info.update(converged=dyn.converged, improving_moves=dyn.steps, cycle=dyn.cycle is not None)
+        if not dyn.converged:
+            config, info["kept"] = _within_local(inst, mech, dyn.history, owner)
     info["migrated"] = int((config != owner).sum())
     sched = schedule(inst, config, mech)
     return Equilibrium(config, sched, local_makespans(inst, mech), info)
+
+
+def _within_local(
+    inst: Instance, mech: Mechanism, visited: Sequence[tuple[int, ...]], owner: np.ndarray
+) -> tuple[np.ndarray, str]:
+    """Of the ``visited`` configurations, the one with the smallest makespan in which every
+    organization's makespan is at most its local one (ties to the later visited), else every
+    job at home (:func:`construct_equilibrium`, non-converged dynamics)."""
+    local = local_makespans(inst, mech)
+    best: tuple[int, np.ndarray] | None = None
+    for cfg in visited:
+        c = np.asarray(cfg, dtype=np.int64)
+        cost = costs(inst, c, mech)
+        if (cost <= local).all() and (best is None or int(cost.max()) <= best[0]):
+            best = (int(cost.max()), c)
+    if best is None:
+        return owner.copy(), "home"
+    return best[1], "visited"
 
 
 def rotation(instances: Sequence[Instance], order: str = "lpt") -> list[Equilibrium]:

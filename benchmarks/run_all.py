@@ -214,6 +214,35 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             needs="distributed",
         ),
         Job(
+            "busy-months",
+            [
+                [py, f"{b}/busy_months.py", *t, "pick"],
+                [py, f"{b}/busy_months.py", *t, "budget", "--k", "50", "--cpu-seconds", "300"],
+                [py, f"{b}/busy_months.py", *t, "coverage", "--k", "10", "--runs", "200"],
+            ],
+            "results-busy-months.txt",
+            "issue 43: the busiest month of SDSC-SP2, CTC-SP2 and RICC; the sampled audit by "
+            "49 users + other within 300 CPU s; coverage against exact values at k = 10",
+        ),
+        Job(
+            "busy-months-every-user",
+            [[py, f"{b}/busy_months.py", *t, "budget", "--k", "0", "--cpu-seconds", "900"]],
+            "results-busy-months-every-user.txt",
+            "issue 43: the same months by every user within 900 CPU s",
+        ),
+        Job(
+            "counterfactuals-sampled",
+            [[py, f"{b}/counterfactuals_sampled.py", *t]],
+            "results-counterfactuals-sampled.txt",
+            "issue 43: sampled counterfactuals against the exact audit's at k <= 16",
+        ),
+        Job(
+            "audit-by-month",
+            [[py, f"{b}/audit_by_month.py", *t]],
+            "results-audit-by-month.txt",
+            "issue 43: KTH-SP2's year month by month, time and memory",
+        ),
+        Job(
             "audit-budget",
             [[py, f"{b}/audit_budget.py"]],
             "results-audit-budget.txt",

@@ -343,7 +343,10 @@ def test_cli_json_csv_and_errors(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("# model: ")  # the platform model, as a comment line
     assert out[1].startswith("# model check (fifo")  # issue 42: in every output
-    assert out[2].startswith("name,machines,jobs,work,psi,phi") and len(out) == 5
+    cf = [x for x in out if x.startswith("# counterfactual: ")]  # a header, then a row each
+    assert len(cf) == 1 + len(r["counterfactuals"])
+    data = [x for x in out if not x.startswith("#")]
+    assert data[0].startswith("name,machines,jobs,work,psi,phi") and len(data) == 3
     assert main(["audit", str(p)]) == 1
     assert "needs --horizon (a positive number of seconds)" in capsys.readouterr().err
     html = tmp_path / "r.html"

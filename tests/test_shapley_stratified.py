@@ -200,6 +200,7 @@ def test_real_window_narrower_than_orders_at_equal_coalitions():
     factor=st.floats(1, 6),
 )
 @example(spread=[5e-324], seed=0, factor=1.0)  # a subnormal spread: found by hypothesis
+@example(spread=[5e-324], seed=2, factor=1.0)  # the same, another draw of weights and costs
 def test_optimum_allocation_is_the_optimum(spread, seed, factor):
     """The real-valued allocation meets the budget, gives every stratum at least one draw,
     and has a variance no larger than random feasible allocations (the problem is convex:
@@ -215,7 +216,8 @@ def test_optimum_allocation_is_the_optimum(spread, seed, factor):
     def var(x):
         return float((weight**2 * sd**2 / x).sum())
 
-    if (weight * sd > 0).any():
+    # a stratum varies when its spread is > 0 (its product with a weight may underflow to 0)
+    if ((weight > 0) & (sd > 0)).any():
         assert n @ cost == pytest.approx(budget)
         free = n > 1 + 1e-9
         marginal = weight**2 * sd**2 / (n**2 * cost)  # minus the derivative per unit cost

@@ -71,20 +71,21 @@ def counterfactuals(
     skip: tuple[str, ...] = (),
     progress: Callable[[str], None] | None = None,
     backfill: str | None = None,
+    reference_policy: str | None = None,
+    target: Callable[[int, int], Callable[[list[int]], tuple[float, float, float]]] | None = None,
 ) -> list[dict]:
-    """One row per schedule: ``policy``, ``unfairness`` (None without REF), ``utilization``;
-    rigid jobs under the backfilling rule ``backfill``."""
-    rows = []
+    """One row per schedule: ``policy``, ``unfairness`` (with ``unfairness_low`` and
+    ``unfairness_high``), ``utilization``, and the ranking of :func:`~.unfairness.rank_policies`
+    (``rank``, ``tied_with``); rigid jobs under the backfilling rule ``backfill``.
 
-    def row(name: str, sched: Schedule) -> dict:
-        f = fairness(sched, ref, horizon) if ref is not None else None
-        return {
-            "policy": name,
-            "unfairness": None if f is None else f.ratio,
-            "utilization": sched.utilization(horizon),
-        }
+    With REF's schedule ``ref`` (an exact audit), the unfairness is Sec. 7.2's against it
+    (an interval of one point). Without it, ``target(total, work)``, given the grand total
+    ``psi`` and the work processed of the schedule of ``reference_policy`` (the sampled
+    game's stand-in for REF, run among the policies, or apart if skipped), returns the
+    function that estimates a schedule's unfairness from its organizations' ``psi``
+    (:func:`~.unfairness.unfairness_interval`); with neither, ``unfairness`` is ``None``."""
+    from .unfairness import rank_policies
 
-    rows.append(row("recorded", recorded))
     # one processor per job: the sequential engines give the rigid schedules under every
     # rule, faster (RAND above all: its coalitions come from the FIFO kernel). Not for a
     # policy that draws machines at random (DIRECTCONTR): the sequential engines return the
@@ -92,6 +93,38 @@ def counterfactuals(
     # same seed draws other machines; the rigid engine keeps the row equal to running the
     # policy on the rigid instance
     seq = inst.one_processor_sequential()
+
+    def run(name: str) -> Schedule:
+        if name.lower() == "ref" and ref is not None:
+            return ref
+        try:
+            policy = get_policy(name, seed=seed)
+        except (TypeError, ValueError):  # a policy without a seed parameter
+            policy = get_policy(name)
+        if seq is not None and not policy.random_machines:
+            return policy.run(seq, horizon)
+        if inst.rigid:
+            return policy.run(inst, horizon, backfill=backfill)
+        return policy.run(inst, horizon)
+
+    rows: list[dict] = []
+    psis: list[list[int] | None] = []
+    stand_in: tuple[int, int] | None = None  # the reference policy's total psi and work
+
+    def add(name: str, sched: Schedule) -> None:
+        nonlocal stand_in
+        psi = sched.psi(horizon)
+        row: dict = {"policy": name, "unfairness": None}
+        if ref is not None:
+            f = fairness(sched, ref, horizon).ratio
+            row.update(unfairness=f, unfairness_low=f, unfairness_high=f)
+        row["utilization"] = sched.utilization(horizon)
+        rows.append(row)
+        psis.append(psi)
+        if name == reference_policy:
+            stand_in = sum(psi), sum(sched.work(horizon))
+
+    add("recorded", recorded)
     for name in policy_names():
         if name in skip:
             continue
@@ -100,19 +133,17 @@ def counterfactuals(
         reason = too_large(name, inst, horizon, seed)
         if reason is not None:
             rows.append({"policy": name, "unfairness": None, "utilization": None, "note": reason})
+            psis.append(None)
             continue
-        if name.lower() == "ref" and ref is not None:
-            sched = ref
-        else:
-            try:
-                policy = get_policy(name, seed=seed)
-            except (TypeError, ValueError):  # a policy without a seed parameter
-                policy = get_policy(name)
-            if seq is not None and not policy.random_machines:
-                sched = policy.run(seq, horizon)
-            elif inst.rigid:
-                sched = policy.run(inst, horizon, backfill=backfill)
-            else:
-                sched = policy.run(inst, horizon)
-        rows.append(row(name, sched))
+        add(name, run(name))  # (the schedule is not kept: a few arrays per job)
+    if ref is None and target is not None and reference_policy is not None:
+        if stand_in is None:  # skipped, or not a counterfactual of the registry
+            sched = run(reference_policy)
+            stand_in = sum(sched.psi(horizon)), sum(sched.work(horizon))
+        measure = target(*stand_in)
+        for row, psi in zip(rows, psis, strict=True):
+            if psi is not None:
+                f, lo, hi = measure(psi)
+                row.update(unfairness=f, unfairness_low=lo, unfairness_high=hi)
+    rank_policies(rows)
     return rows

@@ -36,12 +36,15 @@ from matplotlib.figure import Figure
 
 from .numbers import DIGITS, WAIT_RULE, number, wait_hours
 from .report import (
+    RANK_RULE,
     as_dict,
     budget_text,
     by_surplus,
     duration,
     headline_text,
+    interval_text,
     platform_model,
+    rank_text,
     reference_name,
 )
 from .result import AuditReport
@@ -831,30 +834,77 @@ def _headline(orgs: list[dict], sampled: bool, horizon: float | None) -> str:
     return f'<p id="headline">{"".join(parts)}</p>'
 
 
-def _counterfactual_table(rows: list[dict]) -> str:
+def _counterfactual_table(rows: list[dict], confidence: float | None = None) -> str:
+    """The schedules by rank, the fairest first; with their intervals when estimated (a
+    sampled audit: ``confidence`` given)."""
     if not rows:
         return '<p class="note" id="counterfactuals-missing">No counterfactual policies run.</p>'
+    estimated = confidence is not None
+    level = f"{float(confidence) * 100:g}% " if confidence is not None else ""
     head = (
-        '<tr><th class="name">Policy</th><th>Unfairness (s per unit of work)</th>'
-        "<th>Utilization</th></tr>"
+        '<tr><th>Rank</th><th class="name">Policy</th>'
+        "<th>Unfairness (s per unit of work)</th>"
+        + (f"<th>{_esc(level)}interval</th>" if estimated else "")
+        + "<th>Utilization</th></tr>"
     )
     body = []
-    for r in rows:
-        tr = '<tr class="recorded">' if r.get("policy") == "recorded" else "<tr>"
-        body.append(
-            f'{tr}<td class="name">{_esc(r.get("policy"))}</td>'
-            f"<td>{_num(r.get('unfairness'), DIGITS['unfairness'])}</td>"
-            f"<td>{_share(r.get('utilization'))}</td></tr>"
+    order = rows  # the fairest first where ranked (a report of an older version is not)
+    if any(r.get("rank") is not None for r in rows):
+        order = sorted(
+            rows,
+            key=lambda r: (r.get("rank") is None, r.get("rank") or 0, r.get("unfairness") or 0),
         )
-    note = (
-        '<p>"—": not computed (unfairness is measured against REF, which is not run when '
-        "phi is sampled).</p>"
-        if any(r.get("unfairness") is None for r in rows)
-        else ""
-    )
+    for r in order:
+        tr = '<tr class="recorded">' if r.get("policy") == "recorded" else "<tr>"
+        tied = r.get("tied_with") or []
+        title = f' title="tied with {_esc(", ".join(tied))}"' if tied else ""
+        body.append(
+            f"{tr}<td{title}>{_esc(rank_text(r))}</td>"
+            f'<td class="name">{_esc(r.get("policy"))}</td>'
+            f"<td>{_num(r.get('unfairness'), DIGITS['unfairness'])}</td>"
+            + (f"<td>{_esc(interval_text(r))}</td>" if estimated else "")
+            + f"<td>{_share(r.get('utilization'))}</td></tr>"
+        )
+    notes = [_esc(RANK_RULE) + "."]
+    if any(r.get("unfairness") is None for r in rows):
+        notes.append(
+            '"—": not computed (a policy skipped, its note in the JSON report says why, or a '
+            "report of a version that did not estimate it)."
+        )
     return (
-        f'<div class="scroll"><table id="counterfactuals">{head}{"".join(body)}</table></div>{note}'
+        f'<div class="scroll"><table id="counterfactuals">{head}{"".join(body)}</table></div>'
+        f"<p>{' '.join(notes)}</p>"
     )
+
+
+def _counterfactual_figure(rows: list[dict]) -> str | None:
+    """Each schedule's unfairness with its interval as an error bar, the fairest on top."""
+    valued = [r for r in rows if r.get("unfairness") is not None]
+    if not valued:
+        return None
+    valued.sort(key=lambda r: (r.get("rank") or 0, float(r["unfairness"])))
+    y = np.arange(len(valued))[::-1]
+    value = np.array([float(r["unfairness"]) for r in valued])
+    lo = np.array([float(r.get("unfairness_low", r["unfairness"])) for r in valued])
+    hi = np.array([float(r.get("unfairness_high", r["unfairness"])) for r in valued])
+    fig = _new_figure(9.0, 0.9 + 0.32 * len(valued))
+    ax = fig.add_subplot()
+    colors = ["#3b6fb6" if r.get("policy") != "recorded" else "#444" for r in valued]
+    ax.errorbar(
+        value,
+        y,
+        xerr=[value - lo, hi - value],
+        fmt="none",
+        ecolor="#3b6fb6",
+        elinewidth=2,
+        capsize=3,
+    )
+    ax.scatter(value, y, color=colors, zorder=3, s=14)
+    ax.set_yticks(y, [_mpl_text(f"{rank_text(r)}  {r['policy']}") for r in valued])
+    ax.set_xlabel("unfairness, seconds per unit of work (0: as fair as the fair shares)")
+    ax.set_xlim(left=0)
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig, "c")
 
 
 def _excluded(report: dict) -> str:
@@ -906,6 +956,19 @@ def _notes(report: dict) -> str:
     return f'<div class="note" id="notes"><b>Notes on the input.</b><ul>{items}</ul></div>'
 
 
+def page_head(title: str) -> str:
+    """The page's start, up to its ``<h1>`` (``title``, escaped): the document, its style."""
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+            f"<h1>{_esc(title)}</h1>",
+        ]
+    )
+
+
 def render_html(report: AuditReport | dict) -> str:
     """The audit report (or its dict) as one self-contained HTML page (``coopsched audit
     --html``).
@@ -935,11 +998,7 @@ def _render(report: dict, orgs: list[dict]) -> str:
     title = f"Fairness audit of {window.get('log') or 'a recorded schedule'}"
     k = len(orgs)
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_esc(title)}</h1>",
+        page_head(title),
         "<p>How Shapley-fair was the platform? Each organization is compared with its fair "
         "share: what its contribution (machines and jobs) entitles it to. <b>Core-hours "
         "ahead (+)</b>: on average over the window, it had done that much more work than "
@@ -1037,9 +1096,25 @@ def _render(report: dict, orgs: list[dict]) -> str:
         ),
         "<h2>Counterfactual policies</h2>",
         "<p>The same jobs and machines replayed under other policies: unfairness is the "
-        "average unjustified delay per unit of work (seconds) against the exact fair "
-        "schedule.</p>",
-        _counterfactual_table(list(report.get("counterfactuals") or [])),
+        "average unjustified delay per unit of work (seconds) against "
+        + (
+            "the fair utilities of the sampled game (each organization's phi plus its "
+            "share of the platform's loss against the sampled game's stand-in for REF), "
+            "estimated from the same sampled orders as phi, with an interval"
+            if sampled
+            else "the exact fair schedule (REF)"
+        )
+        + ". Which policy would have been fairest: the schedules are ranked where their "
+        "intervals separate, tied where they overlap.</p>",
+        _counterfactual_table(list(report.get("counterfactuals") or []), report.get("confidence")),
+        _figure(
+            "fig-counterfactuals",
+            _counterfactual_figure(list(report.get("counterfactuals") or [])),
+            "Each schedule's estimated unfairness (dot) and its interval (bar), the fairest "
+            "on top; the label is its rank (=: tied with another).",
+        )
+        if sampled
+        else "",
         "<h2>Excluded jobs</h2>",
         _excluded(report),
         f"<script>{_SCRIPT}</script>" if k > SEARCH_ABOVE else "",

@@ -109,7 +109,10 @@ class TimeWindow:
     ``t_to`` (for a JSON schedule: its length from 0, required). An unparsable date is an
     error here, before the log is read; a date outside the log needs the log.
     ``skip_malformed``: a malformed record of the log is left out (counted, the first five
-    listed in the report's notes) instead of stopping the audit."""
+    listed in the report's notes) instead of stopping the audit. ``by_month``/``by_week``:
+    the window cut into calendar months or weeks, each audited on its own
+    (:func:`coopsched.audit.periods.audit_periods`; :func:`~coopsched.audit.audit` audits
+    one window and refuses them)."""
 
     t_from: str | int | None = option(
         None,
@@ -125,6 +128,10 @@ class TimeWindow:
     skip_malformed: bool = option(
         False, "Leave malformed records out (counted and listed).", WINDOW, type=bool
     )
+    by_month: bool = option(
+        False, "Audit each calendar month on its own, side by side.", WINDOW, type=bool
+    )
+    by_week: bool = option(False, "Audit each week (from Monday) on its own.", WINDOW, type=bool)
 
     def __post_init__(self) -> None:
         from ..workloads.limits import MAX_EXACT, check_horizon
@@ -136,6 +143,10 @@ class TimeWindow:
             if value is not None:
                 check_time(value, name)
         _flag("skip_malformed", self.skip_malformed)
+        _flag("by_month", self.by_month)
+        _flag("by_week", self.by_week)
+        if self.by_month and self.by_week:
+            raise ValueError("by_week: give by_month or by_week, not both")
 
 
 @dataclass(frozen=True)
@@ -239,7 +250,9 @@ class Estimation:
     last positions exact) or ``plain`` (:mod:`coopsched.audit.sampling`). ``refine``
     (adaptive only): the organizations the orders leave undecided estimated again,
     stratified by position; ``allocate``: the refinement's optimum allocation of draws
-    after its first look (off by default)."""
+    after its first look (off by default); ``control_variate`` (rigid jobs): the game of the
+    jobs that fit subtracted from every draw with a fitted coefficient
+    (:mod:`coopsched.audit.surrogate`)."""
 
     method: str = option(
         "auto",
@@ -278,6 +291,13 @@ class Estimation:
     allocate: bool = option(
         False, "Optimum allocation of the refinement's draws.", ADVANCED, type=bool
     )
+    control_variate: bool = option(
+        True,
+        "No control variate (the game of the jobs that fit).",
+        ADVANCED,
+        type=bool,
+        flag="--control",
+    )
     value_policy: str = option("fairshare", "REF's stand-in, valuing the coalitions.", ADVANCED)
     exact_upto: int = option(0, "Coalitions of up to this many valued by REF.", ADVANCED, type=int)
 
@@ -292,7 +312,7 @@ class Estimation:
         _integer("seed", self.seed, 0, 2**63 - 1)  # numpy seeds are non-negative
         _seconds("seconds", self.seconds)
         _seconds("cpu_seconds", self.cpu_seconds)
-        for name in ("adaptive", "refine", "allocate"):
+        for name in ("adaptive", "refine", "allocate", "control_variate"):
             _flag(name, getattr(self, name))
         resolve_interval(self.interval, self.adaptive)  # checks the name
         _choice(

@@ -181,6 +181,14 @@ def to_csv(report: AuditReport | dict) -> str:
         out.write(f"# {model_check_text(mc)}\n")
         if mc.get("warning"):
             out.write(f"# warning: {mc['warning']}\n")
+    cf = report.get("counterfactuals") or []
+    if cf:  # the counterfactuals, as comment lines of their own columns
+        out.write("# counterfactual: " + ",".join(CF_COLUMNS) + "\n")
+        for r in cf:
+            cells = ["" if r.get(c) is None else r[c] for c in CF_COLUMNS]
+            if r.get("tied_with"):
+                cells[CF_COLUMNS.index("tied_with")] = "/".join(r["tied_with"])
+            out.write("# counterfactual: " + ",".join(str(c) for c in cells) + "\n")
     owen = {o["name"]: o for o in (report.get("owen") or {}).get("organizations", [])}
     extra = list(OWEN_COLUMNS) if owen else []
     w = csv.DictWriter(out, fieldnames=[*ORG_COLUMNS, "phi_exact", *extra], lineterminator="\n")
@@ -194,6 +202,18 @@ def to_csv(report: AuditReport | dict) -> str:
         w.writerow(line)
     return out.getvalue()
 
+
+#: The counterfactuals' columns, on the CSV's ``# counterfactual:`` comment lines (the first
+#: of them names the columns; ``tied_with`` joined by ``/``).
+CF_COLUMNS = (
+    "policy",
+    "unfairness",
+    "unfairness_low",
+    "unfairness_high",
+    "rank",
+    "tied_with",
+    "utilization",
+)
 
 #: The CSV's extra columns when the report has an ``owen`` section (``units``: the units
 #: holding the organization, outermost first, joined by ``/``).
@@ -373,25 +393,65 @@ def render_table(report: AuditReport | dict, console) -> None:
                 f"[bold red]warning:[/bold red] {mc['warning']}", markup=True, highlight=False
             )
     if report["counterfactuals"]:
-        cf = Table(title="Counterfactuals: the same window under each policy (unfairness vs REF)")
+        rows = report["counterfactuals"]
+        estimated = report["method"] == "sampled"
+        cf = Table(
+            title="Counterfactuals: the same window under each policy (unfairness "
+            + ("estimated against the sampled game's fair shares" if estimated else "vs REF")
+            + ")"
+        )
         cf.add_column("schedule")
+        cf.add_column("rank", justify="right")
         cf.add_column("dpsi / p_tot (s)", justify="right")
+        if estimated:
+            cf.add_column(f"{report['confidence']:.0%} interval", justify="right")
         cf.add_column("utilization", justify="right")
-        for r in report["counterfactuals"]:
+        for r in rows:
             util = r["utilization"]
-            cf.add_row(
-                r["policy"],
-                number(r["unfairness"], DIGITS["unfairness"]),
-                "—" if util is None else f"{util:.3f}",
-            )
+            cells = [r["policy"], rank_text(r), number(r["unfairness"], DIGITS["unfairness"])]
+            if estimated:
+                cells.append(interval_text(r))
+            cells.append("—" if util is None else f"{util:.3f}")
+            cf.add_row(*cells)
         console.print(cf)
-        for r in report["counterfactuals"]:
+        console.print(RANK_RULE, highlight=False)
+        for r in rows:
             if r.get("note"):
                 console.print(f"{r['policy']}: {r['note']}")
     if report["excluded"]:
         console.print(
             "excluded: " + ", ".join(f"{k}: {v:,}" for k, v in report["excluded"].items())
         )
+
+
+#: How the counterfactuals are ranked, in words (the table, the CSV and the HTML page).
+RANK_RULE = (
+    "rank: 1 + the schedules whose unfairness interval lies wholly below this one's; '=': "
+    "its interval overlaps another's (tied: not told apart)"
+)
+
+
+def unfairness_estimated(row: dict) -> bool:
+    """The row's unfairness is an estimate with an interval (a sampled audit), not a point."""
+    lo, hi = row.get("unfairness_low"), row.get("unfairness_high")
+    return lo is not None and hi is not None and lo != hi
+
+
+def rank_text(row: dict) -> str:
+    """``3``, or ``3=`` when tied with another schedule; "—" without a rank."""
+    rank = row.get("rank")
+    if rank is None:
+        return "—"
+    return f"{rank}" + ("=" if row.get("tied_with") else "")
+
+
+def interval_text(row: dict) -> str:
+    """A row's unfairness interval, ``low – high``; "—" without one."""
+    lo, hi = row.get("unfairness_low"), row.get("unfairness_high")
+    if lo is None or hi is None:
+        return "—"
+    d = DIGITS["unfairness"]
+    return f"{number(lo, d)} – {number(hi, d)}"
 
 
 def render_owen(report: AuditReport | dict, console) -> None:

@@ -182,17 +182,28 @@ class Sampling(Section):
     #: ``cpu_seconds`` and ``wall_seconds`` (``seconds_budget`` above is the wall one), and
     #: what was spent on each clock (:meth:`coopsched.audit.estimation.budget.Budget.report`)
     budget: dict[str, Any] | None = _optional()
+    #: the control variate (:func:`coopsched.audit.sampling.fit_control`): ``used``, and
+    #: ``method`` or the ``reason`` it was not
+    control_variate: dict[str, Any] | None = _optional()
 
 
 @dataclass(frozen=True)
 class Counterfactual(Section):
-    """The window under one policy: unfairness against REF, utilization; ``note``: why it
-    was not run."""
+    """The window under one policy: unfairness against REF (exact audits) or estimated
+    against the sampled game's fair utilities, with its interval ``unfairness_low`` to
+    ``unfairness_high`` (one point when exact), utilization; ``rank``: one more than the
+    schedules whose interval lies wholly below this one's, ``tied_with``: those whose
+    intervals overlap it (:func:`coopsched.audit.unfairness.rank_policies`); ``note``: why
+    it was not run."""
 
     policy: str
     unfairness: float | None
     utilization: float | None
     note: str | None = _optional()
+    unfairness_low: float | None = _optional()
+    unfairness_high: float | None = _optional()
+    rank: int | None = _optional()
+    tied_with: list[str] | None = _optional()
 
 
 @dataclass(frozen=True)

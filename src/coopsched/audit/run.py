@@ -35,6 +35,7 @@ from .sampling import (
     projection_report,
     sampled_game,
 )
+from .unfairness import fair_shares, unfairness_interval
 from .window import WindowError, expand_parallel, format_time, parse_time, window_instance
 
 
@@ -175,6 +176,11 @@ def audit(
         contents=contents,
     )
     w, o, m, e, c = records(given, options)
+    if w.by_month or w.by_week:
+        raise ValueError(
+            f"by_{'month' if w.by_month else 'week'}: audit() audits one window; "
+            "coopsched.audit.periods.audit_periods audits the periods side by side"
+        )
     _check_horizon(source, w)
     report = _audit(source, w, o, m, e, c, progress or (lambda _msg: None))
     return AuditReport.from_dict(report)
@@ -202,6 +208,8 @@ class _Game:
     psi_at: list
     phi_at: list
     exact: Any = None
+    #: the sampled game (:class:`~.sampling.SampledGame`), ``None`` when exact
+    sampled: Any = None
 
 
 @dataclass
@@ -252,6 +260,15 @@ def _audit(
     ref = None if game.exact is None else game.exact.ref
     report["counterfactuals"] = []
     if c.with_counterfactuals:
+        target = None
+        if game.sampled is not None:
+            sg, recorded_total = game.sampled, sum(game.psi)
+
+            def target(total: int, work: int) -> Callable:
+                fair = fair_shares(sg, (total - recorded_total) / k, work, e.confidence)
+                return lambda psi: unfairness_interval(psi, fair)
+
+        k = inst.k
         report["counterfactuals"] = counterfactuals(
             inst,
             T,
@@ -261,7 +278,11 @@ def _audit(
             skip=() if ref is not None else ("ref", "REF"),
             progress=lambda name: say(step(f"counterfactual: {name}")),
             backfill=rule,
+            reference_policy=e.value_policy,
+            target=target,
         )
+        if game.sampled is not None:
+            win.notes.append(UNFAIRNESS_NOTE.format(policy=e.value_policy.upper()))
     say(step("model check: the window under the platform's own policy"))
     eff = report.get("efficiency") if game.exact is not None else None  # REF's own total
     report["model_check"] = model_check(
@@ -493,6 +514,7 @@ def _sampled_part(
             scheduler=e.scheduler,
             refine=e.refine,
             allocate=e.allocate,
+            control_variate=e.control_variate,
         )
     except BudgetError as exc:  # in the words of the option that set the budget
         flag = "cpu_seconds" if exc.clock == "cpu" else "seconds"
@@ -526,7 +548,19 @@ def _sampled_part(
             r["loss_share"] = float(share)
             r["vs_ref"] = float(psi_u - float(phi_u) - float(share))
     report["organizations"] = rows
-    return _Game(sg.psi, sg.phi, sg.times, sg.psi_at, [[float(x) for x in r] for r in sg.phi_at])
+    return _Game(
+        sg.psi, sg.phi, sg.times, sg.psi_at, [[float(x) for x in r] for r in sg.phi_at], None, sg
+    )
+
+
+#: The note of a sampled audit's counterfactuals (every output prints the notes).
+UNFAIRNESS_NOTE = (
+    "counterfactuals: each schedule's unfairness is estimated against the fair utilities of "
+    "the sampled game played under {policy} (the stand-in for REF, whose schedule of all "
+    "organizations is not computed): sum over organizations of |psi - (phi + loss share)| / "
+    "the work {policy} processed, from the same sampled orders, with an interval; schedules "
+    "are ranked where their intervals separate, tied where they overlap"
+)
 
 
 #: The intervals of the sampled audit, in words (the report's ``sampling.interval``).
@@ -567,6 +601,8 @@ def sampling_section(sg: Any, e: Estimation, names: list[str], rigid: bool) -> d
         "coalitions_valued": sg.coalitions,
         "game": game_statement(k, e.value_policy, e.exact_upto, rigid),
     }
+    if sg.control_variate is not None:
+        section["control_variate"] = sg.control_variate
     ref_ = sg.refinement
     if ref_ is not None:
         section["refinement"] = {

@@ -85,8 +85,10 @@ from .estimation import (
     unanimity_control,
 )
 from .estimation.budget import Budget, keep_for
+from .estimation.control import Surrogate
 from .game import recorded_starts
 from .progress import look, tick
+from .surrogate import FitGame
 
 #: Measured by ``benchmarks/game_gap.py`` (``benchmarks/results-game-gap.txt``): LPC-EGEE
 #: windows of 5e4 s at k = 12 and 14, sequential jobs. Per policy: the largest relative gap
@@ -245,6 +247,14 @@ class SampledGame:
     #: per organization left unsettled, what settling it would take at its observed
     #: spread (:class:`Projection`)
     projection: dict[int, Projection] | None = None
+    #: the column of the horizon in the estimates' values (``estimate.phi[:, component]``)
+    component: int = -1
+    #: the groups of interchangeable organizations, whose estimates are their mean
+    #: (:func:`interchangeable`)
+    groups: list[list[int]] | None = None
+    #: the control variate, as the report's ``sampling.control_variate`` says it
+    #: (:func:`fit_control`); ``None``: not asked for
+    control_variate: dict | None = None
 
     @property
     def stop(self) -> str:
@@ -507,6 +517,38 @@ def coalition_cost(inst: Instance) -> Callable[[int], float]:
     return cost
 
 
+#: The control variate in words (the report's ``sampling.control_variate.method``).
+CONTROL_TEXT = (
+    "the game of the jobs that fit: a coalition valued by the psi_sp its members' jobs "
+    "no wider than its machines would have if started at their release; its Shapley values "
+    "exact (counting subsets by size and machines), its marginal contributions taken on the "
+    "same coalitions and subtracted from the horizon's with a coefficient fitted per "
+    "organization (the regression estimator; the interval from the residuals, n - 2 degrees "
+    "of freedom); the estimates then add up to the recorded total within their intervals"
+)
+
+
+def fit_control(inst: Instance, horizon: int, wanted: bool) -> tuple[Surrogate | None, dict | None]:
+    """The sampled audit's control variate (:mod:`.surrogate`) and the report's words on it:
+    the game of the jobs that fit, for rigid jobs (with sequential ones every job fits every
+    coalition with a machine: nothing to follow), with its exact Shapley values; ``None``
+    and the reason when they would cost more than :data:`~.surrogate.EXACT_WORK`."""
+    if not wanted:
+        return None, None
+    if not inst.rigid:
+        return None, {"used": False, "reason": "sequential jobs: every job fits"}
+    game = FitGame.of(inst, horizon)
+    phi = game.shapley()
+    p = int((game.machines > 0).sum())
+    if phi is None:
+        return None, {
+            "used": False,
+            "reason": f"{p:,} organizations with machines and {int(game.machines.sum()):,} "
+            "machines: its exact Shapley values would cost too much",
+        }
+    return Surrogate(game, phi, game.prefixes), {"used": True, "method": CONTROL_TEXT}
+
+
 def handoff_rule(
     k: int,
     open_: int,
@@ -556,6 +598,7 @@ def sampled_game(
     refine: bool = True,
     refine_bins: int = 8,
     allocate: bool = False,
+    control_variate: bool = True,
 ) -> SampledGame:
     """Estimate ``phi`` from at most ``samples`` orders; see the module doc. ``adaptive``:
     stop once every sign is decided (else use all ``samples`` orders, one look at the nominal
@@ -577,7 +620,9 @@ def sampled_game(
     orders leave undecided by stratified sampling, in ``refine_bins`` runs of positions (the
     module doc). ``allocate`` (default ``False``): the refinement's optimum allocation after
     its first look (module doc; measured to help on some months and cost time on others,
-    docs/audit.md)."""
+    docs/audit.md). ``control_variate`` (default ``True``, rigid jobs, not with ``ends``):
+    subtract the game of the jobs that fit (:mod:`.surrogate`), whose Shapley values are
+    exact, with a coefficient fitted per organization (:func:`fit_control`)."""
     if not 0 <= negligible < 1:
         raise ValueError(f"negligible: {negligible}; a share in [0, 1)")
     if estimator not in ESTIMATORS:
@@ -724,6 +769,7 @@ def sampled_game(
             progress(valued[0])
         return [vec(m) if m in (0, G) else np.array([float(x) for x in got[m]]) for m in masks]
 
+    surrogate, cv_section = fit_control(inst, horizon, control_variate and estimator != "ends")
     control = control_phi = grand_policy = None
     grand_exact: list[int] | None = None
     if estimator == "split" and exact_upto >= k - 1:
@@ -785,6 +831,8 @@ def sampled_game(
             cache=cache,
             handoff=handoff if refining else None,
             batch=1 if batch is None else DASK_BATCH,
+            surrogate=surrogate,
+            component=h,
         )
         open_ = [u for u in order if not est.decided[u]]  # canonical: names do not matter
         if refining and open_ and est.stop in ("handoff", "orders") and not budget.over():
@@ -823,6 +871,7 @@ def sampled_game(
                 cost=coalition_cost(inst),
                 component=h,
                 batch=1 if batch is None else DASK_BATCH,
+                surrogate=surrogate,
             )
     finally:
         if batch is not None:
@@ -874,6 +923,9 @@ def sampled_game(
         settled_at=settled_at,
         seconds_spent=spent,
         projection=projection,
+        component=h,
+        groups=groups,
+        control_variate=cv_section,
     )
 
 

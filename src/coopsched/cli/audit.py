@@ -167,9 +167,14 @@ def audit(log: Path, **values: Any) -> None:
     def records() -> dict[str, Any]:
         return {param: cls(**{f.name: value(f) for f in fields(cls)}) for param, cls in RECORDS}
 
+    recs = _flags(records)()
     progress = None if quiet else ProgressLine()
+    if recs["window"].by_month or recs["window"].by_week:
+        by = "month" if recs["window"].by_month else "week"
+        _periods(log, by, recs, format, html, progress)
+        return
     try:
-        report: AuditReport = _flags(lambda: run_audit(log, progress=progress, **records()))()
+        report: AuditReport = _flags(lambda: run_audit(log, progress=progress, **recs))()
     finally:
         if progress is not None:
             progress.close()
@@ -186,6 +191,32 @@ def audit(log: Path, **values: Any) -> None:
         render_table(report, console)
     if html is not None and format == "table":
         console.print(f"HTML report written to {html}")
+
+
+def _periods(
+    log: Path, by: str, recs: dict[str, Any], format: str, html: Path | None, progress: Any
+) -> None:
+    """``--by-month``/``--by-week``: every period audited, side by side
+    (:mod:`coopsched.audit.periods`), in the chosen format, and the HTML page if asked."""
+    from ..audit import periods
+
+    try:
+        report = _flags(lambda: periods.audit_periods(log, by, progress=progress, **recs))()
+    finally:
+        if progress is not None:
+            progress.close()
+    if html is not None:
+        from ..audit.periods_html import render_html
+
+        write_atomically(html, render_html(report), "--html")
+    if format == "json":
+        print(periods.to_json(report))
+    elif format == "csv":
+        sys.stdout.write(periods.to_csv(report))
+    else:
+        periods.render_table(report, console)
+        if html is not None:
+            console.print(f"HTML report written to {html}")
 
 
 audit.__signature__ = inspect.Signature(_parameters())  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .budget import Budget, BudgetError, Valuation, as_budget
+from .control import Surrogate, adjusted, widen
 from .intervals import pair_halfwidth, resolve_interval
 
 #: Coalitions whose orders are drawn and valued at a time, at most (at least one order):
@@ -122,6 +123,17 @@ class AntitheticEstimate:
     control: bool = False
     #: the first and last positions were valued exactly (``ends`` of :func:`shapley_antithetic`)
     ends: bool = False
+    #: the pair means themselves, one row per antithetic pair (``orders / 2`` rows, then
+    #: players, then components; of the residual game with a control variate, the
+    #: surrogate's subtracted at the fitted coefficients): what a
+    #: function of several players' values needs for its variance (their covariance), as
+    #: the sampled counterfactuals' unfairness (:mod:`coopsched.audit.unfairness`)
+    pairs: np.ndarray | None = None
+    #: ``ends``: per pair and player, whether the player was in the middle (its pair mean
+    #: counts); ``None`` otherwise
+    valid: np.ndarray | None = None
+    #: with a ``surrogate``: each player's fitted coefficient at the last look
+    coefficients: np.ndarray | None = None
 
 
 def look_schedule(max_orders: int, first_orders: int) -> list[int]:
@@ -163,6 +175,8 @@ def shapley_antithetic(
     budget: Budget | None = None,
     keep: int | None = None,
     on_chunk: Callable[[int], None] | None = None,
+    surrogate: Surrogate | None = None,
+    component: int = -1,
 ) -> AntitheticEstimate:
     """Estimate Shapley values (Eq. 2) from antithetic pairs of orders, adaptively.
 
@@ -256,6 +270,12 @@ def shapley_antithetic(
     skewed games are covered less well (tests/test_shapley_antithetic.py: 0.85 for a nominal
     0.90 at 40 orders on airport games, nominal at 80).
 
+    ``surrogate`` (:class:`~.control.Surrogate`), if given: a second control variate, a
+    cheap game ``g`` with exact Shapley values, whose pair means are taken on the same
+    orders and subtracted from the value's ``component`` (the horizon's, by default the
+    last) with a coefficient fitted per player at each look (:mod:`.control`); the other
+    components are estimated without it. Not with ``ends``.
+
     ``cache``, if given, holds the values (1-D arrays) of coalitions already valued and
     receives the new ones, up to ``keep`` of them (a later estimate of the same game
     reuses them, :func:`~.stratified.shapley_stratified`). ``handoff(phi, halfwidth,
@@ -294,8 +314,8 @@ def shapley_antithetic(
     m = val(G).shape[0]
     if (control is None) != (control_phi is None):
         raise ValueError("control and control_phi go together")
-    if ends and control is not None:
-        raise ValueError("ends: not with control")
+    if ends and (control is not None or surrogate is not None):
+        raise ValueError("ends: not with control or surrogate")
     phi0 = np.zeros((k, m))
     gcache: dict[int, np.ndarray] = {}
     if control is not None:
@@ -312,6 +332,7 @@ def shapley_antithetic(
     rng = np.random.default_rng(seed)
     # the pairs' means, grown look by look (memory follows the pairs done, not max_orders)
     Y = np.zeros((0, k, m), dtype=np.float64)
+    Z = np.zeros((0, k), dtype=np.float64)  # the surrogate's pair means
     valid = np.ones((0, k), dtype=bool)  # ends: u neither first nor last in the pair
     weight = 1.0
     if ends:
@@ -356,6 +377,8 @@ def shapley_antithetic(
 
     for look, target in enumerate(looks, 1):
         Y = np.concatenate([Y, np.zeros((target - len(Y), k, m))])
+        if surrogate is not None:
+            Z = np.concatenate([Z, np.zeros((target - len(Z), k))])
         valid = np.concatenate([valid, np.ones((target - len(valid), k), dtype=bool)])
         while done < target:
             if not ahead:
@@ -384,6 +407,10 @@ def shapley_antithetic(
                 rev = [x - gval(G ^ p) for x, p in zip(rev, pre, strict=True)]
             for i, u in enumerate(perm, 1):
                 Y[done, u] = ((fwd[i] - fwd[i - 1]) + (rev[i - 1] - rev[i])) / 2
+            if surrogate is not None:  # g on the same coalitions: prefixes and complements
+                gf = surrogate.along(perm)
+                gr = surrogate.along(perm[::-1])[::-1]  # gr[i] = g(G ^ prefix i)
+                Z[done, perm] = ((gf[1:] - gf[:-1]) + (gr[:-1] - gr[1:])) / 2
             if ends:
                 valid[done, perm[0]] = valid[done, perm[-1]] = False
             done += 1
@@ -396,8 +423,11 @@ def shapley_antithetic(
         if ends:
             phi, hw = _middle(Y[:done], valid[:done], phi0, weight, level, interval)
         else:
-            phi = phi0 + Y[:done].mean(axis=0)
-            hw = pair_halfwidth(Y[:done], level, interval)
+            used, b = _with_surrogate(Y[:done], Z[:done], surrogate, component)
+            phi = phi0 + used.mean(axis=0)
+            hw = pair_halfwidth(used, level, interval)
+            if b is not None:
+                hw[:, component] = widen(hw[:, component], done, level, b != 0)
         if decide is not None:
             decided = np.asarray(decide(phi, hw), dtype=bool)
         if on_look is not None:
@@ -423,10 +453,14 @@ def shapley_antithetic(
         ):
             stop = "handoff"
             break
+    used, b = _with_surrogate(Y[:done], Z[:done], surrogate, component)
+    se = _standard_error(used, valid[:done] if ends else None, weight if ends else 1.0)
+    if b is not None and done > 2:
+        se[:, component] *= np.where(b != 0, math.sqrt((done - 1) / (done - 2)), 1.0)
     return AntitheticEstimate(
         phi=phi,
         halfwidth=hw,
-        se=_standard_error(Y[:done], valid[:done] if ends else None, weight if ends else 1.0),
+        se=se,
         orders=2 * done,
         looks=look,
         planned_looks=planned,
@@ -438,7 +472,22 @@ def shapley_antithetic(
         interval=interval,
         control=control is not None,
         ends=ends,
+        pairs=used,
+        valid=valid[:done] if ends else None,
+        coefficients=b,
     )
+
+
+def _with_surrogate(
+    Y: np.ndarray, Z: np.ndarray, surrogate: Surrogate | None, component: int
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The pair means with the surrogate's subtracted from ``component`` at the fitted
+    coefficients (:mod:`.control`), and the coefficients (``None``: no surrogate)."""
+    if surrogate is None:
+        return Y, None
+    out = Y.copy()
+    out[:, :, component], b = adjusted(Y[:, :, component], Z, surrogate.phi)
+    return out, b
 
 
 def _middle(

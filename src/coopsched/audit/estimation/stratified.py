@@ -16,6 +16,7 @@ import numpy as np
 
 from .antithetic import GROUP_COALITIONS
 from .budget import Budget, Valuation, as_budget
+from .control import Surrogate, adjusted, widen
 from .intervals import pair_halfwidth, resolve_interval
 
 
@@ -132,6 +133,7 @@ def shapley_stratified(
     budget: Budget | None = None,
     keep: int | None = None,
     on_chunk: Callable[[int], None] | None = None,
+    surrogate: Surrogate | None = None,
 ) -> StratifiedEstimate:
     """Estimate the Shapley values of the players ``players`` only, stratified by position.
 
@@ -189,7 +191,12 @@ def shapley_stratified(
     ``(sum_b w_b sd_b sqrt(c_b))**2 / sum_b c_b`` against ``sum_b w_b**2 sd_b**2``, ``w_b =
     n_b / k``); otherwise it keeps one draw per run and its first-look rounds.
     ``allocation``: per player, its draws per run (``None`` if it was decided at the first
-    look or kept one draw per run)."""
+    look or kept one draw per run).
+
+    ``surrogate`` (:class:`~.control.Surrogate`), if given: a control variate, a cheap game
+    ``g`` with exact Shapley values, valued on the same coalitions; each round's value of
+    ``g`` (the same weighted sum) is subtracted from the round's ``component`` with a
+    coefficient fitted per player at each look (:mod:`.control`)."""
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
     if allocate and not allocate >= 1:
@@ -221,6 +228,11 @@ def shapley_stratified(
     grand = val(G)
     m = grand.shape[0]
     exact = {u: (val(1 << u) + grand - val(G ^ (1 << u))) / k if k > 1 else grand for u in who}
+    g = surrogate.value if surrogate is not None else None
+    exact_g = {}
+    if g is not None:
+        exact_g = {u: (g(1 << u) + g(G) - g(G ^ (1 << u))) / k if k > 1 else g(G) for u in who}
+    Zg: dict[int, list[float]] = {u: [] for u in who}  # the surrogate's rounds
     share = [(hi - lo + 1) / k for lo, hi in runs]
     rank = list(range(k)) if order is None else [int(w) for w in order]
     others = {u: np.array([w for w in rank if w != u]) for u in who}
@@ -271,6 +283,7 @@ def shapley_stratified(
             n = optimum_allocation(w, spread, c, allocate * c.sum())
             draws[i] = tuple(int(x) for x in n)
             Z[u] = []
+            Zg[u] = []
 
     for i_look, target in enumerate(plan, 1):
         if not active:
@@ -301,6 +314,14 @@ def shapley_stratified(
                     for w, d in zip(share, deltas, strict=True):
                         z += w * d
                     Z[u].append(z)
+                    if g is not None:
+                        Zg[u].append(
+                            exact_g[u]
+                            + sum(
+                                w * float(np.mean([g(S | 1 << u) - g(S) for S in run]))
+                                for w, run in zip(share, sets, strict=True)
+                            )
+                        )
                     if pilot is not None and done < pilot:  # the first look only
                         D[u].append(deltas)
                         if cost is not None:
@@ -315,9 +336,20 @@ def shapley_stratified(
         for i in active:
             y = np.array(Z[who[i]])
             if len(y) >= 2:  # else (the budget ran out) the first look's, or none
+                fitted = False
+                if surrogate is not None:
+                    zg = np.array(Zg[who[i]])[:, None]
+                    col, b = adjusted(y[:, [component]], zg, surrogate.phi[[who[i]]])
+                    y = y.copy()
+                    y[:, component] = col[:, 0]
+                    fitted = bool(b[0] != 0)
                 phi[i] = y.mean(axis=0)
                 hw[i] = pair_halfwidth(y, level, interval)
                 se[i] = y.std(axis=0, ddof=1) / math.sqrt(len(y))
+                if fitted:
+                    n = len(y)
+                    hw[i, component] = widen(hw[i, [component]], n, level, np.array([True]))[0]
+                    se[i, component] *= math.sqrt((n - 1) / (n - 2))
         if decide is not None:
             got = np.asarray(decide(np.array([who[i] for i in active]), phi[active], hw[active]))
             for i, d in zip(list(active), got, strict=True):

@@ -7,7 +7,9 @@ Each parallel log of the project (benchmarks/months_auditable.py lists them) is 
 30-day windows as the audit cuts them (rigid jobs, records fitted to the log's size). Each
 window runs FIFO under the backfilling rule ``--backfill`` with its users gathered into 1,
 3 and 12 organizations (user ``i`` of the window's users, in the audit's order, into group
-``i mod g``; machines summed) and with every user its own organization. Prints per log the
+``i mod g``; machines summed) and with every user its own organization. Under an EASY rule
+named explicitly (``easy``, ``easy-queue``), a window with a job without a requested time is
+left out (EASY cannot run it; ``auto`` takes first-fit there) and counted beside the log. Prints per log the
 median over its windows of FIFO's utilization in each grouping, and the largest spread
 (highest minus lowest utilization of a window's four groupings) over its windows, in
 points. No timing.
@@ -24,6 +26,7 @@ from months_auditable import PARALLEL, windows
 
 from coopsched.audit.window import WindowError
 from coopsched.online.policies import get_policy
+from coopsched.online.rigid import EASY_RULES
 from coopsched.workloads.instance import Instance, Organization
 
 GROUPS = (1, 3, 12, 0)  # 0: every user its own organization
@@ -55,11 +58,17 @@ def main() -> None:
         if not path.exists():
             continue
         util: list[list[float]] = []
+        skipped = 0  # windows with a job without a requested time, which EASY cannot run
         try:
             for _t, w in windows(path):
                 if isinstance(w, WindowError):
                     continue
                 inst, T = w.instance, w.horizon
+                if args.backfill in EASY_RULES and (
+                    inst.requested is None or (inst.requested < 1).any()
+                ):
+                    skipped += 1
+                    continue
                 util.append(
                     [
                         fifo.run(regroup(inst, g), T, backfill=args.backfill).utilization(T)
@@ -68,16 +77,17 @@ def main() -> None:
                 )
         except ValueError:  # the reader refused the whole log
             pass
+        label = name.split(".swf")[0]
+        if skipped:
+            label += f" ({skipped} windows without requested times left out)"
         if not util:
-            print(f"| {name.split('.swf')[0]} | 0 | | | | | |")
+            print(f"| {label} | 0 | | | | | |")
             continue
         u = np.array(util)
         med = np.median(u, axis=0)
         spread = float((u.max(axis=1) - u.min(axis=1)).max()) * 100
         print(
-            f"| {name.split('.swf')[0]} | {len(u)} | "
-            + " | ".join(f"{x:.1%}" for x in med)
-            + f" | {spread:.1f} |",
+            f"| {label} | {len(u)} | " + " | ".join(f"{x:.1%}" for x in med) + f" | {spread:.1f} |",
             flush=True,
         )
 

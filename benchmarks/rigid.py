@@ -1,6 +1,7 @@
 """Rigid jobs with backfilling: the compiled engine on whole logs, and how its cost grows.
 
-    python benchmarks/rigid.py [--traces ../shared/traces] [--repeat 3] [--out FILE]
+    python benchmarks/rigid.py [--traces ../shared/traces] [--repeat 3] [--backfill RULE]
+        [--logs SDSC-SP2,CEA-Curie] [--out FILE]
 
 For SDSC-SP2 (128 processors) and CEA-Curie (93,312 processors, 295,540 runnable jobs) as
 rigid jobs (one job per log record, its processors at once, its requested time; 5
@@ -8,7 +9,8 @@ organizations, users dealt in turn, machines split uniformly, seed 1), prints th
 seconds of ``simulate`` (best of ``--repeat``, one core, kernels loaded) under FIFO + EASY and
 DIRECTCONTR + EASY, on the first 10 %, 25 %, 50 % and 100 % of each log (the growth), with
 utilization, mean wait and mean bounded slowdown of the whole-log runs, and the machine and
-its load. Targets (issue 24): whole CEA-Curie under 10 s of CPU.
+its load. Targets (issue 24): whole CEA-Curie under 10 s of CPU. ``--backfill easy-queue``
+measures EASY over the whole queue instead (issue 42: long queues).
 """
 
 from __future__ import annotations
@@ -50,11 +52,11 @@ def prefix(inst, fraction: float):
     )
 
 
-def best_cpu(inst, policy: str, repeat: int):
+def best_cpu(inst, policy: str, repeat: int, rule: str = "easy"):
     best, sched = float("inf"), None
     for _ in range(repeat):
         t0 = time.process_time()
-        sched = simulate(inst, get_policy(policy), backfill="easy", engine="compiled")
+        sched = simulate(inst, get_policy(policy), backfill=rule, engine="compiled")
         best = min(best, time.process_time() - t0)
     assert sched is not None and sched.info["engine"] == "compiled"
     return best, sched
@@ -65,6 +67,8 @@ def main() -> None:
     ap.add_argument("--traces", default="../shared/traces")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None, help="also write the lines to this file")
+    ap.add_argument("--backfill", default="easy", help="the rule (easy, easy-queue)")
+    ap.add_argument("--logs", default=",".join(LOGS), help="which logs, by name")
     args = ap.parse_args()
     lines = [
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -72,14 +76,17 @@ def main() -> None:
     ]
     warm = trace_to_instance(read_swf(Path(args.traces) / LOGS["SDSC-SP2"]), k=5, jobs="rigid")
     for p in POLICIES:  # compile (or load) the kernels before timing
-        simulate(prefix(warm, 0.01), get_policy(p), backfill="easy", engine="compiled")
+        simulate(prefix(warm, 0.01), get_policy(p), backfill=args.backfill, engine="compiled")
     lines.append("log        policy       jobs     processors   CPU s   jobs/s")
-    for name, file in LOGS.items():
+    for name in args.logs.split(","):
+        if name not in LOGS:
+            raise SystemExit(f"error: --logs: {name!r}; choose from {', '.join(LOGS)}")
+        file = LOGS[name]
         inst = trace_to_instance(read_swf(Path(args.traces) / file), k=5, jobs="rigid", seed=1)
         for policy in POLICIES:
             for f in FRACTIONS:
                 part = prefix(inst, f)
-                cpu, sched = best_cpu(part, policy, args.repeat)
+                cpu, sched = best_cpu(part, policy, args.repeat, args.backfill)
                 lines.append(
                     f"{name:10s} {policy:12s} {part.n:8,d} {part.total_machines:8,d}  "
                     f"{cpu:8.3f} {part.n / cpu:10,.0f}"

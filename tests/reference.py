@@ -323,7 +323,7 @@ def brute_ref_rigid(inst: Instance, T: int, rule: str):
                     free -= q[j]
                     start(j)
                     continue
-                if rule == "easy":
+                if rule in ("easy", "easy-queue"):
                     running = [x for x, s in starts[C].items() if s <= t < s + p[x]]
                     ends = sorted(max(starts[C][x] + req[x], t + 1) for x in running)
                     shadow, extra = None, 0
@@ -336,20 +336,23 @@ def brute_ref_rigid(inst: Instance, T: int, rule: str):
                             break
                     assert shadow is not None
                     while True:
-                        b = next(
-                            (
-                                x
-                                for x in ranked
-                                if x != u
-                                and queue[x]
-                                and q[queue[x][0]] <= free
-                                and (t + req[queue[x][0]] <= shadow or q[queue[x][0]] <= extra)
-                            ),
-                            None,
-                        )
+                        # easy: other organizations' queue heads; easy-queue: every queued
+                        # job but j, each organization showing its oldest candidate
+                        cands = {
+                            x: [
+                                y
+                                for y in (queue[x] if rule == "easy-queue" else queue[x][:1])
+                                if y != j
+                                and (rule == "easy-queue" or x != u)
+                                and q[y] <= free
+                                and (t + req[y] <= shadow or q[y] <= extra)
+                            ]
+                            for x in ranked
+                        }
+                        b = next((x for x in ranked if cands[x]), None)
                         if b is None:
                             break
-                        h = queue[b][0]
+                        h = cands[b][0]
                         if t + req[h] > shadow:
                             extra -= q[h]
                         free -= q[h]

@@ -178,7 +178,7 @@ def test_machine_split_remainder_ties_follow_the_first_job_not_the_index():
 # ------------------------------------------------------------------ rigid jobs, backfilled
 # The audit's default model: each job holds its processors at once, under a backfilling rule.
 
-RULES = ("none", "first-fit", "easy")
+RULES = ("none", "first-fit", "easy", "easy-queue")
 
 
 @st.composite

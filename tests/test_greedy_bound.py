@@ -39,7 +39,7 @@ def test_the_best_schedule_is_the_patient_one(m, L):
     assert _best_work(inst, L) == m * (L - 1)
 
 
-@pytest.mark.parametrize("backfill", ["none", "first-fit", "easy"])
+@pytest.mark.parametrize("backfill", ["none", "first-fit", "easy", "easy-queue"])
 @pytest.mark.parametrize("name", sorted(c.name for c in available()))
 @pytest.mark.parametrize("m, L, orgs", [(2, 9, 1), (4, 6, 2), (8, 25, 3)])
 def test_every_greedy_policy_falls_to_one_over_m(name, backfill, m, L, orgs):

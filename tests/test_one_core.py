@@ -22,7 +22,7 @@ from coopsched.online.engine import simulate
 from coopsched.online.policies import get_policy, names
 from coopsched.workloads.instance import Instance, make_instance
 
-RULES = ("none", "first-fit", "easy")
+RULES = ("none", "first-fit", "easy", "easy-queue")
 NAMES = names()
 COMPILED = set(compiled_names())
 
@@ -111,7 +111,7 @@ def test_ten_thousand_random_instances_agree_for_every_policy():
     rng = np.random.default_rng(40)
     for _ in range(10_000):
         inst = _random_instance(rng)
-        rule = RULES[int(rng.integers(0, 3))]
+        rule = RULES[int(rng.integers(0, len(RULES)))]
         horizon = None if rng.random() < 0.5 else int(rng.integers(1, 25))
         seed = int(rng.integers(0, 2**32))
         for name in NAMES:

@@ -178,7 +178,7 @@ def test_owen_of_a_real_sequential_audit_is_the_brute_force(inst, T, seed):
 @settings(max_examples=15, deadline=None)
 @given(
     inst=rigid_instances(),
-    rule=st.sampled_from(["none", "first-fit", "easy"]),
+    rule=st.sampled_from(["none", "first-fit", "easy", "easy-queue"]),
     seed=st.integers(0, 2**32),
 )
 def test_owen_of_a_real_rigid_audit_is_the_brute_force(inst, rule, seed):

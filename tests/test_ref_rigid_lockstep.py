@@ -198,3 +198,33 @@ def test_lockstep_limit_and_fallback():
         ref_rigid_schedule(huge, 10**8, "first-fit", engine="lockstep")
     s, _ = ref_rigid_schedule(huge, 10**8, "first-fit")
     assert s.info["engine"] == "coalitions"
+
+
+def test_the_whole_queue_rule_runs_by_coalition_and_is_refused_beyond_their_limit():
+    """The lockstep kernel has no easy-queue yet: REF runs that rule coalition by coalition
+    (exact; the brute-force definition in test_rigid.py covers it), says so when asked for
+    the lockstep kernel, and refuses more organizations than that path's limit in one line."""
+    k = MAX_K_COALITIONS + 1
+    inst = Instance(
+        [Organization(f"o{u}", 1) for u in range(k)],
+        np.arange(k),
+        np.zeros(k, dtype=np.int64),
+        np.full(k, 3),
+        np.full(k, 2),
+        requested=np.full(k, 3),
+    )
+    with pytest.raises(ValueError, match=r"easy-queue .*k=13 is beyond its limit of 12"):
+        ref_rigid_schedule(inst, 10, "easy-queue")
+    small = make_instance([1, 1], [(0, 0, 3), (1, 0, 2), (0, 1, 1)])
+    small = Instance(
+        small.organizations,
+        small.org,
+        small.release,
+        small.size,
+        np.array([2, 1, 1]),
+        requested=small.size + 1,
+    )
+    s, _ = ref_rigid_schedule(small, 10, "easy-queue")
+    assert s.info["engine"] == "coalitions" and s.info["backfill"] == "easy-queue"
+    with pytest.raises(ValueError, match="lockstep: its kernel has no whole-queue EASY"):
+        ref_rigid_schedule(small, 10, "easy-queue", engine="lockstep")

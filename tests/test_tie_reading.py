@@ -116,7 +116,7 @@ def test_one_ranking_per_event_time(name, inst):
             assert _interleaved_at(sched) is None, (name, engine)
 
 
-@pytest.mark.parametrize("backfill", ["none", "first-fit", "easy"])
+@pytest.mark.parametrize("backfill", ["none", "first-fit", "easy", "easy-queue"])
 @pytest.mark.parametrize("name", [n for n in FIXED_KEYS if n != "ref"])
 @settings(max_examples=25, deadline=None)
 @given(inst=small_instances(max_k=4, max_jobs=12))

@@ -18,8 +18,8 @@ check, the policy and the instance:
 * ``idempotent``: the same policy object run twice gives the same schedule (state is
   created in ``reset``/``prepare``, never left over from an earlier run);
 * ``rigid``: on random rigid instances (jobs on several processors, requested times),
-  under every backfilling rule (``none``, ``first-fit``, ``easy``), every schedule
-  satisfies :func:`coopsched.online.checker.check_rigid` (capacity, FIFO, too-wide jobs,
+  under every backfilling rule (``none``, ``first-fit``, ``easy``, ``easy-queue``), every
+  schedule satisfies :func:`coopsched.online.checker.check_rigid` (capacity, FIFO, too-wide jobs,
   the rule's greedy property, EASY's reservation);
 * ``non_clairvoyant`` (Skowron & Rzadca, Sec. 2): changing the size of a job that has not
   completed by ``T`` changes nothing before ``T``. For a policy that drives its own
@@ -40,6 +40,7 @@ import numpy as np
 
 from .online.checker import check_schedule
 from .online.engine import Policy, PolicyError, simulate
+from .online.rigid import BACKFILL
 from .online.schedule import Schedule
 from .workloads.instance import Instance, Organization
 
@@ -228,7 +229,7 @@ def _check_non_clairvoyant_rigid(cls, params, rng) -> None:
     if not _runs_rigid(cls):
         return  # the 'rigid' check reports it
     inst = random_rigid_instance(rng)
-    rule = str(rng.choice(["none", "first-fit", "easy"]))
+    rule = str(rng.choice(list(BACKFILL)))
     T = int(rng.integers(1, inst.release.max() + 2))
     try:
         s = simulate(inst, cls(**params), T, backfill=rule)
@@ -272,7 +273,7 @@ def _check_rigid(cls, params, rng, inst) -> None:
         members = sorted(
             rng.choice(rigid.k, size=int(rng.integers(1, rigid.k)), replace=False).tolist()
         )
-    for rule in ("none", "first-fit", "easy"):
+    for rule in BACKFILL:
         for horizon, mem in ((None, None), (_horizons(rng, rigid)[1], members)):
             try:
                 s = simulate(rigid, cls(**params), horizon, mem, backfill=rule, engine="python")

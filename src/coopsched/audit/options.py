@@ -214,9 +214,9 @@ class PlatformModel:
     )
     backfill: str | None = option(
         None,
-        "Default: easy if jobs have requested times.",
+        "none, first-fit, easy, easy-queue (default: auto).",
         MODEL,
-        metavar="none|first-fit|easy",
+        metavar="RULE",
     )
     platform_policy: str = option(
         PLATFORM_POLICY,

@@ -413,8 +413,9 @@ Jobs = Annotated[
 Backfill = Annotated[
     str | None,
     typer.Option(
-        help="Rigid jobs: none, first-fit or easy (default: easy when every job has a "
-        "requested time, else first-fit)."
+        help="Rigid jobs: none, first-fit, easy (backfilling each organization's oldest "
+        "job, the papers' model) or easy-queue (EASY over the whole queue, as real "
+        "schedulers; default: easy when every job has a requested time, else first-fit)."
     ),
 ]
 Engine = Annotated[

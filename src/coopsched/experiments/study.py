@@ -123,9 +123,10 @@ JOBS = StudyOption(
 )
 BACKFILL = StudyOption(
     "backfill",
-    help="With --jobs rigid: none, first-fit or easy (default: easy when every job of a "
-    "window has a requested time, else first-fit).",
-    choices=("none", "first-fit", "easy"),
+    help="With --jobs rigid: none, first-fit, easy (each organization's oldest job) or "
+    "easy-queue (the whole queue) (default: easy when every job of a window has a "
+    "requested time, else first-fit).",
+    choices=("none", "first-fit", "easy", "easy-queue"),
 )
 #: The window options of the trace studies (Tables 1 and 2, Figure 10, production).
 WINDOW_OPTIONS = (SAMPLING, WARMUP, OWNERS, BACKLOG, JOBS, BACKFILL)

@@ -218,6 +218,11 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
       the starts: under ``none`` some waiting organization's oldest job does not fit;
       under ``easy`` some such job ``J`` does not fit and no other organization's oldest
       job could be backfilled beside ``J``'s reservation computed from the final state.
+    * ``easy-queue`` (EASY over the whole queue): as ``easy``, but the backfilled jobs are
+      any queued jobs but ``J`` (``J``'s organization's later jobs included), each its
+      organization's oldest candidate when it started, and no queued job but ``J`` could
+      still be backfilled. FIFO within an organization no longer holds: a job may start
+      before an older one of its organization only as a recorded backfill.
 
     Machines are not identities here: the capacity check is exact for identical machines
     (a valid assignment exists, :meth:`Schedule.allocation`)."""
@@ -249,7 +254,10 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
     if horizon is not None:
         for j in started[start[started] >= horizon][:limit]:
             add("horizon", f"job {j} starts at {start[j]}, at or after the horizon {horizon}")
-    # FIFO per organization, among the jobs that can run
+    # FIFO per organization, among the jobs that can run (easy-queue: but for backfills,
+    # which a record must then show: ``jumped``, checked with the records below)
+    whole = rule == "easy-queue"
+    jumped: dict[int, int] = {}  # job -> its start, for a job started before an older one
     fifo = fit[np.lexsort((fit, rel[fit]))]
     rank = np.empty(inst.n, np.int64)
     rank[fifo] = np.arange(len(fifo))
@@ -257,6 +265,13 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
         q = fifo[org[fifo] == u]
         s = start[q]
         st = s >= 0
+        if whole:  # a job is jumped when an older job of u starts later, or never
+            latest = -1.0
+            for j, sj in zip(q.tolist(), s.tolist(), strict=True):
+                if sj >= 0 and latest > sj:
+                    jumped[j] = sj
+                latest = max(latest, sj if sj >= 0 else np.inf)
+            continue
         bad = np.flatnonzero(~st[:-1] & st[1:]) if len(q) > 1 else np.zeros(0, np.int64)
         for c in bad[:1]:
             add(
@@ -284,13 +299,21 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
     times = np.unique(np.concatenate([times, start[started]]))
     records = schedule.info.get("blocked")
     blocked: dict[int, tuple] = {}
-    if rule in ("none", "easy") and records is not None:
+    if rule in ("none", "easy", "easy-queue") and records is not None:
         for rec in records:
             if int(rec[0]) in blocked:
                 add("blocked", f"two records of where the rule stopped at t={rec[0]}")
             blocked[int(rec[0])] = tuple(rec)
         for t0 in sorted(set(blocked) - set(times.tolist()))[:limit]:
             add("blocked", f"a record of where the rule stopped at t={t0}, not an event")
+        for j, t0 in list(jumped.items())[:limit]:  # easy-queue: out of order only backfilled
+            rec = blocked.get(int(t0))
+            if rec is None or j not in [int(v) for v in rec[4]]:
+                add(
+                    "fifo",
+                    f"organization {org[j]}: job {j} starts at {t0} before an older job of "
+                    "its organization, and not as a backfill",
+                )
 
     def stop(rec: tuple, t: int, waiting: np.ndarray) -> None:
         """One record of ``info["blocked"]`` checked against the starts (:func:`check_rigid`)."""
@@ -304,13 +327,13 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
         if ((start[ahead] < 0) | (start[ahead] > t)).any():
             add("blocked", f"at t={t} the recorded job {J} is not its organization's oldest")
         now = started[start[started] == t]
-        if any(v not in now.tolist() or org[v] == org[J] for v in filled) or (
-            rule == "none" and filled
-        ):
+        if any(
+            v not in now.tolist() or (v == J if whole else org[v] == org[J]) for v in filled
+        ) or (rule == "none" and filled):
             add(
                 "blocked",
                 f"at t={t} the backfilled jobs {filled} did not start then, or "
-                f"belong to job {J}'s organization",
+                + (f"include job {J}" if whole else f"belong to job {J}'s organization"),
             )
             return
         before = started[(start[started] < t) & (ends[started] > t)]
@@ -332,9 +355,31 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
                 f"{shadow}, extra {extra}; requested times give {S}, {E}",
             )
         done = set(first)
+
+        def candidate(j: int) -> bool:
+            """Whether the waiting job ``j`` may be backfilled now (free, S and E as now)."""
+            return j != J and width[j] <= free and (t + req[j] <= S or width[j] <= E)
+
         for v in filled:
             older = fifo[(org[fifo] == org[v]) & (rank[fifo] < rank[v])]
-            if any(start[a] == t and a not in done for a in older.tolist()):
+            if whole:  # its organization's oldest candidate: no older one was waiting
+                a = next(
+                    (
+                        a
+                        for a in older.tolist()
+                        if rel[a] <= t
+                        and (start[a] < 0 or start[a] > t or (start[a] == t and a not in done))
+                        and candidate(a)
+                    ),
+                    None,
+                )
+                if a is not None:
+                    add(
+                        "fifo",
+                        f"at t={t} job {v} is backfilled before the older candidate {a} of "
+                        "its organization",
+                    )
+            elif any(start[a] == t and a not in done for a in older.tolist()):
                 add(
                     "fifo",
                     f"at t={t} job {v} is backfilled before an older job of its organization",
@@ -356,9 +401,12 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
             free -= int(width[v])
         heads: dict[int, int] = {}
         for j in waiting.tolist():
-            heads.setdefault(int(org[j]), j)
+            if whole:  # every queued job is a candidate
+                heads[j] = j
+            else:
+                heads.setdefault(int(org[j]), j)
         for u, h in heads.items():
-            if u != org[J] and width[h] <= free and (t + req[h] <= S or width[h] <= E):
+            if (whole or u != org[J]) and candidate(h):
                 add(
                     "easy-reservation",
                     f"at t={t} job {h} could still be backfilled beside job "
@@ -396,7 +444,7 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
                 heads.append(j)
         heads_a = np.array(heads)
         fits = width[heads_a] <= free
-        if records is not None and rule in ("none", "easy") and free > 0:
+        if records is not None and rule in ("none", "easy", "easy-queue") and free > 0:
             add(
                 "blocked",
                 f"at t={t} {free} machines are free, jobs wait, and the rule recorded no stop",
@@ -415,14 +463,15 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
                 (max(int(start[j] + req[j]), t + 1), int(width[j])) for j in run.tolist()
             )
             ok = False
+            pool = waiting if whole else heads_a  # easy-queue: every queued job may backfill
             for J in heads_a[~fits].tolist():
                 shadow, extra = reservation(expected, free, int(width[J]))
                 if not any(
                     v != J
-                    and org[v] != org[J]
-                    and fits[i]
+                    and (whole or org[v] != org[J])
+                    and width[v] <= free
                     and (t + req[v] <= shadow or width[v] <= extra)
-                    for i, v in enumerate(heads_a.tolist())
+                    for v in pool.tolist()
                 ):
                     ok = True
                     break

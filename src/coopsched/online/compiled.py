@@ -58,8 +58,8 @@ from .utilities import exact_total
 
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
 _BIG = np.int64(2**62)
-NONE, FIRST_FIT, EASY = 0, 1, 2
-_BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY}
+NONE, FIRST_FIT, EASY, EASY_QUEUE = 0, 1, 2, 3
+_BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY, "easy-queue": EASY_QUEUE}
 
 
 # ------------------------------------------------------------ Python's random stream
@@ -171,9 +171,12 @@ M_NEXT = 36  # a running job's machines as a chain (q > 1 and random machines)
 M_MT = 37  # Python's random stream (625 words)
 # st[SC, .]: the run's settings and the loop's scalars
 SC = 38
-ROWS = 39
+# st[O_CAND, u]: in a step that restricts the candidates, the index in st[J_QJOBS] of u's
+# oldest candidate (its head but under easy-queue's backfill, where it may be a later job)
+O_CAND = 39
+ROWS = 40
 SC_RULE = 0  # the pick rule (backends: FIFO ... REFC)
-SC_BF = 1  # the backfilling rule: NONE, FIRST_FIT, EASY
+SC_BF = 1  # the backfilling rule: NONE, FIRST_FIT, EASY, EASY_QUEUE
 SC_TRACK = 2  # 1: psi_sp kept per organization (backends' tracks_psi)
 SC_RANDM = 3  # 1: random machines (Python's stream, M_MT)
 SC_WRAPPED = 4  # 1: utilities (and REF's keys) modulo 2^64 beside float64 copies
@@ -303,7 +306,8 @@ def _older(st, x, u):
 def _pick_fifo(st, jb, cand):
     """FIFO: the organization of the oldest queued job it may start. Over every queued job,
     the oldest not started (a pointer: jobs start in submission order but for pinned and
-    backfilled ones, which it skips); over a restricted step's candidates, their heads."""
+    backfilled ones, which it skips); over a restricted step's candidates, each
+    organization's oldest candidate (``O_CAND``)."""
     if cand == O_QUEUED:
         j = st[SC, SC_NXT]
         while st[J_START, j] >= 0 or st[J_WIDE, j]:
@@ -315,7 +319,7 @@ def _pick_fifo(st, jb, cand):
     for a in range(st[SC, SC_NACT]):
         x = st[O_ACT, a]
         if st[cand, x] > 0:
-            h = st[J_QJOBS, st[O_QPTR, x] + st[O_HEAD, x]]
+            h = st[J_QJOBS, st[O_CAND, x]]
             if u < 0 or h < hu:
                 u, hu = x, h
     return u
@@ -618,6 +622,43 @@ def _reservation(st, nfree, q, t):
     return _BIG, np.int64(0)
 
 
+@numba.njit(**JIT_OPTIONS)
+def _candidates_queue(st, jb, t, nfree, nact):
+    """``easy-queue``'s backfill (:func:`coopsched.online.rigid.rule_step`, tested equal):
+    each organization's oldest candidate (``O_CAND``, scanned forward from where it was:
+    a job stops being a candidate only when the free or extra machines fall), shown in
+    ``O_SHOWN``; whether any organization has one. A candidate is a queued job other than
+    the reserved one that fits the ``nfree`` machines now and ends by the shadow time or
+    fits in the extra machines."""
+    shadow, extra = st[SC, SC_SHADOW], st[SC, SC_EXTRA]
+    ru = st[SC, SC_RESU]
+    reserved = st[J_QJOBS, st[O_QPTR, ru] + st[O_HEAD, ru]]
+    anyone = False
+    for a in range(nact):
+        x = st[O_ACT, a]
+        i = st[O_CAND, x]
+        end = st[O_QPTR, x + 1]
+        ok = False
+        while i < end:
+            h = st[J_QJOBS, i]
+            if jb[J_REL, h] > t:
+                break
+            w = jb[J_WIDTH, h]
+            if (
+                w <= nfree
+                and st[J_START, h] < 0
+                and h != reserved
+                and (t + jb[J_REQ, h] <= shadow or w <= extra)
+            ):
+                ok = True
+                break
+            i += 1
+        st[O_CAND, x] = i
+        st[O_SHOWN, x] = st[O_QUEUED, x] if ok else 0
+        anyone = anyone or ok
+    return anyone
+
+
 @numba.njit(inline="always", **JIT_OPTIONS)
 def _rule_step(st, stf, jb, t, one):
     """The starts at ``t`` (:func:`coopsched.online.rigid.rule_step`, tested equal): pinned
@@ -658,20 +699,25 @@ def _rule_step(st, stf, jb, t, one):
             cand = O_QUEUED
             if not one and (phase == 2 or bf == FIRST_FIT):  # show only the candidates
                 cand = O_SHOWN
-                anyone = False
-                for a in range(nact):
-                    x = st[O_ACT, a]
-                    h = st[J_QJOBS, st[O_QPTR, x] + st[O_HEAD, x]]
-                    w = jb[J_WIDTH, h]
-                    ok = w <= nfree
-                    if phase == 2:
-                        ok = (
-                            ok
-                            and x != st[SC, SC_RESU]
-                            and (t + jb[J_REQ, h] <= st[SC, SC_SHADOW] or w <= st[SC, SC_EXTRA])
-                        )
-                    st[O_SHOWN, x] = st[O_QUEUED, x] if ok else 0
-                    anyone = anyone or ok
+                if phase == 2 and bf == EASY_QUEUE:
+                    anyone = _candidates_queue(st, jb, t, nfree, nact)
+                else:
+                    anyone = False
+                    for a in range(nact):
+                        x = st[O_ACT, a]
+                        hi = st[O_QPTR, x] + st[O_HEAD, x]
+                        h = st[J_QJOBS, hi]
+                        w = jb[J_WIDTH, h]
+                        ok = w <= nfree
+                        if phase == 2:
+                            ok = (
+                                ok
+                                and x != st[SC, SC_RESU]
+                                and (t + jb[J_REQ, h] <= st[SC, SC_SHADOW] or w <= st[SC, SC_EXTRA])
+                            )
+                        st[O_SHOWN, x] = st[O_QUEUED, x] if ok else 0
+                        st[O_CAND, x] = hi
+                        anyone = anyone or ok
                 if not anyone:
                     break
             st[SC, SC_NFREE], st[SC, SC_QW], st[SC, SC_NACT] = nfree, qw, nact  # rules read
@@ -679,22 +725,37 @@ def _rule_step(st, stf, jb, t, one):
             if u == -2:
                 need_keys = True
                 break
-            pos = st[J_QJOBS, st[O_QPTR, u] + st[O_HEAD, u]]
+            if cand == O_SHOWN:
+                pos = st[J_QJOBS, st[O_CAND, u]]
+            else:
+                pos = st[J_QJOBS, st[O_QPTR, u] + st[O_HEAD, u]]
             if not one:
                 w = jb[J_WIDTH, pos]
                 if w > nfree:
-                    if bf != EASY or phase == 2:
+                    if bf < EASY or phase == 2:
                         break  # none: the pick does not fit, nothing more starts
                     st[SC, SC_RESU] = u
                     st[SC, SC_SHADOW], st[SC, SC_EXTRA] = _reservation(st, nfree, w, t)
                     phase = 2
+                    if bf == EASY_QUEUE:  # every organization's scan from its head
+                        for a in range(nact):
+                            x = st[O_ACT, a]
+                            st[O_CAND, x] = st[O_QPTR, x] + st[O_HEAD, x]
                     continue
                 if phase == 2 and t + jb[J_REQ, pos] > st[SC, SC_SHADOW]:
                     st[SC, SC_EXTRA] -= w
         # job pos starts at t
         u = jb[J_OWNER, pos]
         q = np.int64(1) if one else jb[J_WIDTH, pos]
-        st[O_HEAD, u] += 1
+        if one or bf != EASY_QUEUE:
+            st[O_HEAD, u] += 1
+        else:  # a backfilled later job leaves a gap, which the head skips
+            hi = st[O_QPTR, u] + st[O_HEAD, u]
+            if st[J_QJOBS, hi] == pos:
+                hi += 1
+                while hi < st[O_QPTR, u + 1] and st[J_START, st[J_QJOBS, hi]] >= 0:
+                    hi += 1
+                st[O_HEAD, u] = hi - st[O_QPTR, u]
         st[O_QUEUED, u] -= 1
         if st[O_QUEUED, u] == 0:  # out of the list of organizations with a queued job
             st[O_SHOWN, u] = 0
@@ -712,7 +773,7 @@ def _rule_step(st, stf, jb, t, one):
         nfree -= q
         st[J_START, pos] = t
         ncomp = _push2(st, J_HT, ncomp, min(t + jb[J_SIZE, pos], _BIG), pos)
-        if not one and bf == EASY:
+        if not one and bf >= EASY:
             _easy_list(st, pos, t + jb[J_REQ, pos], q)
         if one:  # the schedule stores the machine: the lowest free one, or a random one
             if randm:
@@ -777,7 +838,7 @@ def _loop(st, stf, jb, smp, T, one):
                 _advance(st, stf, u, t, wrapped)
             st[O_RUNNING, u] -= q
             nfree += q
-            if not one and bf == EASY:
+            if not one and bf >= EASY:
                 _easy_list(st, pos, st[J_START, pos] + jb[J_REQ, pos], 0)
             if one:
                 m = st[J_MACHINE, pos]
@@ -979,11 +1040,11 @@ def run_compiled(
     if isinstance(wrapped, str):
         return wrapped
     wide = jobs[J_WIDTH, :n] > M if backfill is not None else np.zeros(n, dtype=bool)
-    if backfill == "easy":
+    if backfill in ("easy", "easy-queue"):
         bad = np.flatnonzero(~wide & (jobs[J_REQ, :n] < 1))
         if bad.size:
             raise ValueError(
-                f"backfill='easy' reads requested times, and job {int(order[bad[0]])} has none "
+                f"backfill={backfill!r} reads requested times, and job {int(order[bad[0]])} has none "
                 "(give every job a requested time, or choose first-fit)"
             )
     st = _record(prepared, is_member, jobs[J_OWNER, :n], sel, wide, M, inputs)

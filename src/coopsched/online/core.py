@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..workloads.instance import Instance, InstanceError
-from .rigid import check_requested, rule_step, too_wide_info
+from .rigid import EASY_RULES, check_requested, rule_step, too_wide_info
 from .schedule import Schedule
 from .view import PolicyError, SimView, as_index
 
@@ -105,7 +105,8 @@ def run_loop(
     comp: list[int] = []
     # EASY's running jobs by (start + requested, job, q): with one processor per job no
     # reservation is ever made
-    easy = rule == "easy" and not one
+    easy = rule in EASY_RULES and not one
+    gaps = rule == "easy-queue" and not one  # a later job may start before its head
     expected: list[tuple[int, int, int]] = []
     pin_waiting = 0
     on_start = policy.on_start if events else None
@@ -130,11 +131,19 @@ def run_loop(
         return u
 
     def begin(pos: int, t: int) -> None:
-        """Job ``pos`` (its organization's oldest queued job) starts at ``t``."""
+        """Job ``pos`` (its organization's oldest queued job, or under ``easy-queue`` a
+        later one backfilled: a gap the head skips) starts at ``t``."""
         nonlocal pin_waiting
         u = owner[pos]
         q = width[pos]
-        head[u] += 1
+        qu = queues[u]
+        h = head[u]
+        if qu[h] == pos:
+            h += 1
+            if gaps:  # skip the later jobs backfilled before
+                while h < len(qu) and start[qu[h]] >= 0:
+                    h += 1
+            head[u] = h
         queued[u] -= 1
         waiting[u] = queued[u]
         view._qw -= q
@@ -185,6 +194,8 @@ def run_loop(
         req=req,
         order=order,
         expected=expected,
+        start=start,
+        rel=rel,
         blocked=[],  # where the rule stopped: (t, job, shadow, extra, backfilled)
     )
     check_requested(rule, order, req, is_wide)

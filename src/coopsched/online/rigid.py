@@ -25,7 +25,14 @@ the rule (:func:`rule_step`; the compiled engine's twin of it is
   machines are free, and ``extra`` the machines left over then. Other organizations'
   oldest jobs then start, in the policy's order, if they fit now and either end by their
   requested time no later than ``S`` or fit in ``extra`` (which they then use up); the
-  reserved job waits. EASY reads requested times only, never run times.
+  reserved job waits. EASY reads requested times only, never run times;
+* ``easy-queue``: EASY over the whole queue (as real schedulers run it): the same
+  reservation, then every queued job but the reserved one (its organization's later jobs
+  included) that fits now and ends by ``S`` or fits in ``extra`` is a candidate; the
+  policy picks among the organizations that have one, each showing its oldest candidate
+  as its head, so FIFO backfills in global submission order whatever the grouping. A
+  backfilled later job leaves a gap in its organization's queue, which the head skips;
+  FIFO within an organization no longer holds.
 
 Where the rule stops at an event with machines free and jobs waiting (``none``: the pick
 does not fit; ``easy``: a reservation), the Python engine records it in
@@ -58,8 +65,11 @@ import numpy as np
 from ..workloads.instance import Instance
 from .view import SimView
 
-#: The backfilling rules.
-BACKFILL = ("none", "first-fit", "easy")
+#: The backfilling rules: ``easy`` is the papers' per-organization model (backfilling only
+#: queue heads), ``easy-queue`` EASY over the whole queue (as real schedulers run it).
+BACKFILL = ("none", "first-fit", "easy", "easy-queue")
+#: The rules that reserve for the policy's pick and read requested times.
+EASY_RULES = ("easy", "easy-queue")
 
 
 def resolve_backfill(instance: Instance, backfill: str | None) -> str:
@@ -76,12 +86,12 @@ def resolve_backfill(instance: Instance, backfill: str | None) -> str:
 def check_requested(rule: str | None, order: np.ndarray, req: list[int], wide: list[bool]) -> None:
     """EASY reads requested times: every job that may queue (``wide``: never queued) needs
     one (``req``, in submission order ``order``)."""
-    if rule != "easy":
+    if rule not in EASY_RULES:
         return
     bad = next((pos for pos in range(len(req)) if not wide[pos] and req[pos] < 1), None)
     if bad is not None:
         raise ValueError(
-            f"backfill='easy' reads requested times, and job {int(order[bad])} has none "
+            f"backfill={rule!r} reads requested times, and job {int(order[bad])} has none "
             "(give every job a requested time, or choose first-fit)"
         )
 
@@ -138,30 +148,61 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
             _show(view, None)
 
         return first_fit
-    if rule != "easy":
+    if rule not in EASY_RULES:
         raise ValueError(f"backfill: {rule!r}; choose from {', '.join(BACKFILL)}")
     req, expected = lp.req, lp.expected
 
-    def backfill(t: int, u: int, shadow: int, left: int) -> tuple[int, ...]:
-        """EASY's backfill at ``t`` beside ``u``'s reservation: the other organizations'
-        oldest jobs that fit now and end by the shadow time or use the extra machines
-        (``left``), in the policy's order."""
+    whole = rule == "easy-queue"
 
-        def backfills(v: int) -> bool:
-            if v == u or not fits(v):
-                return False
-            h = queues[v][head[v]]
-            return t + req[h] <= shadow or width[h] <= left
+    def backfill(t: int, u: int, shadow: int, left: int) -> tuple[int, ...]:
+        """EASY's backfill at ``t`` beside the reservation of ``u``'s oldest job, in the
+        policy's order: under ``easy`` the other organizations' oldest jobs that fit now and
+        end by the shadow time or use the extra machines (``left``); under ``easy-queue``
+        every other queued job that does, the policy asked among the organizations that
+        have one, each showing its oldest candidate as its head (``view.head_position``
+        and the like). A candidate stops being one only when the free or extra machines
+        fall, so each organization's oldest candidate moves forward only: its queue is
+        scanned once per reservation."""
+        start, rel, head_pos = lp.start, lp.rel, view._head_pos
+        reserved = queues[u][head[u]]
+        cand = {v: head[v] for v in view.members if queued[v]}  # scan positions
+
+        def oldest(v: int) -> bool:
+            """Move ``v``'s scan to its oldest candidate (``easy``: its head, if one);
+            whether it has one."""
+            qv, i, free = queues[v], cand[v] if whole else head[v], view._nfree
+            while i < len(qv):
+                h = qv[i]
+                if rel[h] > t:
+                    break
+                w = width[h]
+                if (
+                    start[h] < 0
+                    and h != reserved
+                    and w <= free
+                    and (t + req[h] <= shadow or w <= left)
+                ):
+                    cand[v] = i
+                    head_pos[v] = h
+                    return True
+                if not whole:
+                    break
+                i += 1
+            cand[v] = i
+            return False
 
         filled: list[int] = []
-        while _show(view, backfills):
+        while view._nfree and _show(view, oldest):
             v = pick(t)
-            h = queues[v][head[v]]
+            h = queues[v][cand[v]]
             if t + req[h] > shadow:
                 left -= width[h]
             filled.append(int(order[h]))
             begin(h, t)
         _show(view, None)
+        if whole:  # the heads as they are
+            for v in cand:
+                head_pos[v] = queues[v][head[v]] if queued[v] else len(start) + 1
         return tuple(filled)
 
     def easy(t: int) -> None:

@@ -254,6 +254,13 @@ def ref_rigid_schedule(
             },
         )
         return out, values
+    if rule == "easy-queue" and k > MAX_K_COALITIONS:
+        raise ValueError(
+            f"REF for rigid jobs under easy-queue (EASY over the whole queue): k={k} is "
+            f"beyond its limit of {MAX_K_COALITIONS}, as its lockstep kernel has no such "
+            "rule yet and it runs coalition by coalition (choose backfill 'easy', or at "
+            f"most {MAX_K_COALITIONS} organizations)"
+        )
     if engine in ("auto", "lockstep"):
         done = _lockstep(inst, horizon, rule, checkpoints, symmetry)
         if isinstance(done, tuple):
@@ -362,6 +369,11 @@ def _lockstep(
     from .driver import float_potential_error
     from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, reciprocals
 
+    if rule == "easy-queue":
+        return (
+            "its kernel has no whole-queue EASY (easy-queue) yet; REF runs that rule "
+            f"coalition by coalition, up to k = {MAX_K_COALITIONS} organizations"
+        )
     k = inst.k
     NC = 1 << k
     M = inst.total_machines

@@ -79,18 +79,20 @@ def unfairness_interval(psi: Sequence[int], fair: FairShares) -> tuple[float, fl
         return 0.0, 0.0, 0.0
     known = np.abs(d) > fair.halfwidth
     sign = np.sign(d) * known
-    linear = float(np.abs(d[known]).sum())
+    linear = math.fsum(
+        np.abs(d[known]).tolist()
+    )  # fsum: exact, so no order of organizations matters
     from_orders = known & ~fair.refined
     if fair.pairs is not None and len(fair.pairs) >= 2:
         z = fair.pairs[:, from_orders] @ sign[from_orders]
         var = float(z.var(ddof=1)) / len(z)
     else:  # no covariance known: sd(sum) <= sum of sd (Cauchy-Schwarz)
-        var = float(fair.se[from_orders].sum()) ** 2
-    var += float((fair.se[known & fair.refined] ** 2).sum())
+        var = math.fsum(fair.se[from_orders].tolist()) ** 2
+    var += math.fsum((fair.se[known & fair.refined] ** 2).tolist())
     spread = fair.quantile * math.sqrt(var) if math.isfinite(var) else math.inf
     open_ = ~known
-    upper_open = float((np.abs(d[open_]) + fair.halfwidth[open_]).sum())
-    estimate = float(np.abs(d).sum()) / p
+    upper_open = math.fsum((np.abs(d[open_]) + fair.halfwidth[open_]).tolist())
+    estimate = math.fsum(np.abs(d).tolist()) / p
     low = max(0.0, linear - spread) / p
     high = (linear + spread + upper_open) / p
     return estimate, low, high

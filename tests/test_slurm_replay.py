@@ -263,22 +263,22 @@ def test_the_validation_rows_match_their_definitions():
 
 
 def test_whole_queue_lets_an_organizations_small_job_pass_its_wide_one():
-    from coopsched.slurm.validate import _account_share, whole_queue
+    from coopsched.slurm.validate import model_policy
 
     # org a: a wide job that cannot start (org b holds 3 of 4 processors for long), then a
-    # small one; org b's long job. The engine's backfill sees org a's oldest job only
+    # small one; org b's long job. EASY over each organization's oldest job keeps the small
+    # job behind the wide one; EASY over the whole queue (easy-queue) backfills it, as Slurm
     orgs = [Organization("a", 2), Organization("b", 2)]
     inst = Instance(orgs, [1, 0, 0], [0, 1, 2], [100, 10, 10], [3, 4, 1], requested=[100, 10, 10])
     heads = get_policy("fifo").run(inst, 50, backfill="easy")
     assert heads.start.tolist() == [0, -1, -1]  # the small job waits behind the wide one
-    per_job = whole_queue(inst)
-    assert per_job.k == inst.n and per_job.total_machines == inst.total_machines
-    whole = get_policy("fifo").run(per_job, 50, backfill="easy")
+    whole = get_policy("fifo").run(inst, 50, backfill="easy-queue")
     assert whole.start.tolist() == [0, -1, 2]  # ends by 12, before the reservation at 100
-    classic = _account_share(inst.org.tolist(), [2.0, 2.0]).run(per_job, 50, backfill="easy")
-    assert classic.start.tolist() == [0, -1, 2]
-    shared = _account_share(inst.org.tolist(), [2.0, 2.0], shares=[1, 3])
-    assert shared.run(per_job, 50, backfill="easy").start.tolist() == [0, -1, 2]
+    meta = {"scheduling": {"half_life": 3600, "calc_period": 5}, "speed": 60}
+    for shares in (None, [1, 3]):
+        meta["scheduling"]["shares"] = shares
+        classic = model_policy("slurm-classic-whole-queue", meta)
+        assert classic.run(inst, 50, backfill="easy-queue").start.tolist() == [0, -1, 2]
 
 
 # --- the model: SLURM-CLASSIC's age factor --------------------------------------------------

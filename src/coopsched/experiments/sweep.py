@@ -127,6 +127,13 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         terminate()
         return
     manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
+    # the tasks queued for the workers are abandoned: the queue's feeder thread, blocked
+    # writing a task into a pipe no live worker reads, must not be joined (by the manager
+    # thread, then by the interpreter's exit hook, which waits for it forever: a CI run once
+    # printed "error: interrupted" and never exited)
+    call_queue = getattr(pool, "_call_queue", None)
+    if call_queue is not None:
+        call_queue.cancel_join_thread()
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         if proc.is_alive():
             proc.terminate()

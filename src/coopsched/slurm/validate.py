@@ -124,7 +124,8 @@ def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
 
 #: The models compared with a replay: FIFO, SLURM-CLASSIC as it integrates usage (each
 #: event, exactly), SLURM-CLASSIC reading usage at Slurm's PriorityCalcPeriod ticks, and the
-#: two last with whole-queue backfilling (:func:`whole_queue`).
+#: two last with EASY over the whole queue (the engine's ``easy-queue`` rule) instead of each
+#: organization's oldest job.
 MODELS = (
     "fifo",
     "slurm-classic-exact",
@@ -132,73 +133,6 @@ MODELS = (
     "fifo-whole-queue",
     "slurm-classic-whole-queue",
 )
-
-
-def whole_queue(inst: Instance) -> Instance:
-    """``inst`` with every job its own organization (the same jobs, in the same order; the
-    platform's machines on the first), so that the engine's backfilling, which considers
-    each organization's oldest waiting job, considers every waiting job: Slurm's backfill
-    walks the whole queue. Run FIFO on it as it is, a fair share through
-    :class:`_AccountShare` (usage and shares stay the accounts'). A stand-in for the
-    engine's rule, for validation only (docs/slurm.md, the third departure)."""
-    n, M = inst.n, int(inst.total_machines)
-    return Instance(
-        [Organization(f"j{j}", M if j == 0 else 0) for j in range(n)],
-        np.arange(n),
-        inst.release,
-        inst.size,
-        inst.processors,
-        meta=dict(inst.meta),
-        requested=inst.requested,
-    )
-
-
-def _account_share(account: list[int], machines: list[float], **params):
-    """SLURM-CLASSIC on a :func:`whole_queue` instance: organization ``u`` (one job) is
-    ranked by the fair-share factor of its account ``account[u]``, whose shares are
-    ``machines`` (or ``params["shares"]``) and whose usage is its jobs'."""
-    from ..online.decay import DecayedUsage, argmin_usage_per_share
-    from ..online.policies.slurm_classic import SlurmClassic
-
-    given = params.pop("shares", None)
-    account_shares = [float(x) for x in given] if given is not None else list(machines)
-
-    class _AccountShare(SlurmClassic):
-        name = "slurm-classic-whole-queue"
-
-        def reset(self, view) -> None:
-            super().reset(view)
-            self._usage = DecayedUsage(len(machines), self.half_life)
-            self._usage.t = view.t
-            self._share = list(account_shares)
-            self._seen, self._seen_t = list(self._usage.level), view.t
-
-        def on_start(self, view, org: int, machine: int) -> None:
-            super().on_start(view, account[org], machine)
-
-        def on_complete(self, view, org: int, machine: int, size: int) -> None:
-            super().on_complete(view, account[org], machine, size)
-
-        def factor(self, view, u: int) -> float:
-            self._bring(view.t)
-            a, lvl, share = account[u], self._seen, self._share
-            total_u, total_s = sum(lvl), sum(share)
-            if share[a] == 0 or total_s == 0:
-                return 0.0
-            if total_u == 0:
-                return 1.0
-            return 2.0 ** (-(lvl[a] / total_u) / (share[a] / total_s))
-
-        def select(self, view) -> int:
-            self._bring(view.t)
-            cands = view.candidates()
-            if self.age_weight:
-                return super().select(view)
-            usage = [self._seen[account[u]] for u in cands]
-            share = [self._share[account[u]] for u in cands]
-            return cands[argmin_usage_per_share(range(len(cands)), usage, share)]
-
-    return _AccountShare(**params)
 
 
 def model_policy(name: str, meta: dict):
@@ -223,8 +157,6 @@ def model_policy(name: str, meta: dict):
     if name in ("slurm-classic", "slurm-classic-whole-queue"):
         kwargs["calc_period"] = float(sch["calc_period"]) * 60 * float(meta["speed"])
         kwargs["calc_phase"] = float(meta.get("calc_phase", 0))
-    if name == "slurm-classic-whole-queue":
-        return _account_share(meta["_account"], meta["_machines"], **kwargs)
     return get_policy("slurm-classic", **kwargs)
 
 
@@ -251,7 +183,6 @@ def compare(out: str | Path, models: tuple[str, ...] = MODELS) -> list[Compariso
     from ..audit.game import recorded_schedule
     from ..online.fairness import fairness
     from ..online.policies import get_policy
-    from ..online.schedule import Schedule
 
     out = Path(out)
     inst, T, meta = replayed_instance(out)
@@ -261,17 +192,10 @@ def compare(out: str | Path, models: tuple[str, ...] = MODELS) -> list[Compariso
     s_start = np.where(slurm.start >= 0, slurm.start, -1)
     psi_s = slurm.psi(T)
     rows = []
-    meta = dict(meta, _account=inst.org.tolist(), _machines=[float(m) for m in inst.machines])
-    perjob = whole_queue(inst)
     scheds = [("slurm", slurm)]
     for m in models:
-        policy = model_policy(m, meta)
-        if m.endswith("-whole-queue"):  # the starts, on the accounts' instance
-            run = policy.run(perjob, T, backfill="easy")
-            sched = Schedule(inst, run.start, run.machine, m, T)
-        else:
-            sched = policy.run(inst, T, backfill="easy")
-        scheds.append((m, sched))
+        rule = "easy-queue" if m.endswith("-whole-queue") else "easy"
+        scheds.append((m, model_policy(m, meta).run(inst, T, backfill=rule)))
     for name, sched in scheds:
         st = np.where((sched.start >= 0) & (sched.start < T), sched.start, -1)
         both = (st >= 0) & (s_start >= 0)

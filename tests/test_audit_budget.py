@@ -196,15 +196,6 @@ def _cpu_of(args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="known regression since the one-engine merge (33ca866, issue 40): a coalition of this "
-    "2,000-organization instance costs about 0.083 CPU s (the Python loop, whose "
-    "SimView.candidates scans every organization per pick, until the Backend's workload count "
-    "switches engines) against about 0.005 before, so 60 CPU s no longer buy the two antithetic "
-    "pairs; weighing the audit's workload up front picks the compiled engine but still buys "
-    "none in 60 CPU s. Strict: passes again only when fixed",
-)
 def test_cpu_budgets_hold_on_real_clocks_at_2000_and_10000_organizations(tmp_path):
     """The command on real clocks: at 10,000 organizations a 30 CPU-second budget ends
     with the error saying what two pairs of orders would take, within 10 % of the budget;

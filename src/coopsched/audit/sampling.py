@@ -357,9 +357,12 @@ def coalition_values(
 class CoalitionValuer:
     """:func:`coalition_values` of the coalitions of one instance, through one
     :class:`~coopsched.online.engine.Backend` (the engines' door, which keeps the instance's
-    compiled inputs and the backfilling rule between coalitions, and weighs all the
-    coalitions it runs when it chooses an engine). The instance must not change
-    meanwhile."""
+    compiled inputs and the backfilling rule between coalitions). An audit values at least
+    about ``2 k`` coalitions of ``n / 2`` jobs each on average (every player's marginal
+    contributions, sampled or exact), so the engine is chosen for that workload, ``n k``
+    jobs, from the first coalition on: a large audit then never pays the Python loop's
+    first coalitions, nor a switch of engines in the middle of its budget's measurement.
+    The instance must not change meanwhile."""
 
     def __init__(
         self,
@@ -373,7 +376,7 @@ class CoalitionValuer:
         self.inst, self.horizon, self.grid = inst, horizon, grid
         self.exact_upto = exact_upto
         self.policy = get_policy(value_policy)
-        self.backend = Backend(inst, horizon, backfill)
+        self.backend = Backend(inst, horizon, backfill, workload=inst.n * inst.k)
         self.backfill = self.backend.rule
 
     def __call__(self, mask: int) -> list[int]:

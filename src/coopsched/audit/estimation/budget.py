@@ -197,6 +197,7 @@ class Valuation:
         self.valued = 0
         self._cost = 0.0  # seconds of the costlier clock, over the coalitions measured
         self._measured = 0
+        self._first: tuple[float, int] | None = None  # the first chunk's (cost, coalitions)
         self._need: tuple[int, Callable[[float], str]] | None = None
 
     def require(self, coalitions: int, why: Callable[[float], str] | None) -> None:
@@ -236,9 +237,9 @@ class Valuation:
         """How many coalitions the next chunk values: twice as many as measured so far
         until a chunk's cost is known, then about :data:`CHUNK_SECONDS` of them (an eighth
         of what the budget has left, if less), within ``min_chunk`` and ``todo``."""
-        if self._measured == 0 or self._cost <= 0:
+        each = self.per_coalition()
+        if each <= 0:
             return max(1, min(todo, self.min_chunk, max(1, self._measured)))
-        each = self._cost / self._measured
         left = self.budget.left()
         n = min(max(1, 2 * self._measured), int(min(CHUNK_SECONDS, left / 8) / each))
         n = max(self.min_chunk, n)
@@ -261,7 +262,10 @@ class Valuation:
             got = self.values(part) if self.values is not None else [self.value(m) for m in part]
             for mask, x in zip(part, got, strict=True):
                 self._store(mask, x)
-            self._cost += self.budget.cost(cpu, wall)
+            spent = self.budget.cost(cpu, wall)
+            if self._first is None:
+                self._first = (spent, len(part))
+            self._cost += spent
             self._measured += len(part)
             done += n
             self.valued += n
@@ -282,8 +286,15 @@ class Valuation:
             raise BudgetError(self._need[1](cost), self.budget.binding())
 
     def per_coalition(self) -> float:
-        """Measured seconds per coalition (the costlier clock), 0 before any chunk."""
-        return self._cost / self._measured if self._measured else 0.0
+        """Measured seconds per coalition (the costlier clock), 0 before any chunk. The
+        first chunk counts only while it is the only one: it pays the start-up (the
+        engine's kernels loaded, the instance's inputs prepared), which later coalitions do
+        not, so a projection from it would give up on budgets that suffice."""
+        if not self._measured:
+            return 0.0
+        if self._first is not None and self._measured > self._first[1]:
+            return (self._cost - self._first[0]) / (self._measured - self._first[1])
+        return self._cost / self._measured
 
 
 def keep_for(k: int, components: int) -> int:

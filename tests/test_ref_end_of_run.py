@@ -22,9 +22,8 @@ RULES = ("none", "first-fit", "easy", "easy-queue")
 
 
 def _engines(rule: str) -> tuple[str, ...]:
-    """REF's paths for ``rule``: the lockstep kernel has no easy-queue yet."""
-    both = ("compiled", "python")
-    return both if rule == "easy-queue" else ("lockstep", *both)
+    """REF's paths for ``rule`` (every rule runs on all three)."""
+    return ("lockstep", "compiled", "python")
 
 
 def _sum_psi(s) -> int:

@@ -20,7 +20,7 @@ from coopsched.online.checker import check_schedule
 from coopsched.online.ref.rigid import MAX_K_COALITIONS, MAX_K_RIGID, ref_rigid_schedule
 from coopsched.workloads.instance import Instance, Organization, make_instance
 
-RULES = ("none", "first-fit", "easy")
+RULES = ("none", "first-fit", "easy", "easy-queue")
 
 
 @st.composite
@@ -169,17 +169,19 @@ def _wide_k(k: int, seed: int) -> Instance:
 
 
 @pytest.mark.slow
-def test_lockstep_beyond_the_coalition_limit_equals_the_definition_run_slowly(monkeypatch):
+@pytest.mark.parametrize("rule", ["easy", "easy-queue"])
+def test_lockstep_beyond_the_coalition_limit_equals_the_definition_run_slowly(monkeypatch, rule):
     """k = 13 (above the coalition-by-coalition limit of 12): the lockstep kernel equals the
-    coalition-by-coalition path, allowed here for once."""
+    coalition-by-coalition path, allowed here for once, under the per-organization and the
+    whole-queue EASY."""
     inst = _wide_k(MAX_K_COALITIONS + 1, 5)
     t0 = time.process_time()
-    b, vb = ref_rigid_schedule(inst, 20, "easy", [5, 10], engine="lockstep")
+    b, vb = ref_rigid_schedule(inst, 20, rule, [5, 10], engine="lockstep")
     assert time.process_time() - t0 < 10
     with pytest.raises(ValueError, match="limit of 12"):
-        ref_rigid_schedule(inst, 20, "easy", engine="compiled")
+        ref_rigid_schedule(inst, 20, rule, engine="compiled")
     monkeypatch.setattr(ref_rigid, "MAX_K_COALITIONS", MAX_K_COALITIONS + 1)
-    a, va = ref_rigid_schedule(inst, 20, "easy", [5, 10], engine="compiled")
+    a, va = ref_rigid_schedule(inst, 20, rule, [5, 10], engine="compiled")
     _same(a, va, b, vb)
     assert b.info["simulated_coalitions"] == 2**inst.k - 1
 
@@ -200,31 +202,41 @@ def test_lockstep_limit_and_fallback():
     assert s.info["engine"] == "coalitions"
 
 
-def test_the_whole_queue_rule_runs_by_coalition_and_is_refused_beyond_their_limit():
-    """The lockstep kernel has no easy-queue yet: REF runs that rule coalition by coalition
-    (exact; the brute-force definition in test_rigid.py covers it), says so when asked for
-    the lockstep kernel, and refuses more organizations than that path's limit in one line."""
-    k = MAX_K_COALITIONS + 1
-    inst = Instance(
-        [Organization(f"o{u}", 1) for u in range(k)],
-        np.arange(k),
-        np.zeros(k, dtype=np.int64),
-        np.full(k, 3),
-        np.full(k, 2),
-        requested=np.full(k, 3),
-    )
-    with pytest.raises(ValueError, match=r"easy-queue .*k=13 is beyond its limit of 12"):
-        ref_rigid_schedule(inst, 10, "easy-queue")
-    small = make_instance([1, 1], [(0, 0, 3), (1, 0, 2), (0, 1, 1)])
-    small = Instance(
-        small.organizations,
-        small.org,
-        small.release,
-        small.size,
-        np.array([2, 1, 1]),
-        requested=small.size + 1,
-    )
-    s, _ = ref_rigid_schedule(small, 10, "easy-queue")
-    assert s.info["engine"] == "coalitions" and s.info["backfill"] == "easy-queue"
-    with pytest.raises(ValueError, match="lockstep: its kernel has no whole-queue EASY"):
-        ref_rigid_schedule(small, 10, "easy-queue", engine="lockstep")
+def _backfilling_queue(k: int, seed: int) -> Instance:
+    """``k`` organizations on 2 machines each whose wide jobs block and whose later narrow
+    ones backfill past their own organization's waiting jobs (easy-queue's gaps)."""
+    rng = np.random.default_rng(seed)
+    jobs = [
+        (int(rng.integers(0, k)), int(rng.integers(0, 6)), int(rng.integers(1, 7)))
+        for _ in range(5 * k)
+    ]
+    base = make_instance([2] * k, sorted(jobs, key=lambda j: j[1]))
+    q = rng.choice([1, 1, 2, 3, 2 * k], size=base.n)
+    requested = np.maximum(1, base.size + rng.integers(-1, 3, size=base.n))
+    return Instance(base.organizations, base.org, base.release, base.size, q, requested=requested)
+
+
+@pytest.mark.parametrize("horizon", [None, 9])
+def test_the_whole_queue_rule_runs_in_lockstep_as_coalition_by_coalition(horizon):
+    """easy-queue in lockstep: later jobs of a waiting organization backfill (the kernel's
+    gaps, counted), and the schedule, values and checkpoint values are those of REF
+    coalition by coalition (each coalition in the engine's easy-queue rule)."""
+    inst = _backfilling_queue(4, 3)
+    a, va = ref_rigid_schedule(inst, horizon, "easy-queue", [4], engine="compiled")
+    b, vb = ref_rigid_schedule(inst, horizon, "easy-queue", [4], engine="lockstep")
+    _same(a, va, b, vb)
+    assert a.info["engine"] == "coalitions" and b.info["engine"] == "lockstep"
+    assert b.info["backfill"] == "easy-queue" and b.info["later_starts"] > 0
+    assert check_schedule(b) == []
+    # the per-organization rule is another schedule here (its backfill sees queue heads only)
+    c, _ = ref_rigid_schedule(inst, horizon, "easy", [4], engine="lockstep")
+    assert c.start.tolist() != b.start.tolist()
+
+
+def test_the_whole_queue_rule_needs_requested_times_in_lockstep():
+    inst = _backfilling_queue(2, 1)
+    req = inst.requested.copy()
+    req[0] = -1  # unknown
+    bad = Instance(inst.organizations, inst.org, inst.release, inst.size, inst.width, requested=req)
+    with pytest.raises(ValueError, match="backfill='easy-queue' reads requested times"):
+        ref_rigid_schedule(bad, 10, "easy-queue", engine="lockstep")

@@ -667,8 +667,7 @@ def test_rigid_ref_coalitions_run_compiled_exactly(inst, rule):
     assert b.info["coalition_engines"]["python"] == 0
     assert a.start.tolist() == b.start.tolist() and va == vb
     c, vc = ref_rigid_schedule(inst, 16, rule, coalition_runs=True)  # in lockstep
-    # easy-queue: the lockstep kernel has no such rule yet; REF runs by coalition
-    assert c.info["engine"] == ("coalitions" if rule == "easy-queue" else "lockstep")
+    assert c.info["engine"] == "lockstep"
     assert c.start.tolist() == a.start.tolist() and vc == va
 
 
@@ -741,7 +740,7 @@ def test_rigid_ref_coalitions_stay_compiled_when_keys_pass_int64(seed, rule):
     assert check_schedule(b) == []
     # in lockstep: Eq. (1)'s keys in two exact words, the float potential's bounds
     c, vc = ref_rigid_schedule(inst, T, rule, coalition_runs=True)
-    assert c.info["engine"] == ("coalitions" if rule == "easy-queue" else "lockstep")
+    assert c.info["engine"] == "lockstep"
     assert c.start.tolist() == a.start.tolist() and vc == va
 
 

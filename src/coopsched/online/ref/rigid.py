@@ -254,13 +254,6 @@ def ref_rigid_schedule(
             },
         )
         return out, values
-    if rule == "easy-queue" and k > MAX_K_COALITIONS:
-        raise ValueError(
-            f"REF for rigid jobs under easy-queue (EASY over the whole queue): k={k} is "
-            f"beyond its limit of {MAX_K_COALITIONS}, as its lockstep kernel has no such "
-            "rule yet and it runs coalition by coalition (choose backfill 'easy', or at "
-            f"most {MAX_K_COALITIONS} organizations)"
-        )
     if engine in ("auto", "lockstep"):
         done = _lockstep(inst, horizon, rule, checkpoints, symmetry)
         if isinstance(done, tuple):
@@ -364,16 +357,11 @@ def _lockstep(
     whenever the kernel finds them short (it resumes where it stopped:
     :mod:`.rigid_kernel`)."""
     from ..compiled import _BACKFILL, _ref_keys_wrap_safely
-    from ..rigid import too_wide_info
+    from ..rigid import EASY_RULES, too_wide_info
     from . import rigid_kernel as rk
     from .driver import float_potential_error
     from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, reciprocals
 
-    if rule == "easy-queue":
-        return (
-            "its kernel has no whole-queue EASY (easy-queue) yet; REF runs that rule "
-            f"coalition by coalition, up to k = {MAX_K_COALITIONS} organizations"
-        )
     k = inst.k
     NC = 1 << k
     M = inst.total_machines
@@ -399,11 +387,11 @@ def _lockstep(
         else np.ascontiguousarray(inst.requested[order], dtype=np.int64)
     )
     fits = width <= M
-    if rule == "easy":
+    if rule in EASY_RULES:
         bad = np.flatnonzero(fits & (req < 1))
         if bad.size:
             raise ValueError(
-                f"backfill='easy' reads requested times, and job {int(order[bad[0]])} has none "
+                f"backfill={rule!r} reads requested times, and job {int(order[bad[0]])} has none "
                 "(give every job a requested time, or choose first-fit)"
             )
     pinned = (
@@ -484,7 +472,8 @@ def _lockstep(
     co[:, rk.CO_VISIT] = -1
     co[:, rk.CO_EFIRST] = -1
     co[:, rk.CO_ELAST] = -1
-    mem = np.zeros((NC, k, rk.MEM_FIELDS), dtype=np.int64)
+    whole = rule == "easy-queue"
+    mem = np.zeros((NC, k, rk.MEM_FIELDS_QUEUE if whole else rk.MEM_FIELDS), dtype=np.int64)
     mem[:, :, rk.MEM_LAST] = t_start
     mem[:, :, rk.MEM_HEAD] = first_fit
     sc = np.zeros(rk.SC_FIELDS, dtype=np.int64)
@@ -493,7 +482,9 @@ def _lockstep(
         rk.State(
             co=co,
             mem=mem,
-            ent=np.zeros((0, rk.E_FIELDS_EASY if rule == "easy" else rk.E_FIELDS), dtype=np.int64),
+            ent=np.zeros(
+                (0, rk.E_FIELDS_EASY if rule in EASY_RULES else rk.E_FIELDS), dtype=np.int64
+            ),
             bkt=np.zeros((0, 3), dtype=np.int64),
             bh=np.zeros((2, 0), dtype=np.int64),
             bstamp=np.full(max(n, 1), -1, dtype=np.int64),
@@ -509,6 +500,7 @@ def _lockstep(
             vv=np.zeros(NC, dtype=np.int64),
             vstamp=np.full(NC, -1, dtype=np.int64),
             sc=sc,
+            gaps=rk.gap_set(),
         ),
         _LOCKSTEP_POOL or min(bound, max(1024, 16 * NC)),
         _LOCKSTEP_POOL or max(1024, 4 * n),
@@ -571,6 +563,7 @@ def _lockstep(
             "pool_buckets": int(state.bkt.shape[0]),
             "eq1_terms": int(stats[rk.ST_EQ1_TERMS]),
             "reservations": int(stats[rk.ST_RESERVATIONS]),
+            "later_starts": int(stats[rk.ST_LATER]),
             "entries_peak": int(stats[rk.ST_PEAK]),
             "pool_growths": int(stats[rk.ST_GROWN]),
         },

@@ -9,7 +9,9 @@ it alone:
 * at each event time ``t`` of ``C`` (a release by one of its members, too wide or not, or a
   completion in its schedule): completions, then releases (a job wider than ``C``'s
   machines never queued), then pinned jobs (the oldest waiting one while it fits), then
-  the rule (none, first-fit, EASY with its reservation from requested times);
+  the rule (none, first-fit, EASY with its reservation from requested times, backfilling
+  from the other members' queue heads, ``easy``, or from every queued job, ``easy-queue``:
+  :func:`_candidates_queue`);
 * REF's pick: the member with the largest ``phi_u(C) - psi_u``, ranked once at ``t`` (at the
   first pick with two candidates or more) and kept for every pick at ``t``, ties to the
   older queue head at the time of the ranking.
@@ -27,8 +29,12 @@ ranking is computed by Eq. (1) on the exact values in two int64 words
 (:func:`_eq1_key`). The ranking, hence every schedule, is the exact one.
 
 A coalition whose queued jobs fit its free machines all together starts them all
-whatever the order, so it is not ranked; EASY's reservation is computed only when another
-member's queue head fits the free machines (else nothing could backfill). Completions are
+whatever the order, so it is not ranked; the per-organization EASY's reservation is
+computed only when another member's queue head fits the free machines (else nothing could
+backfill). Under ``easy-queue`` a later job may start before its organization's queue
+head: such starts are kept in a set (:attr:`State.gaps`, with a count per coalition and
+member, ``MEM_GAPS``) that the backfill's scan and the head's advance read, and the head
+skips them. Completions are
 kept in buckets, one per (job, start time) shared by every coalition that started the job
 then, as in the sequential kernel (:mod:`coopsched.online.ref.kernel`); EASY's running
 jobs of each coalition are a doubly linked list of its entries (with their expected end
@@ -52,7 +58,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from ..compiled import _BIG
+from ..compiled import _BIG, EASY, EASY_QUEUE, FIRST_FIT, NONE  # noqa: F401 (the rules' codes)
 from ..kernels import JIT_OPTIONS, _pop2, _push2
 from .kernel import (
     CO_RUNNING,
@@ -68,9 +74,6 @@ from .kernel import (
 PSI_SP = 0  # the sequential kernel's utility code of psi_sp (rigid REF values only it)
 
 _MASK = (1 << 32) - 1
-
-# The rule's codes, as in coopsched.online.compiled.
-NONE, FIRST_FIT, EASY = 0, 1, 2
 
 # co[C, .]: one record per coalition; fields 0-3 (value, work, running processors, time of
 # the last update) are those of the sequential kernel, copied for _float_potential into
@@ -93,6 +96,10 @@ MEM_RUNNING = 3  # u's processors in use in C
 MEM_HEAD = 4  # index in org_jobs of u's next job that fits C (the queue head when queued)
 MEM_QUEUED = 5  # u's queued jobs in C
 MEM_FIELDS = 6
+# easy-queue only: u's jobs that started in C beyond its queue head (backfilled later jobs,
+# each in State.gaps until the head passes it)
+MEM_GAPS = 6
+MEM_FIELDS_QUEUE = 7
 # ent[e, .]: an entry, a coalition running a job (listed by its completion bucket), with
 # EASY's fields when the rule is EASY (its coalition's list of running jobs)
 E_COAL = 0  # the coalition (-1: a free slot)
@@ -139,7 +146,8 @@ ST_T_END = 10  # that time
 ST_CPS = 11  # checkpoints evaluated (the first ones; the others lie after every event)
 ST_EQ1_TERMS = 12  # terms of Eq. (1) summed
 ST_RESERVATIONS = 13  # EASY's reservations
-ST_SLOTS = 14
+ST_LATER = 14  # easy-queue: jobs started beyond their organization's queue head
+ST_SLOTS = 15
 
 
 class Run(NamedTuple):
@@ -200,6 +208,10 @@ class State(NamedTuple):
     vv: np.ndarray  # exact values at the current event (Eq. (1))
     vstamp: np.ndarray  # the event at which vv[S] was computed
     sc: np.ndarray  # sc[SC_*]
+    # easy-queue: the jobs started beyond their organization's queue head, keyed ``C * n +
+    # x`` (``x`` the job's index in ``Jobs.org_jobs``; the value is unused), removed when
+    # the head passes them (:func:`_start`)
+    gaps: Any
 
 
 class Outputs(NamedTuple):
@@ -210,6 +222,11 @@ class Outputs(NamedTuple):
     cps: np.ndarray  # checkpoint times the kernel evaluates
     cp_vals: np.ndarray  # cp_vals[i, S]: v(S) at cps[i]
     final_v: np.ndarray  # without a horizon: v(S) at the grand coalition's last completion
+
+
+def gap_set() -> Any:
+    """An empty :attr:`State.gaps` (a numba typed dict of int64)."""
+    return numba.typed.Dict.empty(numba.types.int64, numba.types.int64)
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -439,7 +456,7 @@ def _complete(e, pos, t, ev, bf, jobs, co, mem, ent, vis, nvis):
         mem[C, u, MEM_RUNNING] -= q
         co[C, CO_RUNNING] -= q
         co[C, CO_FREE] += q
-        if bf == EASY:
+        if bf >= EASY:
             _easy_unlink(co, C, e, ent)
         ent[e, E_COAL] = -1
         freed += 1
@@ -514,6 +531,65 @@ def _candidates(C, phase, t, bf, jobs, co, mem, bitpos, res_u, shadow, extra):
 
 
 @numba.njit(**JIT_OPTIONS)
+def _started_beyond_head(C, u, x, n, mem, gaps):
+    """easy-queue: whether ``u``'s job at ``org_jobs[x]``, at or beyond its queue head in
+    ``C``, has started there (a backfilled later job)."""
+    return mem[C, u, MEM_GAPS] > 0 and C * n + x in gaps
+
+
+@numba.njit(**JIT_OPTIONS)
+def _candidates_queue(C, t, jobs, co, mem, gaps, bitpos, cand, reserved, shadow, extra):
+    """easy-queue's backfill in ``C``, as the compiled engine's ``_candidates_queue``:
+    every queued job but the ``reserved`` one that fits the free machines now and ends by
+    the shadow time or fits in the ``extra`` machines is a candidate; ``cand[x]`` moves to
+    the index in ``org_jobs`` of member ``x``'s oldest candidate (scanned forward from
+    where it was: a job stops being a candidate only when the free or extra machines fall).
+    Returns, as :func:`_candidates`, the members that have one (a bitmask), how many, and
+    the one whose oldest candidate is the oldest."""
+    org_jobs = jobs.org_jobs
+    width = jobs.width
+    rel = jobs.rel
+    req = jobs.req
+    n = org_jobs.shape[0]
+    nfree = co[C, CO_FREE]
+    shown = 0
+    ncand = 0
+    first = -1
+    fh = np.int64(0)
+    rest = co[C, CO_WMASK]
+    while rest != 0:
+        w = rest & -rest
+        rest ^= w
+        x = bitpos[w % 37]
+        i = max(cand[x], mem[C, x, MEM_HEAD])  # the jobs before the head have started
+        end = jobs.org_ptr[x + 1]
+        ok = False
+        while i < end:
+            h = org_jobs[i]
+            if rel[h] > t:
+                break
+            q = width[h]
+            if (
+                q <= nfree
+                and h != reserved
+                and (t + req[h] <= shadow or q <= extra)
+                and not _started_beyond_head(C, x, i, n, mem, gaps)
+            ):
+                ok = True
+                break
+            i += 1
+        cand[x] = i
+        if ok:
+            shown |= w
+            ncand += 1
+            h = org_jobs[i]
+            if first < 0 or h < fh:
+                first = x
+                fh = h
+    return shown, ncand, first
+
+
+@numba.njit(**JIT_OPTIONS)
 def _oldest_pinned(C, jobs, co, mem, bitpos):
     """The oldest queued pinned job of ``C`` (pinned jobs head their queues)."""
     pos = -1
@@ -542,18 +618,36 @@ def _someone_else_fits(C, u, jobs, co, mem, bitpos):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _start(C, pos, t, mc, jobs, co, mem):
-    """Job ``pos`` starts at ``t`` in ``C`` (``mc`` machines): out of its owner's queue (the
-    next head is the owner's next job that fits ``C``), its processors in use."""
+def _start(C, x, t, mc, jobs, co, mem, gaps, whole):
+    """Job ``pos = org_jobs[x]`` starts at ``t`` in ``C`` (``mc`` machines): out of its
+    owner's queue, its processors in use. The queue head's start moves the head to the
+    owner's next job that fits ``C`` and (``whole``: under easy-queue) has not started
+    there; a later job's (easy-queue's backfill) is kept in ``gaps`` until the head passes
+    it. Returns whether the job was such a later one."""
     width = jobs.width
     org_jobs = jobs.org_jobs
+    pos = org_jobs[x]
     u = jobs.owner[pos]
     q = width[pos]
-    hx = mem[C, u, MEM_HEAD] + 1
-    end = jobs.org_ptr[u + 1]
-    while hx < end and width[org_jobs[hx]] > mc:
-        hx += 1  # jobs too wide for C are not in its queue
-    mem[C, u, MEM_HEAD] = hx
+    n = org_jobs.shape[0]
+    hx = mem[C, u, MEM_HEAD]
+    later = x != hx
+    if not later:
+        hx += 1
+        end = jobs.org_ptr[u + 1]
+        while hx < end:
+            if width[org_jobs[hx]] > mc:
+                hx += 1  # jobs too wide for C are not in its queue
+            elif whole and _started_beyond_head(C, u, hx, n, mem, gaps):
+                del gaps[C * n + hx]
+                mem[C, u, MEM_GAPS] -= 1
+                hx += 1
+            else:
+                break
+        mem[C, u, MEM_HEAD] = hx
+    else:
+        gaps[C * n + x] = np.int64(t)
+        mem[C, u, MEM_GAPS] += 1
     mem[C, u, MEM_QUEUED] -= 1
     if mem[C, u, MEM_QUEUED] == 0:
         co[C, CO_WMASK] ^= 1 << u
@@ -566,6 +660,7 @@ def _start(C, pos, t, mc, jobs, co, mem):
     _advance_coalition(co, C, t)
     co[C, CO_RUNNING] += q
     co[C, CO_FREE] -= q
+    return later
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -631,6 +726,9 @@ def _rigid_kernel(run, jobs, coal, state, out):
     ncp = cps.shape[0]
     r_ids = np.zeros(max(n, 1), np.int64)  # a coalition's running jobs (at most n), to sort
     r_end = np.zeros(max(n, 1), np.int64)
+    whole = bf == EASY_QUEUE
+    gaps = state.gaps
+    cand = np.zeros(k, np.int64)  # easy-queue's backfill: each member's oldest candidate
     while True:
         if resume:  # the coalition of the event time where the pools ran short
             resume = False
@@ -719,10 +817,12 @@ def _rigid_kernel(run, jobs, coal, state, out):
             nr = 0
             phase = 0  # 0 pinned, 1 the rule, 2 EASY's backfill, 3 done
             res_u = -1
+            res_pos = -1
             shadow = np.int64(0)
             extra = np.int64(0)
             while phase < 3:
                 pos = -1
+                x = -1  # pos = org_jobs[x]
                 nfree = co[C, CO_FREE]
                 if phase == 0:
                     if co[C, CO_PINNED] == 0:
@@ -732,12 +832,18 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     if width[pos] > nfree:
                         phase = 1
                         continue
+                    x = mem[C, jobs.owner[pos], MEM_HEAD]  # pinned jobs head their queues
                 else:
                     if co[C, CO_WAITING] == 0 or nfree == 0:
                         break
-                    shown, ncand, first = _candidates(
-                        C, phase, t, bf, jobs, co, mem, bitpos, res_u, shadow, extra
-                    )
+                    if whole and phase == 2:
+                        shown, ncand, first = _candidates_queue(
+                            C, t, jobs, co, mem, gaps, bitpos, cand, res_pos, shadow, extra
+                        )
+                    else:
+                        shown, ncand, first = _candidates(
+                            C, phase, t, bf, jobs, co, mem, bitpos, res_u, shadow, extra
+                        )
                     if ncand == 0:
                         break
                     u = first
@@ -751,23 +857,35 @@ def _rigid_kernel(run, jobs, coal, state, out):
                             if (shown >> rank[y]) & 1:
                                 u = rank[y]
                                 break
-                    pos = org_jobs[mem[C, u, MEM_HEAD]]
+                    # the pick's queue head, or under easy-queue's backfill its oldest candidate
+                    x = cand[u] if whole and phase == 2 else mem[C, u, MEM_HEAD]
+                    pos = org_jobs[x]
                     if width[pos] > nfree:
-                        if bf != EASY or phase == 2:
+                        if bf < EASY or phase == 2:
                             break  # none: the pick does not fit, nothing more starts
-                        # EASY: a reservation for it, which matters only if another
-                        # member's queue head fits now (else nothing can backfill)
-                        if not _someone_else_fits(C, u, jobs, co, mem, bitpos):
+                        # EASY: a reservation for it, which (per organization) matters only
+                        # if another member's queue head fits now (else nothing can
+                        # backfill); over the whole queue any other queued job may
+                        if not whole and not _someone_else_fits(C, u, jobs, co, mem, bitpos):
                             break
                         res_u = u
+                        res_pos = pos
                         stats[ST_RESERVATIONS] += 1
                         shadow, extra = _reservation(co, C, ent, nfree, width[pos], t, r_ids, r_end)
                         phase = 2
+                        if whole:  # every member's scan from its queue head
+                            rest = co[C, CO_WMASK]
+                            while rest != 0:
+                                w = rest & -rest
+                                rest ^= w
+                                y = bitpos[w % 37]
+                                cand[y] = mem[C, y, MEM_HEAD]
                         continue
                     if phase == 2 and t + req[pos] > shadow:
                         extra -= width[pos]
                 # start the job at pos in C, with an entry in its completion bucket
-                _start(C, pos, t, mc, jobs, co, mem)
+                if _start(C, x, t, mc, jobs, co, mem, gaps, whole):
+                    stats[ST_LATER] += 1
                 stats[ST_STARTS] += 1
                 if C == G:
                     out_start[pos] = t
@@ -795,7 +913,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                 live += 1
                 if live > stats[ST_PEAK]:
                     stats[ST_PEAK] = live
-                if bf == EASY:
+                if bf >= EASY:
                     ent[e, E_END] = t + req[pos]
                     ent[e, E_Q] = width[pos]
                     _easy_append(co, C, e, ent)

@@ -117,7 +117,7 @@ def top_users_window(path, t0, t1, top, tmp, jobs="rigid"):
     from coopsched.audit import load_log
     from coopsched.audit.organizations import assign_unmatched, by_mapping
     from coopsched.audit.window import recorded_peak, window_instance
-    from coopsched.online.rigid import resolve_backfill
+    from coopsched.online.rigid import PLATFORM_BACKFILL, resolve_backfill
 
     log = load_log(path)
     j = log.jobs
@@ -130,7 +130,7 @@ def top_users_window(path, t0, t1, top, tmp, jobs="rigid"):
     assign_unmatched(orgs, j, "other")
     machines = max(int(log.machines or 0), recorded_peak(log, t0, t1))  # RICC runs > MaxProcs
     win = window_instance(log, orgs, t0, t1, machines, jobs=jobs)
-    rule = resolve_backfill(win.instance, None) if win.instance.rigid else None
+    rule = resolve_backfill(win.instance, PLATFORM_BACKFILL) if win.instance.rigid else None
     return win.instance, win.horizon, rule
 
 
@@ -357,7 +357,7 @@ def test_ref_runs_value_their_subcoalitions_once_with_the_same_estimate(rigid, m
 
 @pytest.fixture(scope="module")
 def ricc_day(tmp_path_factory):
-    """RICC, one day, the 7 busiest users and 'other' (rigid jobs, EASY), every coalition of
+    """RICC, one day, the 7 busiest users and 'other' (rigid jobs, the platform's rule), every coalition of
     the sampled game valued: ``(inst, T, rule, table, fair_grand, exact)``, ``table`` with the
     grand coalition at the recorded total, ``exact`` its Shapley values."""
     from coopsched.online.shapley import shapley

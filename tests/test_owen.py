@@ -219,13 +219,15 @@ def _tree_game():
     from coopsched.audit import load_log
     from coopsched.audit.shares import by_shares
     from coopsched.audit.window import window_instance
-    from coopsched.online.rigid import resolve_backfill
+    from coopsched.online.rigid import PLATFORM_BACKFILL, resolve_backfill
 
     log = load_log(LOG, timezone="UTC")
     orgs = by_shares(log.jobs, SACCTMGR, None, log.path)
     win = window_instance(log, orgs, None, None, 202, "work", jobs="rigid")
     inst = win.instance
-    return inst, exact_game(inst, win.horizon, [], backfill=resolve_backfill(inst, None))
+    return inst, exact_game(
+        inst, win.horizon, [], backfill=resolve_backfill(inst, PLATFORM_BACKFILL)
+    )
 
 
 def test_audit_with_the_slurm_tree_reports_owen_against_the_brute_force():

@@ -3,9 +3,11 @@
 
 Every counterfactual of an audit (REF's coalitions, the policies) is a schedule of the
 model: its machines, its backfilling rule. Before its verdict is read, the audit replays the
-window under the platform's own policy and rule (:data:`PLATFORM_POLICY` and
-:data:`PLATFORM_BACKFILL` by default; ``platform_policy=`` for a platform that ran another
-policy, e.g. ``slurm-fairtree``) and compares that replay with the recorded schedule:
+window under the platform's own policy (:data:`PLATFORM_POLICY` by default;
+``platform_policy=`` for a platform that ran another policy, e.g. ``slurm-fairtree``) and
+the audit's backfilling rule (by default the platform's,
+:data:`~coopsched.online.rigid.PLATFORM_BACKFILL`: EASY over the whole queue where every job
+has a requested time, else first-fit), and compares that replay with the recorded schedule:
 
 * utilization of the platform over the window, recorded and replayed
   (:meth:`~coopsched.online.schedule.Schedule.utilization`);
@@ -26,15 +28,11 @@ from typing import Any
 import numpy as np
 
 from ..online.policies import get_policy
+from ..online.rigid import PLATFORM_BACKFILL
 from ..online.schedule import Schedule
 from ..workloads.instance import Instance
 from .options import PLATFORM_POLICY
 
-#: The platform's backfilling rule in the model check (rigid jobs); ``"auto"``: EASY where
-#: every job has a requested time, else first-fit (:func:`coopsched.online.rigid.resolve_backfill`).
-#: Today's EASY backfills each organization's oldest job only; the whole-queue rule of
-#: issue 42, once the engines have it, becomes the platform's rule here (this one line).
-PLATFORM_BACKFILL = "auto"
 #: A replayed start this close to the recorded one (s) counts as reproduced.
 WITHIN = 3600
 #: Utilizations further apart than this (a fraction: 3 points) raise the warning.

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..online.rigid import PLATFORM_BACKFILL
 from ..workloads.instance import Instance
 from ..workloads.recorded import RecordedLog
 from .counterfactuals import counterfactuals
@@ -290,6 +291,7 @@ def _audit(
         T,
         win.rec,
         m.platform_policy,
+        rule or PLATFORM_BACKFILL,
         recorded_total=None if eff is None else eff["recorded_total"],
         ref_total=None if eff is None else eff["ref_total"],
         seed=e.seed,
@@ -453,7 +455,7 @@ def _platform_part(win: _Window, m: PlatformModel, e: Estimation) -> tuple[Estim
         from ..online.ref.rigid import MAX_K_RIGID
         from ..online.rigid import resolve_backfill
 
-        rule = resolve_backfill(inst, m.backfill)
+        rule = resolve_backfill(inst, m.backfill or PLATFORM_BACKFILL)
         if e.method == "auto" and MAX_K_RIGID < k <= e.exact_max:
             win.notes.append(
                 f"{k} organizations: exact REF for rigid jobs stops at {MAX_K_RIGID} "

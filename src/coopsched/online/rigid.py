@@ -70,16 +70,29 @@ from .view import SimView
 BACKFILL = ("none", "first-fit", "easy", "easy-queue")
 #: The rules that reserve for the policy's pick and read requested times.
 EASY_RULES = ("easy", "easy-queue")
+#: The platform's rule (docs/conventions.md, "Rigid jobs and backfilling"): EASY over the
+#: whole queue where every job has a requested time, as real schedulers run it, else
+#: first-fit. The audit's default (its counterfactuals and its model check).
+PLATFORM_BACKFILL = "platform"
+#: The rules chosen for the caller: the EASY rule each takes where every job has a requested
+#: time (first-fit otherwise). ``auto`` is the papers' model (EASY per organization), the
+#: default of ``simulate``, ``compare`` and the reproductions; ``platform`` the platform's.
+AUTO_BACKFILL = {"auto": "easy", PLATFORM_BACKFILL: "easy-queue"}
 
 
 def resolve_backfill(instance: Instance, backfill: str | None) -> str:
-    """The rule to use: ``backfill`` checked, or for ``None``/``"auto"`` EASY when every job
-    has a requested time and first-fit otherwise."""
-    if backfill is None or backfill == "auto":
+    """The rule to use: ``backfill`` checked, or for ``None``/``"auto"``/``"platform"``
+    (:data:`AUTO_BACKFILL`) its EASY rule when every job has a requested time and first-fit
+    otherwise."""
+    if backfill is None or backfill in AUTO_BACKFILL:
         req = instance.requested
-        return "easy" if req is not None and instance.n and (req >= 1).all() else "first-fit"
+        if req is not None and instance.n and (req >= 1).all():
+            return AUTO_BACKFILL[backfill or "auto"]
+        return "first-fit"
     if backfill not in BACKFILL:
-        raise ValueError(f"backfill: {backfill!r}; choose from auto, {', '.join(BACKFILL)}")
+        raise ValueError(
+            f"backfill: {backfill!r}; choose from {', '.join((*AUTO_BACKFILL, *BACKFILL))}"
+        )
     return backfill
 
 

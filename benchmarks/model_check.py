@@ -1,7 +1,7 @@
 """The audit's model check on every parallel trace (issue 42, item 4).
 
     python benchmarks/model_check.py [--traces ../shared/traces] [--policy fifo]
-                                     [--backfill auto] [--org-by user] [--out rows.csv]
+                                     [--backfill platform] [--org-by user] [--out rows.csv]
 
 Each parallel log of the project (benchmarks/months_auditable.py lists them) is cut into
 consecutive 30-day windows from its first submit; each window's instance is built as the
@@ -24,9 +24,10 @@ import numpy as np
 from months_auditable import PARALLEL, windows
 
 from coopsched.audit.game import recorded_schedule
-from coopsched.audit.model_check import PLATFORM_BACKFILL, UTILIZATION_GAP, model_check
+from coopsched.audit.model_check import UTILIZATION_GAP, model_check
 from coopsched.audit.options import PLATFORM_POLICY
 from coopsched.audit.window import WindowError
+from coopsched.online.rigid import PLATFORM_BACKFILL
 
 
 def checked(path: Path, policy: str, backfill: str, org_by: str = "user") -> list[dict]:

@@ -80,7 +80,7 @@ def window(log, t0: int, t1: int, k: int, tmp: Path):
     users as organizations and the others as ``other`` (all users if they are fewer)."""
     from coopsched.audit.organizations import assign_unmatched, by_mapping
     from coopsched.audit.window import recorded_peak, window_instance
-    from coopsched.online.rigid import resolve_backfill
+    from coopsched.online.rigid import PLATFORM_BACKFILL, resolve_backfill
 
     j = log.jobs
     inwin = (j["submit"] < t1) & (j["end"] > t0)
@@ -94,7 +94,7 @@ def window(log, t0: int, t1: int, k: int, tmp: Path):
     machines = max(int(log.machines or 0), recorded_peak(log, t0, t1))  # RICC overruns 8192
     win = window_instance(log, orgs, t0, t1, machines, jobs="rigid")
     inst = win.instance
-    return inst, win.horizon, resolve_backfill(inst, None)
+    return inst, win.horizon, resolve_backfill(inst, PLATFORM_BACKFILL)
 
 
 def ricc_month(traces: str | Path, k: int, tmp: Path):
@@ -376,7 +376,7 @@ def warm_up(client) -> None:
 
     from coopsched.audit.sampling import sampled_game
     from coopsched.online.engine import COMPILE_MIN_JOBS
-    from coopsched.online.rigid import resolve_backfill
+    from coopsched.online.rigid import PLATFORM_BACKFILL, resolve_backfill
     from coopsched.workloads.instance import make_instance
 
     rng = np.random.default_rng(0)  # enough jobs for the compiled engine (COMPILE_MIN_JOBS)
@@ -391,7 +391,7 @@ def warm_up(client) -> None:
         requested=inst.size.copy(),
         start=inst.release.copy(),
     )
-    rule = resolve_backfill(inst, None)
+    rule = resolve_backfill(inst, PLATFORM_BACKFILL)
     sampled_game(inst, 6000, [3000], samples=4, backfill=rule)
     if client is not None:
         sampled_game(inst, 6000, [3000], samples=4, backfill=rule, scheduler=client)

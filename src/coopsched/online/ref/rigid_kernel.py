@@ -11,7 +11,7 @@ it alone:
   machines never queued), then pinned jobs (the oldest waiting one while it fits), then
   the rule (none, first-fit, EASY with its reservation from requested times, backfilling
   from the other members' queue heads, ``easy``, or from every queued job, ``easy-queue``:
-  :func:`_candidates_queue`);
+  :func:`_candidates`);
 * REF's pick: the member with the largest ``phi_u(C) - psi_u``, ranked once at ``t`` (at the
   first pick with two candidates or more) and kept for every pick at ``t``, ties to the
   older queue head at the time of the ranking.
@@ -492,60 +492,29 @@ def _release(i, ev, jobs, coal, co, mem, vis, nvis):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _candidates(C, phase, t, bf, jobs, co, mem, bitpos, res_u, shadow, extra):
-    """The members whose queue heads this step shows (a bitmask: every member with a
-    queued job; under first-fit those whose head fits the free machines; in EASY's
-    backfill, beside the reservation of ``res_u``'s head, those whose head fits and ends
-    by the shadow time or uses at most the extra machines), how many, and the one whose
-    head is the oldest."""
-    org_jobs = jobs.org_jobs
-    width = jobs.width
-    nfree = co[C, CO_FREE]
-    shown = 0
-    ncand = 0
-    first = -1
-    fh = np.int64(0)
-    rest = co[C, CO_WMASK]
-    while rest != 0:
-        w = rest & -rest
-        rest ^= w
-        x = bitpos[w % 37]
-        h = org_jobs[mem[C, x, MEM_HEAD]]
-        if phase == 2:
-            ok = (
-                x != res_u
-                and width[h] <= nfree
-                and (t + jobs.req[h] <= shadow or width[h] <= extra)
-            )
-        elif bf == FIRST_FIT:
-            ok = width[h] <= nfree
-        else:
-            ok = True
-        if ok:
-            shown |= w
-            ncand += 1
-            if first < 0 or h < fh:
-                first = x
-                fh = h
-    return shown, ncand, first
-
-
-@numba.njit(**JIT_OPTIONS)
 def _started_beyond_head(C, u, x, n, mem, gaps):
     """easy-queue: whether ``u``'s job at ``org_jobs[x]``, at or beyond its queue head in
     ``C``, has started there (a backfilled later job)."""
     return mem[C, u, MEM_GAPS] > 0 and C * n + x in gaps
 
 
+#: What a step shows the rule (:func:`_candidates`): every queue head, the heads that fit
+#: (first-fit), EASY's backfill from the queue heads (``easy``) or from every queued job
+#: (``easy-queue``).
+SHOW_ALL, SHOW_FITS, SHOW_HEADS, SHOW_QUEUE = 0, 1, 2, 3
+
+
 @numba.njit(**JIT_OPTIONS)
-def _candidates_queue(C, t, jobs, co, mem, gaps, bitpos, cand, reserved, shadow, extra):
-    """easy-queue's backfill in ``C``, as the compiled engine's ``_candidates_queue``:
-    every queued job but the ``reserved`` one that fits the free machines now and ends by
-    the shadow time or fits in the ``extra`` machines is a candidate; ``cand[x]`` moves to
-    the index in ``org_jobs`` of member ``x``'s oldest candidate (scanned forward from
-    where it was: a job stops being a candidate only when the free or extra machines fall).
-    Returns, as :func:`_candidates`, the members that have one (a bitmask), how many, and
-    the one whose oldest candidate is the oldest."""
+def _candidates(C, show, t, jobs, co, mem, gaps, bitpos, cand, reserved, shadow, extra):
+    """The members whose candidate this step shows (a bitmask), how many, and the one whose
+    candidate is the oldest; ``cand[x]`` is set to the index in ``org_jobs`` of member
+    ``x``'s candidate. ``show`` (``SHOW_*``): every member with a queued job, its queue
+    head; under first-fit those whose head fits the free machines; in EASY's backfill,
+    beside the ``reserved`` job, a job that fits the free machines now and ends by the
+    shadow time or uses at most the ``extra`` machines: each member's queue head
+    (``easy``), or its oldest such queued job (``easy-queue``, as the compiled engine's
+    ``_candidates_queue``: scanned forward from ``cand[x]``, where it was, as a job stops
+    being a candidate only when the free or extra machines fall)."""
     org_jobs = jobs.org_jobs
     width = jobs.width
     rel = jobs.rel
@@ -561,23 +530,34 @@ def _candidates_queue(C, t, jobs, co, mem, gaps, bitpos, cand, reserved, shadow,
         w = rest & -rest
         rest ^= w
         x = bitpos[w % 37]
-        i = max(cand[x], mem[C, x, MEM_HEAD])  # the jobs before the head have started
-        end = jobs.org_ptr[x + 1]
-        ok = False
-        while i < end:
+        i = mem[C, x, MEM_HEAD]
+        if show == SHOW_QUEUE:
+            i = max(cand[x], i)  # the jobs before the head have started
+            end = jobs.org_ptr[x + 1]
+            ok = False
+            while i < end and rel[org_jobs[i]] <= t:
+                h = org_jobs[i]
+                if (
+                    width[h] <= nfree
+                    and h != reserved
+                    and (t + req[h] <= shadow or width[h] <= extra)
+                    and not _started_beyond_head(C, x, i, n, mem, gaps)
+                ):
+                    ok = True
+                    break
+                i += 1
+        else:
             h = org_jobs[i]
-            if rel[h] > t:
-                break
-            q = width[h]
-            if (
-                q <= nfree
-                and h != reserved
-                and (t + req[h] <= shadow or q <= extra)
-                and not _started_beyond_head(C, x, i, n, mem, gaps)
-            ):
+            if show == SHOW_HEADS:
+                ok = (
+                    h != reserved
+                    and width[h] <= nfree
+                    and (t + req[h] <= shadow or width[h] <= extra)
+                )
+            elif show == SHOW_FITS:
+                ok = width[h] <= nfree
+            else:
                 ok = True
-                break
-            i += 1
         cand[x] = i
         if ok:
             shown |= w
@@ -816,7 +796,6 @@ def _rigid_kernel(run, jobs, coal, state, out):
             ranked = False
             nr = 0
             phase = 0  # 0 pinned, 1 the rule, 2 EASY's backfill, 3 done
-            res_u = -1
             res_pos = -1
             shadow = np.int64(0)
             extra = np.int64(0)
@@ -836,14 +815,12 @@ def _rigid_kernel(run, jobs, coal, state, out):
                 else:
                     if co[C, CO_WAITING] == 0 or nfree == 0:
                         break
-                    if whole and phase == 2:
-                        shown, ncand, first = _candidates_queue(
-                            C, t, jobs, co, mem, gaps, bitpos, cand, res_pos, shadow, extra
-                        )
-                    else:
-                        shown, ncand, first = _candidates(
-                            C, phase, t, bf, jobs, co, mem, bitpos, res_u, shadow, extra
-                        )
+                    show = SHOW_FITS if bf == FIRST_FIT else SHOW_ALL
+                    if phase == 2:
+                        show = SHOW_QUEUE if whole else SHOW_HEADS
+                    shown, ncand, first = _candidates(
+                        C, show, t, jobs, co, mem, gaps, bitpos, cand, res_pos, shadow, extra
+                    )
                     if ncand == 0:
                         break
                     u = first
@@ -857,8 +834,9 @@ def _rigid_kernel(run, jobs, coal, state, out):
                             if (shown >> rank[y]) & 1:
                                 u = rank[y]
                                 break
-                    # the pick's queue head, or under easy-queue's backfill its oldest candidate
-                    x = cand[u] if whole and phase == 2 else mem[C, u, MEM_HEAD]
+                    x = cand[
+                        u
+                    ]  # the pick's candidate (its queue head but in easy-queue's backfill)
                     pos = org_jobs[x]
                     if width[pos] > nfree:
                         if bf < EASY or phase == 2:
@@ -868,7 +846,6 @@ def _rigid_kernel(run, jobs, coal, state, out):
                         # backfill); over the whole queue any other queued job may
                         if not whole and not _someone_else_fits(C, u, jobs, co, mem, bitpos):
                             break
-                        res_u = u
                         res_pos = pos
                         stats[ST_RESERVATIONS] += 1
                         shadow, extra = _reservation(co, C, ent, nfree, width[pos], t, r_ids, r_end)

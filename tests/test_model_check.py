@@ -71,16 +71,18 @@ def test_a_platform_that_ran_fifo_easy_is_reproduced(seed, backfill, rule):
     assert mc["recorded"]["utilization"] == pytest.approx(util)
 
 
-def test_without_a_requested_time_the_platforms_rule_is_first_fit():
+def test_without_a_requested_time_the_platforms_rule_is_first_fit_over_the_whole_queue():
     inst = rigid_instance(7)
     req = inst.requested.copy()
     req[3] = -1  # unknown
     inst = dataclasses.replace(inst, requested=req)
-    fifo = get_policy("fifo").run(inst, 120, backfill="first-fit")
+    fifo = get_policy("fifo").run(inst, 120, backfill="first-fit-queue")
     inst = dataclasses.replace(inst, start=np.where(fifo.start < 120, fifo.start, -1))
     report = audit(inst, with_counterfactuals=False).to_dict()
-    assert report["window"]["backfill"] == report["model_check"]["backfill"] == "first-fit"
+    rule = report["window"]["backfill"]
+    assert rule == report["model_check"]["backfill"] == "first-fit-queue"
     assert report["model_check"]["within_hour"] == 1.0
+    assert audit(inst, with_counterfactuals=False, backfill="auto").window.backfill == "first-fit"
 
 
 def test_a_platform_the_model_does_not_reproduce_is_warned_in_every_output():

@@ -17,8 +17,9 @@ from test_rigid import rigid_instances
 
 from coopsched.online.ref import ref_schedule
 from coopsched.online.ref.rigid import ref_rigid_schedule
+from coopsched.online.rigid import BACKFILL
 
-RULES = ("none", "first-fit", "easy", "easy-queue")
+RULES = BACKFILL
 
 
 def _engines(rule: str) -> tuple[str, ...]:

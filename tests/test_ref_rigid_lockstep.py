@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 import coopsched.online.ref.rigid as ref_rigid
 from coopsched.online.checker import check_schedule
 from coopsched.online.ref.rigid import MAX_K_COALITIONS, MAX_K_RIGID, ref_rigid_schedule
+from coopsched.online.rigid import BACKFILL
 from coopsched.workloads.instance import Instance, Organization, make_instance
 
-RULES = ("none", "first-fit", "easy", "easy-queue")
+RULES = BACKFILL
 
 
 @st.composite
@@ -217,19 +218,22 @@ def _backfilling_queue(k: int, seed: int) -> Instance:
 
 
 @pytest.mark.parametrize("horizon", [None, 9])
-def test_the_whole_queue_rule_runs_in_lockstep_as_coalition_by_coalition(horizon):
-    """easy-queue in lockstep: later jobs of a waiting organization backfill (the kernel's
-    gaps, counted), and the schedule, values and checkpoint values are those of REF
-    coalition by coalition (each coalition in the engine's easy-queue rule)."""
+@pytest.mark.parametrize(
+    ("rule", "heads"), [("easy-queue", "easy"), ("first-fit-queue", "first-fit")]
+)
+def test_the_whole_queue_rules_run_in_lockstep_as_coalition_by_coalition(horizon, rule, heads):
+    """easy-queue and first-fit-queue in lockstep: later jobs of a waiting organization
+    start first (the kernel's gaps, counted), and the schedule, values and checkpoint
+    values are those of REF coalition by coalition (each coalition in the engine's rule)."""
     inst = _backfilling_queue(4, 3)
-    a, va = ref_rigid_schedule(inst, horizon, "easy-queue", [4], engine="compiled")
-    b, vb = ref_rigid_schedule(inst, horizon, "easy-queue", [4], engine="lockstep")
+    a, va = ref_rigid_schedule(inst, horizon, rule, [4], engine="compiled")
+    b, vb = ref_rigid_schedule(inst, horizon, rule, [4], engine="lockstep")
     _same(a, va, b, vb)
     assert a.info["engine"] == "coalitions" and b.info["engine"] == "lockstep"
-    assert b.info["backfill"] == "easy-queue" and b.info["later_starts"] > 0
+    assert b.info["backfill"] == rule and b.info["later_starts"] > 0
     assert check_schedule(b) == []
-    # the per-organization rule is another schedule here (its backfill sees queue heads only)
-    c, _ = ref_rigid_schedule(inst, horizon, "easy", [4], engine="lockstep")
+    # the per-organization rule is another schedule here (its candidates are queue heads)
+    c, _ = ref_rigid_schedule(inst, horizon, heads, [4], engine="lockstep")
     assert c.start.tolist() != b.start.tolist()
 
 

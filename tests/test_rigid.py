@@ -13,11 +13,12 @@ from reference import psi_job
 from coopsched.online.checker import check_schedule
 from coopsched.online.engine import simulate
 from coopsched.online.policies import available, get_policy
+from coopsched.online.rigid import BACKFILL
 from coopsched.online.schedule import Schedule
 from coopsched.testing import random_rigid_instance
 from coopsched.workloads.instance import Instance, InstanceError, make_instance
 
-RULES = ("none", "first-fit", "easy", "easy-queue")
+RULES = BACKFILL
 NAMES = [c.name for c in available()]
 
 

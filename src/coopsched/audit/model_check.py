@@ -7,7 +7,8 @@ window under the platform's own policy (:data:`PLATFORM_POLICY` by default;
 ``platform_policy=`` for a platform that ran another policy, e.g. ``slurm-fairtree``) and
 the audit's backfilling rule (by default the platform's,
 :data:`~coopsched.online.rigid.PLATFORM_BACKFILL`: EASY over the whole queue where every job
-has a requested time, else first-fit), and compares that replay with the recorded schedule:
+has a requested time, else first-fit over the whole queue), and compares that replay with
+the recorded schedule:
 
 * utilization of the platform over the window, recorded and replayed
   (:meth:`~coopsched.online.schedule.Schedule.utilization`);

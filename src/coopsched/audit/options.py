@@ -200,10 +200,11 @@ PLATFORM_POLICY = "fifo"
 class PlatformModel:
     """How jobs use the platform: ``jobs="rigid"`` (the default for logs: a job holds its
     processors at once, packed under the backfilling rule ``backfill``: ``none``,
-    ``first-fit``, ``easy`` (EASY backfilling each organization's oldest job, the papers'
-    model) or ``easy-queue`` (EASY over the whole queue); by default ``platform``, the
-    platform's rule: ``easy-queue`` where every job has a requested time, else first-fit;
-    ``auto`` is the papers' choice, ``easy`` or first-fit) or ``"sequential"`` (a job on ``q`` processors split into ``q``
+    ``first-fit`` and ``easy`` (each organization's oldest job a candidate, the papers'
+    model), ``easy-queue`` and ``first-fit-queue`` (every queued job a candidate); by
+    default ``platform``, the platform's rule: ``easy-queue`` where every job has a
+    requested time, else ``first-fit-queue``; ``auto`` is the papers' choice, ``easy`` or
+    ``first-fit``) or ``"sequential"`` (a job on ``q`` processors split into ``q``
     one-processor jobs; ``backfill`` then does not apply). ``platform_policy``: the policy
     the platform ran, which the model check replays the window under
     (:mod:`coopsched.audit.model_check`)."""

@@ -357,7 +357,7 @@ def _lockstep(
     whenever the kernel finds them short (it resumes where it stopped:
     :mod:`.rigid_kernel`)."""
     from ..compiled import _BACKFILL, _ref_keys_wrap_safely
-    from ..rigid import EASY_RULES, too_wide_info
+    from ..rigid import EASY_RULES, QUEUE_RULES, too_wide_info
     from . import rigid_kernel as rk
     from .driver import float_potential_error
     from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, reciprocals
@@ -472,7 +472,7 @@ def _lockstep(
     co[:, rk.CO_VISIT] = -1
     co[:, rk.CO_EFIRST] = -1
     co[:, rk.CO_ELAST] = -1
-    whole = rule == "easy-queue"
+    whole = rule in QUEUE_RULES
     mem = np.zeros((NC, k, rk.MEM_FIELDS_QUEUE if whole else rk.MEM_FIELDS), dtype=np.int64)
     mem[:, :, rk.MEM_LAST] = t_start
     mem[:, :, rk.MEM_HEAD] = first_fit

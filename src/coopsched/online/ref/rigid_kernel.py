@@ -58,7 +58,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from ..compiled import _BIG, EASY, EASY_QUEUE, FIRST_FIT, NONE  # noqa: F401 (the rules' codes)
+from ..compiled import _BIG, EASY, EASY_QUEUE, FIRST_FIT, FIRST_FIT_QUEUE, NONE  # noqa: F401
 from ..kernels import JIT_OPTIONS, _pop2, _push2
 from .kernel import (
     CO_RUNNING,
@@ -456,7 +456,7 @@ def _complete(e, pos, t, ev, bf, jobs, co, mem, ent, vis, nvis):
         mem[C, u, MEM_RUNNING] -= q
         co[C, CO_RUNNING] -= q
         co[C, CO_FREE] += q
-        if bf >= EASY:
+        if bf in (EASY, EASY_QUEUE):
             _easy_unlink(co, C, e, ent)
         ent[e, E_COAL] = -1
         freed += 1
@@ -706,7 +706,8 @@ def _rigid_kernel(run, jobs, coal, state, out):
     ncp = cps.shape[0]
     r_ids = np.zeros(max(n, 1), np.int64)  # a coalition's running jobs (at most n), to sort
     r_end = np.zeros(max(n, 1), np.int64)
-    whole = bf == EASY_QUEUE
+    easy = bf in (EASY, EASY_QUEUE)  # a reservation, from requested times
+    whole = bf in (EASY_QUEUE, FIRST_FIT_QUEUE)  # candidates from the whole queue
     gaps = state.gaps
     cand = np.zeros(k, np.int64)  # easy-queue's backfill: each member's oldest candidate
     while True:
@@ -799,6 +800,10 @@ def _rigid_kernel(run, jobs, coal, state, out):
             res_pos = -1
             shadow = np.int64(0)
             extra = np.int64(0)
+            if bf == FIRST_FIT_QUEUE:  # the whole queue's scan without a reservation
+                shadow = _BIG
+                extra = _BIG
+                cand[:] = 0  # each member's scan from its queue head
             while phase < 3:
                 pos = -1
                 x = -1  # pos = org_jobs[x]
@@ -816,7 +821,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     if co[C, CO_WAITING] == 0 or nfree == 0:
                         break
                     show = SHOW_FITS if bf == FIRST_FIT else SHOW_ALL
-                    if phase == 2:
+                    if bf == FIRST_FIT_QUEUE or phase == 2:
                         show = SHOW_QUEUE if whole else SHOW_HEADS
                     shown, ncand, first = _candidates(
                         C, show, t, jobs, co, mem, gaps, bitpos, cand, res_pos, shadow, extra
@@ -839,7 +844,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                     ]  # the pick's candidate (its queue head but in easy-queue's backfill)
                     pos = org_jobs[x]
                     if width[pos] > nfree:
-                        if bf < EASY or phase == 2:
+                        if not easy or phase == 2:
                             break  # none: the pick does not fit, nothing more starts
                         # EASY: a reservation for it, which (per organization) matters only
                         # if another member's queue head fits now (else nothing can
@@ -890,7 +895,7 @@ def _rigid_kernel(run, jobs, coal, state, out):
                 live += 1
                 if live > stats[ST_PEAK]:
                     stats[ST_PEAK] = live
-                if bf >= EASY:
+                if easy:
                     ent[e, E_END] = t + req[pos]
                     ent[e, E_Q] = width[pos]
                     _easy_append(co, C, e, ent)

@@ -1,12 +1,13 @@
 """Exact REF for rigid jobs under EASY, and RAND, on windows of parallel logs (issue 25).
 
     python benchmarks/ref_rigid.py [--traces ../shared/traces] [--ks 8,12,16] [--windows 3]
-                                   [--rand-k 50] [--out FILE]
+                                   [--rand-k 50] [--backfill easy] [--out FILE]
 
 For SDSC-SP2, CTC-SP2, KTH-SP2 and CEA-Curie as rigid jobs (each job its processors at
 once, its requested time; users dealt to ``k`` organizations in turn, machines split
 uniformly, seed 1), ``--windows`` windows of 5e4 s per log starting at random jobs (seed 7): per log and
-``k``, the CPU seconds of ``ref_rigid_schedule`` with ``backfill="easy"`` (mean and worst),
+``k``, the CPU seconds of ``ref_rigid_schedule`` under ``--backfill`` (default ``easy``; the
+rule must read requested times or not as the logs allow) (mean and worst),
 the peak resident memory of the process that ran the row, the mean number of jobs, of
 coalitions simulated (interchangeable idle organizations run once) and of coalitions
 that fell back to the Python engine (``-`` for the lockstep kernel, which has none). Then
@@ -55,7 +56,9 @@ def _instances(path: str, k: int, windows: int):
     ]
 
 
-def _row(path: str, k: int, windows: int, what: str, engine: str = "auto") -> dict:
+def _row(
+    path: str, k: int, windows: int, what: str, engine: str = "auto", rule: str = "easy"
+) -> dict:
     """One row, in this (fresh) process: CPU seconds per window and statistics."""
     from coopsched.online.engine import simulate
     from coopsched.online.policies import get_policy
@@ -75,22 +78,24 @@ def _row(path: str, k: int, windows: int, what: str, engine: str = "auto") -> di
     for inst in insts:
         t0 = time.process_time()
         if what == "ref":
-            s, _ = ref_rigid_schedule(inst, WINDOW, "easy", coalition_runs=True, engine=engine)
+            s, _ = ref_rigid_schedule(inst, WINDOW, rule, coalition_runs=True, engine=engine)
             sim.append(s.info["simulated_coalitions"])
             if "python" in s.info["coalition_engines"]:
                 py.append(s.info["coalition_engines"]["python"])
         else:
-            simulate(inst, get_policy("rand", n_samples=15), WINDOW, backfill="easy")
+            simulate(inst, get_policy("rand", n_samples=15), WINDOW, backfill=rule)
         secs.append(time.process_time() - t0)
         jobs.append(inst.n)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"secs": secs, "sim": sim, "py": py, "jobs": jobs, "peak_mb": peak}
 
 
-def row(path: str, k: int, windows: int, what: str, engine: str = "auto") -> dict:
+def row(
+    path: str, k: int, windows: int, what: str, engine: str = "auto", rule: str = "easy"
+) -> dict:
     ctx = mp.get_context("spawn")
     with ctx.Pool(1) as pool:
-        return pool.apply(_row, (path, k, windows, what, engine))
+        return pool.apply(_row, (path, k, windows, what, engine, rule))
 
 
 def main() -> None:
@@ -105,13 +110,16 @@ def main() -> None:
     )
     ap.add_argument("--windows", type=int, default=3, help="random windows per log")
     ap.add_argument("--rand-k", type=int, default=50, help="organizations for RAND (0: skip)")
+    ap.add_argument(
+        "--backfill", default="easy", help="the backfilling rule (easy-queue: the audit's)"
+    )
     ap.add_argument("--out", default=None, help="also write the lines to this file")
     args = ap.parse_args()
     ks = [int(x) for x in args.ks.split(",") if x]
     lines = [
         f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
         f"load average before {os.getloadavg()[0]:.2f}",
-        f"# {args.windows} windows of {WINDOW} s per log starting at random jobs (seed 7), rigid jobs, EASY; "
+        f"# {args.windows} windows of {WINDOW} s per log starting at random jobs (seed 7), rigid jobs, {args.backfill}; "
         f"CPU seconds per window, one process per row; exact REF engine {args.engine}",
         "log        what   k    jobs   mean s   worst s  peak MB  simulated  python",
     ]
@@ -120,7 +128,7 @@ def main() -> None:
         path = str(Path(args.traces) / file)
         todo = [("ref", k) for k in ks] + ([("rand", args.rand_k)] if args.rand_k else [])
         for what, k in todo:
-            r = row(path, k, args.windows, what, args.engine)
+            r = row(path, k, args.windows, what, args.engine, args.backfill)
             sim = f"{np.mean(r['sim']):9,.0f}" if r["sim"] else f"{'-':>9s}"
             py = f"{sum(r['py']):6d}" if r["py"] else f"{'-':>6s}"
             line = (

@@ -54,7 +54,7 @@ from .backends import (  # noqa: F401 (CompiledFallback: also imported from here
     CompiledFallback,
     rule_named,
 )
-from .kernels import JIT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
+from .kernels import JIT_OPTIONS, NO_REFCOUNT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
 from .utilities import exact_total
 
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
@@ -823,7 +823,7 @@ def _engine(st, jb, smp, T, one):
         _loop(st, stf, jb, smp, T, False)
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(**NO_REFCOUNT_OPTIONS)
 def _loop(st, stf, jb, smp, T, one):
     """The event loop (module docstring): events until none is left before ``T``: the
     completions (the machines freed at ``t`` back in machine order), the releases, then the

@@ -641,9 +641,11 @@ def test_sdsc_sp2_rigid_against_split_as_stated():
             name, ("2", "10", "8", "4")
         ) == h.groups()
     out = " ".join((RESULTS / "audit" / "sdsc-sp2-1998-04-27.txt").read_text().split())
-    assert "utilization recorded 21.1%, model 23.1%" in out and "50% of 220 jobs" in out
+    assert "utilization recorded 21.1%, model 23.1%" in out and "68% of 220 jobs" in out
     assert "23.1 % utilization against the recorded 21.1 %" in " ".join(text.split())
-    assert "−2.15 and −1.73 core-hours" in text and rigid["76"][9] == "-2.15"
+    assert "68 % of the 220 jobs" in " ".join(text.split())
+    assert "−3.36 and −2.89 core-hours" in text and rigid["76"][9] == "-3.36"
+    assert rigid["74"][9] == "-2.89"
 
 
 def test_readme_table1_window_options():

@@ -54,7 +54,15 @@ from .backends import (  # noqa: F401 (CompiledFallback: also imported from here
     CompiledFallback,
     rule_named,
 )
-from .kernels import JIT_OPTIONS, NO_REFCOUNT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
+from .kernels import (
+    JIT_OPTIONS,
+    NO_REFCOUNT_OPTIONS,
+    _heap_pop,
+    _heap_push,
+    _pop2,
+    _push2,
+    group_order,
+)
 from .utilities import exact_total
 
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
@@ -991,9 +999,8 @@ class Prepared:
         else:
             self.jobs[J_PINNED, :n] = inst.pinned[sub]
         self.owner = self.jobs[J_OWNER, :n]
-        # the queues of every job: a stable sort by owner (radix sort on a narrow type)
-        narrow = np.uint16 if inst.k < 2**16 else np.int64
-        self.by_org = np.argsort(self.owner.astype(narrow), kind="stable")
+        # the queues of every job: a stable sort by owner, and each owner's count
+        self.by_org, self.org_ptr = group_order(self.owner, inst.k)
         self.one = not n or int(self.jobs[J_WIDTH, :n].max()) == 1
         self.machines = inst.machines
         self.canon = inst.canonical_order()
@@ -1165,9 +1172,12 @@ def _record(prepared, is_member, owner, sel, wide, M, inputs) -> tuple[np.ndarra
         q = q[~wide[q]]
     sj[J_QJOBS, : len(q)] = q
     # the queues' lengths: q holds the jobs that fit, whose owners need no gather
-    st[O_QPTR, 1 : k + 1] = np.cumsum(
-        np.bincount(owner[~wide] if some_wide else owner, minlength=k)
-    )
+    if sel is None and not some_wide:
+        st[O_QPTR, : k + 1] = prepared.org_ptr
+    else:
+        st[O_QPTR, 1 : k + 1] = np.cumsum(
+            np.bincount(owner[~wide] if some_wide else owner, minlength=k)
+        )
     st[O_MACHINES, :k] = prepared.machines
     st[O_MEMBER, :k] = is_member
     if inputs.get("own") is not None:

@@ -54,7 +54,16 @@ from .backends import (  # noqa: F401 (CompiledFallback: also imported from here
     CompiledFallback,
     rule_named,
 )
-from .kernels import JIT_OPTIONS, NO_REFCOUNT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
+from .kernels import (
+    JIT_OPTIONS,
+    NO_REFCOUNT_OPTIONS,
+    _heap_pop,
+    _heap_push,
+    _pop2,
+    _push2,
+    group_order,
+    sort_row,
+)
 from .utilities import exact_total
 
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
@@ -868,14 +877,8 @@ def _loop(st, sj, stf, jb, smp, T, one):
                 st[SC, SC_NIDS] = nids
                 _free_machines(st, sj, stf, pos, t)
                 nids = st[SC, SC_NIDS]
-        if randm:  # the machines freed at t in machine order (an insertion sort: a few)
-            for x in range(base + 1, nids):
-                m = st[M_FREE, x]
-                y = x
-                while y > base and st[M_FREE, y - 1] > m:
-                    st[M_FREE, y] = st[M_FREE, y - 1]
-                    y -= 1
-                st[M_FREE, y] = m
+        if randm:  # the machines freed at t in machine order
+            sort_row(st, M_FREE, base, nids)
         st[SC, SC_NCOMP], st[SC, SC_NIDS], st[SC, SC_NFREE] = ncomp, nids, nfree
         while i < n and jb[J_REL, i] == t:  # releases
             if not sj[J_WIDE, i]:
@@ -991,9 +994,8 @@ class Prepared:
         else:
             self.jobs[J_PINNED, :n] = inst.pinned[sub]
         self.owner = self.jobs[J_OWNER, :n]
-        # the queues of every job: a stable sort by owner (radix sort on a narrow type)
-        narrow = np.uint16 if inst.k < 2**16 else np.int64
-        self.by_org = np.argsort(self.owner.astype(narrow), kind="stable")
+        # the queues of every job: a stable sort by owner, and each owner's count
+        self.by_org, self.org_ptr = group_order(self.owner, inst.k)
         self.one = not n or int(self.jobs[J_WIDTH, :n].max()) == 1
         self.machines = inst.machines
         self.canon = inst.canonical_order()
@@ -1165,9 +1167,12 @@ def _record(prepared, is_member, owner, sel, wide, M, inputs) -> tuple[np.ndarra
         q = q[~wide[q]]
     sj[J_QJOBS, : len(q)] = q
     # the queues' lengths: q holds the jobs that fit, whose owners need no gather
-    st[O_QPTR, 1 : k + 1] = np.cumsum(
-        np.bincount(owner[~wide] if some_wide else owner, minlength=k)
-    )
+    if sel is None and not some_wide:
+        st[O_QPTR, : k + 1] = prepared.org_ptr
+    else:
+        st[O_QPTR, 1 : k + 1] = np.cumsum(
+            np.bincount(owner[~wide] if some_wide else owner, minlength=k)
+        )
     st[O_MACHINES, :k] = prepared.machines
     st[O_MEMBER, :k] = is_member
     if inputs.get("own") is not None:

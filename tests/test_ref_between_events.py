@@ -155,4 +155,52 @@ def test_how_often_the_readings_differ():
 def test_how_often_the_readings_differ_on_3000_instances():
     """The same on 3,000 instances (seed 4545): 44 under ``none``, 5 under ``easy``, 9
     under ``easy-queue``, none under ``first-fit``."""
-    assert _differ(3000, 4545) == {"none": 44, "first-fit": 0, "easy": 5, "easy-queue": 9}
+    counts = _differ(3000, 4545)
+    assert counts == {"none": 44, "first-fit": 0, "easy": 5, "easy-queue": 9}
+    page = " ".join(
+        (Path(__file__).resolve().parents[1] / "docs/conventions.md").read_text().split()
+    )
+    assert (
+        f"On 3,000 small random instances the two readings give different schedules on "
+        f"{counts['none']} under `none`, {counts['easy']} under `easy`, {counts['easy-queue']} "
+        "under `easy-queue` and none under `first-fit`"
+    ) in page
+
+
+def test_the_docs_state_the_size_measured_on_the_logs():
+    """docs/conventions.md's figures for the logs, recomputed from the rows of the
+    committed ``benchmarks/results-ref-between-events.txt``."""
+    root = Path(__file__).resolve().parents[1]
+    rows = [
+        line.split()
+        for line in (root / "benchmarks" / "results-ref-between-events.txt")
+        .read_text()
+        .splitlines()
+        if line and not line.startswith("#") and not line.startswith("log ")
+    ]
+    page = " ".join((root / "docs" / "conventions.md").read_text().split())
+    for rule in ("none", "easy"):
+        mine = [r for r in rows if r[2] == rule]
+        jobs = sum(int(r[4]) for r in mine)
+        moved = sum(int(r[7]) for r in mine)
+        differ = sum(r[6] == "yes" for r in mine)
+        busy = [r for r in mine if float(r[12]) > 0]
+        gap = [abs(float(r[12]) - float(r[11])) / float(r[12]) for r in busy]
+        assert (
+            f"under `{rule}`, {differ} windows differ and {100 * moved / jobs:.2f} % of the jobs"
+            in page
+        )
+        assert f"{len(mine)} one-day windows" in page
+        if rule == "easy":
+            rel = max(float(r[8]) for r in mine)
+            assert f"by more than {100 * rel:.1f} % of its `phi`" in page
+            assert f"by {100 * max(gap):.1f} % at most" in page
+        else:
+            worst = max(mine, key=lambda r: float(r[10]))
+            assert f"({worst[0]}, {worst[1]} organizations)" in page
+            assert f"{100 * float(worst[9]):.1f} % of the grand coalition's value" in page
+            assert f"moves by {100 * float(worst[8]):.0f} % of its `phi`" in page
+            assert f"{float(worst[10]):,.0f} s apart" in page
+            assert f"where FIFO is {float(worst[11]):,.0f} s from REF" in page
+            assert f"moves by {100 * max(gap):.1f} % at most, {100 * np.mean(gap):.2f} %" in page
+            assert f"over the {len(busy)} windows where FIFO" in page

@@ -98,12 +98,16 @@ class _Coalition:
         return sum(self.psi_at(u, t) for u in self.members)
 
 
-def ref_rigid_moments(inst, T: int, rule: str, every_moment: bool) -> tuple[list[int], list[int]]:
+def ref_rigid_moments(
+    inst, T: int, rule: str, every_moment: bool, ties: list[tuple[int, int]] | None = None
+) -> tuple[list[int], list[int]]:
     """REF's schedule of the grand coalition for rigid jobs under ``rule`` up to ``T`` and
     every coalition's value at ``T`` (index: the coalition's bit mask), exact. With
     ``every_moment`` a coalition acts at every time moment (the paper's Fig. 1), else only
     at its events (the package). The rules as docs/conventions.md states them; no pinned
-    jobs."""
+    jobs. With a list ``ties``, each time ``t`` at which the grand coalition's best key is
+    shared by two members or more with a waiting job and the winner starts ``s >= 2`` jobs
+    (a tied winner taking several machines) is appended as ``(t, s)``."""
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r}")
     if inst.pinned is not None and np.any(inst.pinned):
@@ -164,6 +168,20 @@ def ref_rigid_moments(inst, T: int, rule: str, every_moment: bool) -> tuple[list
             return
         key = keys(c, cand, t)
         ranked = sorted(cand, key=lambda u: (-key[u], rank[queue[u][0]]))
+        if (
+            ties is not None
+            and c.mask == full
+            and len(cand) > 1
+            and key[ranked[1]] == key[ranked[0]]
+        ):
+            before = len(queue[ranked[0]])
+            _rule(c, ranked, queue, t)
+            if before - len(queue[ranked[0]]) >= 2:
+                ties.append((t, before - len(queue[ranked[0]])))
+            return
+        _rule(c, ranked, queue, t)
+
+    def _rule(c: _Coalition, ranked: list[int], queue: dict[int, list[int]], t: int) -> None:
         if rule == "first-fit":
             while True:
                 u = next((x for x in ranked if queue[x] and q[queue[x][0]] <= c.free), None)

@@ -519,6 +519,7 @@ def ref_schedule(
     from .kernel import (
         CO_FIELDS,
         CO_LAST,
+        CO_SLOT,
         FL_FIELDS,
         MEM_FIELDS,
         MEM_LAST,
@@ -566,9 +567,11 @@ def ref_schedule(
     while True:
         # records, one per (coalition, member) and one per coalition (their fields are
         # named in the kernel module: MEM_* and CO_*)
-        mem, co = z(k, NC, MEM_FIELDS), z(NC, CO_FIELDS)
-        mem[:, canon_list, MEM_LAST] = plan["t_start"]  # every clock starts at the first release
+        # (a member record per simulated coalition, in its slot: CO_SLOT; slot 0 unused)
+        mem, co = z(k, len(canon_list) + 1, MEM_FIELDS), z(NC, CO_FIELDS)
+        mem[:, :, MEM_LAST] = plan["t_start"]  # every clock starts at the first release
         co[:, CO_LAST] = plan["t_start"]
+        co[canon_list, CO_SLOT] = np.arange(1, len(canon_list) + 1)
         vv, qh, ql, final_v = (z(NC) for _ in range(4))
         # at a horizon beyond every event the values are computed below, in Python integers
         do_final = (python or plan["final_in_kernel"]) and (horizon is None or kT is not None)

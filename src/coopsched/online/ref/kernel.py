@@ -31,10 +31,15 @@ CO_FREE = 4  # free machines
 CO_WAITING = 5  # waiting jobs
 CO_WMASK = 6  # bitmask of the members with waiting jobs
 CO_VISIT = 7  # the last event time at which C was visited (-1: never)
-CO_FIELDS = 8
-# mem[u, C, .]: one record per (member, coalition), u's part of C's schedule; member-major,
-# so that the records a completion walks (one member, many coalitions) lie in one slice of
-# 40 bytes x 2^k (2.6 MB at k = 16, within a core's L2 cache) rather than over all k slices
+CO_SLOT = 8  # C's slot in mem (1, 2, ... for the simulated coalitions, in increasing order)
+CO_FIELDS = 9
+# mem[u, co[C, CO_SLOT], .]: one record per (member, simulated coalition), u's part of C's
+# schedule; member-major, so that the records a completion walks (one member, many
+# coalitions) lie in one slice of 40 bytes per simulated coalition (2.6 MB at k = 16, within
+# a core's L2 cache) rather than over all k slices. Only the simulated coalitions have a
+# slot: indexed by C itself, the slices spanned all 2^k coalitions and a window whose
+# interchangeable idle organizations leave few coalitions simulated touched every page of
+# them anyway (k = 20: 838 MB, twice the run time of the coalition-major layout before)
 MEM_PSI = 0  # psi_u as of MEM_LAST
 MEM_WORK = 1  # u's unit parts processed by MEM_LAST
 MEM_LAST = 2  # time of the last update of the two fields above
@@ -124,8 +129,9 @@ def _advance_coalition(co, C, t):
 @numba.njit(inline="always", **JIT_OPTIONS)
 def _advance_member(mem, u, C, t):
     """Member ``u``'s record in ``C`` (``psi_u``, work) brought to ``t``: the one update of
-    a member's ``psi_sp`` between events. It updates ``mem[u, C]``: the rigid kernel, whose
-    records are ``mem[C, u]``, passes ``C`` first."""
+    a member's ``psi_sp`` between events. It updates ``mem[u, C]`` (``C``: the coalition's
+    slot, ``CO_SLOT``): the rigid kernel, whose records are ``mem[C, u]``, passes ``C``
+    first."""
     d = int(t) - int(mem[u, C, MEM_LAST])
     if d > 0:
         r = int(mem[u, C, MEM_RUNNING])
@@ -468,7 +474,7 @@ class FloatRoute(NamedTuple):
 class State(NamedTuple):
     """The records and the Shapley buffers."""
 
-    mem: np.ndarray  # mem[u, C, MEM_*]
+    mem: np.ndarray  # mem[u, co[C, CO_SLOT], MEM_*]
     co: np.ndarray  # co[C, CO_*]
     vv: np.ndarray  # values at the current event
     qh: np.ndarray  # the exact potential's (or sums') high words
@@ -641,6 +647,7 @@ def _float_decisions(t, utility, rule, co, mem, ready, nready, decide, pc, bitpo
         while a < nready and ng < _CHUNK:
             if decide[a] != 0:
                 C = ready[a]
+                ci = co[C, CO_SLOT]  # C's member records
                 g_a[ng] = a
                 g_s[ng] = nm
                 rest = co[C, CO_WMASK]
@@ -648,9 +655,9 @@ def _float_decisions(t, utility, rule, co, mem, ready, nready, decide, pc, bitpo
                     w = rest & -rest
                     rest ^= w
                     u = bitpos[w % 37]
-                    d = t - mem[u, C, MEM_LAST]
-                    r = mem[u, C, MEM_RUNNING]
-                    x = _value_at(utility, mem[u, C, MEM_PSI], mem[u, C, MEM_WORK], r, d)
+                    d = t - mem[u, ci, MEM_LAST]
+                    r = mem[u, ci, MEM_RUNNING]
+                    x = _value_at(utility, mem[u, ci, MEM_PSI], mem[u, ci, MEM_WORK], r, d)
                     g_psi[nm] = float(x)
                     g_u[nm] = u
                     nm += 1
@@ -699,14 +706,15 @@ def _complete_jobs(t, bh, bn, b_u, b_head, b_next, bfree, ent, co, mem, vis, nvi
         e = b_head[b]
         while e >= 0:
             C = ent[e, 0]
+            ci = co[C, CO_SLOT]  # C's member records
             if co[C, CO_VISIT] != t:
                 co[C, CO_VISIT] = t
                 vis[nvis] = C
                 nvis += 1
                 _advance_coalition(co, C, t)
-            _advance_member(mem, u, C, t)
+            _advance_member(mem, u, ci, t)
             c = ent[e, 2]
-            mem[u, C, MEM_RUNNING] -= c
+            mem[u, ci, MEM_RUNNING] -= c
             co[C, CO_RUNNING] -= c
             co[C, CO_FREE] += c
             ent[e, 2] = 0
@@ -991,6 +999,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
         # pass 3: rank the waiting members and start jobs
         for a in range(nready):
             C = ready[a]
+            ci = co[C, CO_SLOT]  # C's member records
             nw = 0
             rest = co[C, CO_WMASK]
             while rest != 0:  # the waiting members, lowest index first
@@ -1038,8 +1047,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                         if s == 0:
                             break
                         s = (s - 1) & rest
-                _advance_member(mem, u, C, t)
-                psi = mem[u, C, MEM_PSI] if utility == 0 else mem[u, C, MEM_WORK]
+                _advance_member(mem, u, ci, t)
+                psi = mem[u, ci, MEM_PSI] if utility == 0 else mem[u, ci, MEM_WORK]
                 if one_word:  # the whole key in xh: split it into the two words
                     xh -= L * psi
                     xl = xh & _MASK
@@ -1074,7 +1083,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     for x in range(nw):
                         w = wl[x]
                         if (co[C, CO_WMASK] >> w) & 1:
-                            q = org_jobs[org_ptr[w] + mem[w, C, MEM_STARTED]]
+                            q = org_jobs[org_ptr[w] + mem[w, ci, MEM_STARTED]]
                             if pinned[q] and q < bpos:
                                 bpos = q
                                 u = w
@@ -1091,7 +1100,7 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                         # ties go to the older queue head (docs/conventions.md)
                         hx = n
                         if (co[C, CO_WMASK] >> w) & 1:
-                            hx = org_jobs[org_ptr[w] + mem[w, C, MEM_STARTED]]
+                            hx = org_jobs[org_ptr[w] + mem[w, ci, MEM_STARTED]]
                         if (
                             best < 0
                             or kh[x] > kh[best]
@@ -1109,12 +1118,12 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                     continue
                 # the rest of a run of identical jobs (consecutive in FIFO order, same
                 # owner, release, size and pin) starts at once, as far as machines go
-                x0 = org_ptr[u] + mem[u, C, MEM_STARTED]
+                x0 = org_ptr[u] + mem[u, ci, MEM_STARTED]
                 cnt = min(co[C, CO_FREE], run_end[x0] - x0)
                 pos = run_head[x0]
-                mem[u, C, MEM_STARTED] += cnt
+                mem[u, ci, MEM_STARTED] += cnt
                 co[C, CO_WAITING] -= cnt
-                if nrel[u] == mem[u, C, MEM_STARTED]:
+                if nrel[u] == mem[u, ci, MEM_STARTED]:
                     co[C, CO_WMASK] ^= 1 << u
                 p = size[pos]
                 # a job that cannot complete before the horizon ends "at T": never popped
@@ -1141,8 +1150,8 @@ def _ref_kernel(run, jobs, coal, arith, fl, state, out):
                 ent[e, 1] = b_head[b]
                 ent[e, 2] = cnt
                 b_head[b] = e
-                _advance_member(mem, u, C, t)
-                mem[u, C, MEM_RUNNING] += cnt
+                _advance_member(mem, u, ci, t)
+                mem[u, ci, MEM_RUNNING] += cnt
                 co[C, CO_RUNNING] += cnt
                 co[C, CO_FREE] -= cnt
                 if filt:

@@ -21,8 +21,8 @@ reference ``tests/reference.py::brute_ref_rigid(every_moment=True)``). Between a
 coalition's events its members' utilities follow Eq. 3's closed form (``psi`` grows by
 ``W``, the unit parts processed so far, and ``W`` by the running processors), so a
 coalition is visited at a moment without an event only while it could start something
-(a free machine and a job that fits): then its keys are Eq. (1) on the exact values, scaled
-by ``|C|!``.
+(a free machine and a job that fits): then its keys are Eq. (1) on the exact values
+(``coopsched.online.shapley.shapley_restricted``).
 
 For each of SDSC-SP2, CTC-SP2, KTH-SP2 and HPC2N as rigid jobs (each job its processors at
 once, its requested time; users dealt to ``k`` organizations in turn, machines split
@@ -40,14 +40,14 @@ from __future__ import annotations
 import argparse
 import heapq
 import itertools
-import platform
-import subprocess
 import sys
 from fractions import Fraction
-from math import factorial
 from pathlib import Path
 
 import numpy as np
+from run_all import machine
+
+from coopsched.online.shapley import shapley, shapley_restricted
 
 LOGS = {
     "SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz",
@@ -129,29 +129,17 @@ def ref_rigid_moments(
         members = [u for u in range(k) if C >> u & 1]
         co[C] = _Coalition(C, members, sum(M[u] for u in members))
         co[C].releases = [j for j in order if C >> org[j] & 1]
-    fact = [factorial(i) for i in range(k + 1)]
 
-    def keys(c: _Coalition, cand: list[int], t: int) -> dict[int, int]:
-        C, size = c.mask, len(c.members)
-        values = {0: 0}
+    def keys(c: _Coalition, cand: list[int], t: int) -> dict[int, Fraction]:
+        """``phi_u - psi_u`` in ``c`` at ``t`` (Eq. (1) on the exact values)."""
+        C = c.mask
+        values = [0] * (full + 1)
         S = C
         while S:
             values[S] = co[S].value(t)
             S = (S - 1) & C
-        out = {}
-        for u in cand:
-            ub = 1 << u
-            rest = C ^ ub
-            acc = 0
-            S = rest
-            while True:
-                s = S.bit_count()
-                acc += fact[s] * fact[size - s - 1] * (values[S | ub] - values[S])
-                if S == 0:
-                    break
-                S = (S - 1) & rest
-            out[u] = acc - fact[size] * c.psi_at(u, t)
-        return out
+        phi = shapley_restricted(values, C, k)
+        return {u: phi[u] - c.psi_at(u, t) for u in cand}
 
     def start(c: _Coalition, j: int, t: int) -> None:
         u = org[j]
@@ -277,27 +265,6 @@ def ref_rigid_moments(
     return starts, values
 
 
-def shapley(values: list[int], k: int) -> list[Fraction]:
-    """Eq. (1) in the grand coalition."""
-    full = (1 << k) - 1
-    out = []
-    for u in range(k):
-        ub = 1 << u
-        rest = full ^ ub
-        acc = Fraction(0)
-        S = rest
-        while True:
-            s = S.bit_count()
-            acc += Fraction(factorial(s) * factorial(k - s - 1), factorial(k)) * (
-                values[S | ub] - values[S]
-            )
-            if S == 0:
-                break
-            S = (S - 1) & rest
-        out.append(acc)
-    return out
-
-
 def psi_of(inst, starts: list[int], T: int) -> list[int]:
     """Each organization's ``psi_sp`` at ``T`` (Eq. 3, a job on ``q`` processors as ``q``
     unit parts) and the unit parts processed before ``T`` (last entry)."""
@@ -352,6 +319,32 @@ def _window_row(inst, T: int, rule: str) -> dict:
     }
 
 
+def log_windows(folder: str, logs: dict[str, tuple[str, str]], length: int, count: int, ks):
+    """``(log, jobs, k, start, instance)`` for each log of ``logs`` (name: file, ``jobs``
+    model) found in ``folder`` (a missing one is announced and skipped), ``count`` windows
+    of ``length`` seconds starting at random jobs (seed 11), at each ``k`` of ``ks`` (users
+    dealt in turn, machines split uniformly, seed 1)."""
+    from coopsched.workloads.prepare import random_windows, trace_to_instance
+    from coopsched.workloads.swf import read_swf
+
+    for name, (file, jobs) in logs.items():
+        path = Path(folder) / file
+        if not path.exists():
+            print(f"# {name}: {path} not found, skipped", flush=True)
+            continue
+        tr = read_swf(path)
+        starts = random_windows(tr, length, count, seed=11, by="job")
+        for k, w0 in itertools.product(ks, starts):
+            inst = trace_to_instance(tr, k=k, start=w0, length=length, jobs=jobs, seed=1)
+            yield name, jobs, k, w0, inst
+
+
+def say(lines: list[str], line: str) -> None:
+    """Print ``line`` now and keep it for the results file."""
+    lines.append(line)
+    print(line, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--traces", default=str(Path(__file__).resolve().parents[2] / "shared/traces"))
@@ -361,23 +354,11 @@ def main() -> None:
     ap.add_argument("--rules", default="none,easy")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    from coopsched.workloads.prepare import random_windows, trace_to_instance
-    from coopsched.workloads.swf import read_swf
-
-    rev = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
     lines = [
         f"# benchmarks/ref_between_events.py --ks {args.ks} --windows {args.windows} "
         f"--length {args.length} --rules {args.rules}",
-        f"# commit {rev}{' with uncommitted changes' if dirty else ''}; python "
-        f"{platform.python_version()}; {platform.machine()}; nothing timed",
+        *machine(),
+        "# nothing timed",
         "# per window: jobs; waited (jobs not started at release in the exact reading, or never); differ (the two schedules); moved (jobs whose start differs);",
         "# rel = max_u |psi_u(events) - psi_u(exact)| / phi_u(exact); share = sum_u |psi_u(events)"
         " - psi_u(exact)| / v(grand, exact);",
@@ -393,27 +374,18 @@ def main() -> None:
     summary: dict[str, list[dict]] = {}
     rules = args.rules.split(",")
     ks = [int(x) for x in args.ks.split(",")]
-    for name, file in LOGS.items():
-        path = Path(args.traces) / file
-        if not path.exists():
-            print(f"# {name}: {path} not found, skipped", flush=True)
-            continue
-        tr = read_swf(path)
-        for k, w0 in itertools.product(
-            ks, random_windows(tr, args.length, args.windows, seed=11, by="job")
-        ):
-            inst = trace_to_instance(tr, k=k, start=w0, length=args.length, jobs="rigid", seed=1)
-            for rule in rules:
-                row = _window_row(inst, args.length, rule)
-                summary.setdefault(rule, []).append(row)
-                line = (
-                    f"{name:<10} {k:>2} {rule:<6} {w0:>9} {row['jobs']:>5} {row['waited']:>6} "
-                    f"{'yes' if row['differ'] else 'no':>6} {row['moved']:>6} "
-                    f"{row['rel']:>9.2e} {row['share']:>9.2e} {row['dist']:>10.3e} "
-                    f"{row['fifo_e']:>10.3e} {row['fifo_x']:>10.3e}"
-                )
-                lines.append(line)
-                print(line, flush=True)
+    logs = {name: (file, "rigid") for name, file in LOGS.items()}
+    for name, _, k, w0, inst in log_windows(args.traces, logs, args.length, args.windows, ks):
+        for rule in rules:
+            row = _window_row(inst, args.length, rule)
+            summary.setdefault(rule, []).append(row)
+            say(
+                lines,
+                f"{name:<10} {k:>2} {rule:<6} {w0:>9} {row['jobs']:>5} {row['waited']:>6} "
+                f"{'yes' if row['differ'] else 'no':>6} {row['moved']:>6} "
+                f"{row['rel']:>9.2e} {row['share']:>9.2e} {row['dist']:>10.3e} "
+                f"{row['fifo_e']:>10.3e} {row['fifo_x']:>10.3e}",
+            )
     lines.append("")
     for rule, rows in summary.items():
         jobs = sum(x["jobs"] for x in rows)
@@ -431,8 +403,7 @@ def main() -> None:
             f"{100 * max(gap, default=0.0):.1f} % at most, {100 * float(np.mean(gap)) if gap else 0.0:.2f}"
             " % on average over those windows"
         )
-        lines.append(line)
-        print(line, flush=True)
+        say(lines, line)
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
 

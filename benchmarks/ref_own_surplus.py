@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import platform
-import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+from ref_between_events import log_windows, ref_rigid_moments, say
+from run_all import machine
 
 LOGS = {
     "LPC-EGEE": ("LPC-EGEE-2004-1.2-cln.swf.gz", "sequential", None),
@@ -48,8 +48,6 @@ LOGS = {
 def own_surplus(inst, T: int, backfill: str | None) -> dict:
     """REF's schedule of ``inst`` at ``T``, audited: per organization ``psi``, ``phi``
     (exact) and the figures of the module docstring."""
-    from ref_between_events import ref_rigid_moments
-
     import coopsched
     from coopsched.online.engine import simulate
     from coopsched.online.fairness import fairness
@@ -93,23 +91,12 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     from coopsched.workloads.instance import make_instance
-    from coopsched.workloads.prepare import random_windows, trace_to_instance
-    from coopsched.workloads.swf import read_swf
 
-    rev = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
     lines = [
         f"# benchmarks/ref_own_surplus.py --k {args.k} --windows {args.windows} "
         f"--length {args.length}",
-        f"# commit {rev}{' with uncommitted changes' if dirty else ''}; python "
-        f"{platform.python_version()}; {platform.machine()}; nothing timed",
+        *machine(),
+        "# nothing timed",
         "# off = organizations whose surplus psi - phi in the audit of REF's own schedule is not 0;",
         "# rel = max_u |psi_u - phi_u| / phi_u; dist = sum_u |psi_u - phi_u| / p_tot (s per unit"
         " of work, the units of the fairness measure);",
@@ -133,26 +120,21 @@ def main() -> None:
         f"{'log':<10} {'jobs':<10} {'window':>9} {'n':>5} {'off':>4} {'rel':>9} "
         f"{'dist':>10} {'fifo':>10} {'ties':>5} {'tjobs':>5}"
     )
-    lines.append(head)
-    print(head, flush=True)
+    say(lines, head)
     rows: dict[str, list[dict]] = {}
-    for name, (file, jobs, rule) in LOGS.items():
-        path = Path(args.traces) / file
-        if not path.exists():
-            print(f"# {name}: {path} not found, skipped", flush=True)
-            continue
-        tr = read_swf(path)
-        for w0 in random_windows(tr, args.length, args.windows, seed=11, by="job"):
-            inst = trace_to_instance(tr, k=args.k, start=w0, length=args.length, jobs=jobs, seed=1)
-            row = own_surplus(inst, args.length, rule)
-            rows.setdefault(jobs, []).append(row)
-            line = (
-                f"{name:<10} {jobs + ('/' + rule if rule else ''):<10} {w0:>9} {row['jobs']:>5} "
-                f"{row['off']:>4} {row['rel']:>9.2e} {row['dist']:>10.3e} {row['fifo']:>10.3e} "
-                f"{row['ties']:>5} {row['tied_jobs']:>5}"
-            )
-            lines.append(line)
-            print(line, flush=True)
+    logs = {name: (file, jobs) for name, (file, jobs, _) in LOGS.items()}
+    for name, jobs, _, w0, inst in log_windows(
+        args.traces, logs, args.length, args.windows, [args.k]
+    ):
+        rule = LOGS[name][2]
+        row = own_surplus(inst, args.length, rule)
+        rows.setdefault(jobs, []).append(row)
+        say(
+            lines,
+            f"{name:<10} {jobs + ('/' + rule if rule else ''):<10} {w0:>9} {row['jobs']:>5} "
+            f"{row['off']:>4} {row['rel']:>9.2e} {row['dist']:>10.3e} {row['fifo']:>10.3e} "
+            f"{row['ties']:>5} {row['tied_jobs']:>5}",
+        )
     lines.append("")
     for jobs, got in rows.items():
         busy = [x for x in got if x["fifo"] > 0]
@@ -167,8 +149,7 @@ def main() -> None:
             f" {len(got) - len(busy)}, their worst rel "
             f"{max((x['rel'] for x in got if x['fifo'] == 0), default=0.0):.4f}"
         )
-        lines.append(line)
-        print(line, flush=True)
+        say(lines, line)
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
 

@@ -318,6 +318,15 @@ def brute_ref_rigid(inst: Instance, T: int, rule: str, every_moment: bool = Fals
                     free -= q[queue[u][0]]
                     start(queue[u][0])
                 continue
+            if rule == "first-fit-queue":  # the best ranked with a job that fits, its oldest
+                while True:
+                    fit = {x: [y for y in queue[x] if q[y] <= free] for x in ranked}
+                    u = next((x for x in ranked if fit[x]), None)
+                    if u is None:
+                        break
+                    free -= q[fit[u][0]]
+                    start(fit[u][0])
+                continue
             while True:  # none and easy: the best ranked with a waiting job
                 u = next((x for x in ranked if queue[x]), None)
                 if u is None:

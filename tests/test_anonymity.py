@@ -23,6 +23,7 @@ from coopsched.online.backends import compiled_names
 from coopsched.online.engine import simulate
 from coopsched.online.policies import available, get_policy
 from coopsched.online.ref import ref_schedule
+from coopsched.online.rigid import BACKFILL
 from coopsched.online.utilities import psi_sp
 from coopsched.workloads.instance import Instance, Organization
 
@@ -178,7 +179,7 @@ def test_machine_split_remainder_ties_follow_the_first_job_not_the_index():
 # ------------------------------------------------------------------ rigid jobs, backfilled
 # The audit's default model: each job holds its processors at once, under a backfilling rule.
 
-RULES = ("none", "first-fit", "easy", "easy-queue")
+RULES = BACKFILL
 
 
 @st.composite

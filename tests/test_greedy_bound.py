@@ -11,6 +11,7 @@ import pytest
 
 from coopsched.online.greedy_bound import greedy_ratio, greedy_trap, patient_schedule
 from coopsched.online.policies import available, get_policy
+from coopsched.online.rigid import BACKFILL
 
 
 def _work_before(inst, starts, T: int) -> int:
@@ -39,7 +40,7 @@ def test_the_best_schedule_is_the_patient_one(m, L):
     assert _best_work(inst, L) == m * (L - 1)
 
 
-@pytest.mark.parametrize("backfill", ["none", "first-fit", "easy", "easy-queue"])
+@pytest.mark.parametrize("backfill", BACKFILL)
 @pytest.mark.parametrize("name", sorted(c.name for c in available()))
 @pytest.mark.parametrize("m, L, orgs", [(2, 9, 1), (4, 6, 2), (8, 25, 3)])
 def test_every_greedy_policy_falls_to_one_over_m(name, backfill, m, L, orgs):

@@ -16,7 +16,7 @@ from coopsched.online.policies import get_policy
 from coopsched.workloads.instance import Instance, Organization
 
 #: The rules whose FIFO schedule must not depend on the grouping.
-INVARIANT_RULES = ("none", "easy-queue")
+INVARIANT_RULES = ("none", "easy-queue", "first-fit-queue")
 
 
 @st.composite

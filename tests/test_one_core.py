@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from coopsched.online.backends import compiled_names
 from coopsched.online.engine import simulate
 from coopsched.online.policies import get_policy, names
+from coopsched.online.rigid import BACKFILL
 from coopsched.workloads.instance import Instance, make_instance
 
-RULES = ("none", "first-fit", "easy", "easy-queue")
+RULES = BACKFILL
 NAMES = names()
 COMPILED = set(compiled_names())
 

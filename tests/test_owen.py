@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coopsched.audit.owen import Unit, owen, owen_antithetic, quotient_shapley
+from coopsched.online.rigid import BACKFILL
 from coopsched.online.shapley import shapley
 
 
@@ -178,7 +179,7 @@ def test_owen_of_a_real_sequential_audit_is_the_brute_force(inst, T, seed):
 @settings(max_examples=15, deadline=None)
 @given(
     inst=rigid_instances(),
-    rule=st.sampled_from(["none", "first-fit", "easy", "easy-queue"]),
+    rule=st.sampled_from(BACKFILL),
     seed=st.integers(0, 2**32),
 )
 def test_owen_of_a_real_rigid_audit_is_the_brute_force(inst, rule, seed):

@@ -17,14 +17,15 @@ from test_rigid import rigid_instances
 
 from coopsched.online.ref import ref_schedule
 from coopsched.online.ref.rigid import ref_rigid_schedule
+from coopsched.online.rigid import BACKFILL, QUEUE_RULES
 
-RULES = ("none", "first-fit", "easy", "easy-queue")
+RULES = BACKFILL
 
 
 def _engines(rule: str) -> tuple[str, ...]:
     """REF's paths for ``rule``: the lockstep kernel has no easy-queue yet."""
     both = ("compiled", "python")
-    return both if rule == "easy-queue" else ("lockstep", *both)
+    return both if rule in QUEUE_RULES else ("lockstep", *both)
 
 
 def _sum_psi(s) -> int:

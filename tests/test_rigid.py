@@ -13,11 +13,12 @@ from reference import psi_job
 from coopsched.online.checker import check_schedule
 from coopsched.online.engine import simulate
 from coopsched.online.policies import available, get_policy
+from coopsched.online.rigid import BACKFILL, QUEUE_RULES
 from coopsched.online.schedule import Schedule
 from coopsched.testing import random_rigid_instance
 from coopsched.workloads.instance import Instance, InstanceError, make_instance
 
-RULES = ("none", "first-fit", "easy", "easy-queue")
+RULES = BACKFILL
 NAMES = [c.name for c in available()]
 
 
@@ -668,7 +669,7 @@ def test_rigid_ref_coalitions_run_compiled_exactly(inst, rule):
     assert a.start.tolist() == b.start.tolist() and va == vb
     c, vc = ref_rigid_schedule(inst, 16, rule, coalition_runs=True)  # in lockstep
     # easy-queue: the lockstep kernel has no such rule yet; REF runs by coalition
-    assert c.info["engine"] == ("coalitions" if rule == "easy-queue" else "lockstep")
+    assert c.info["engine"] == ("coalitions" if rule in QUEUE_RULES else "lockstep")
     assert c.start.tolist() == a.start.tolist() and vc == va
 
 
@@ -741,7 +742,7 @@ def test_rigid_ref_coalitions_stay_compiled_when_keys_pass_int64(seed, rule):
     assert check_schedule(b) == []
     # in lockstep: Eq. (1)'s keys in two exact words, the float potential's bounds
     c, vc = ref_rigid_schedule(inst, T, rule, coalition_runs=True)
-    assert c.info["engine"] == ("coalitions" if rule == "easy-queue" else "lockstep")
+    assert c.info["engine"] == ("coalitions" if rule in QUEUE_RULES else "lockstep")
     assert c.start.tolist() == a.start.tolist() and vc == va
 
 

@@ -21,6 +21,7 @@ from coopsched.online.backends import compiled_names
 from coopsched.online.engine import simulate
 from coopsched.online.policies import available, get_policy
 from coopsched.online.ref import ref_schedule
+from coopsched.online.rigid import BACKFILL
 
 #: Policies whose keys do not change between the picks at one time: their picks at ``t``
 #: follow one ranking. (CURRFAIRSHARE counts running jobs, which change with each pick;
@@ -116,7 +117,7 @@ def test_one_ranking_per_event_time(name, inst):
             assert _interleaved_at(sched) is None, (name, engine)
 
 
-@pytest.mark.parametrize("backfill", ["none", "first-fit", "easy", "easy-queue"])
+@pytest.mark.parametrize("backfill", BACKFILL)
 @pytest.mark.parametrize("name", [n for n in FIXED_KEYS if n != "ref"])
 @settings(max_examples=25, deadline=None)
 @given(inst=small_instances(max_k=4, max_jobs=12))

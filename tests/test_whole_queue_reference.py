@@ -92,6 +92,38 @@ def fifo_whole_queue_easy(
     return start
 
 
+def fifo_whole_queue_first_fit(
+    release: list[int], size: list[int], width: list[int], requested: list[int], M: int
+) -> list[int]:
+    """Every job's start (``-1``: never, too wide) under first-fit over the whole queue:
+    at each event, after completions and releases, every queued job in queue order starts
+    if it fits the machines left (``requested`` is not read)."""
+    n = len(release)
+    start = [-1] * n
+    order = sorted(range(n), key=lambda j: (release[j], j))
+    pending = [j for j in order if width[j] <= M]
+    queue: list[int] = []
+    running: list[int] = []
+    free = M
+    times = sorted(set(release))
+    while times:
+        t = times.pop(0)
+        for j in [j for j in running if start[j] + size[j] == t]:
+            running.remove(j)
+            free += width[j]
+        while pending and release[pending[0]] == t:
+            queue.append(pending.pop(0))
+        for j in list(queue):
+            if width[j] <= free:
+                queue.remove(j)
+                start[j], free = t, free - width[j]
+                running.append(j)
+        times = sorted(set(times) | {start[j] + size[j] for j in running})
+        if pending:
+            times = sorted(set(times) | {release[pending[0]]})
+    return start
+
+
 @st.composite
 def rigid_logs(draw):
     M = draw(st.integers(1, 6))
@@ -165,6 +197,50 @@ def test_reference_equals_the_whole_queue_rule_on_any_grouping(engine, case):
     assert s.start.tolist() == want
     if engine == "python":  # the records of where the rule stopped, checked too
         assert check_schedule(s) == []
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+@settings(max_examples=150, deadline=None)
+@given(case=grouped_logs(), pin=st.booleans())
+def test_reference_equals_whole_queue_first_fit_on_any_grouping(engine, case, pin):
+    """``first-fit-queue`` under FIFO is the plain whole-queue first-fit above, whatever the
+    grouping, with or without requested times; its schedules pass the checker, and
+    relabelled ``first-fit`` (each organization's oldest job only) they fail it wherever a
+    later job went ahead of its organization's older one."""
+    inst, log = case
+    want = fifo_whole_queue_first_fit(*log)
+    if pin:
+        inst = dataclasses.replace(inst, requested=None)
+    horizon = max(log[0]) + sum(log[1]) + 1
+    s = simulate(inst, get_policy("fifo"), horizon, backfill="first-fit-queue", engine=engine)
+    assert s.start.tolist() == want
+    assert check_schedule(s) == []
+
+
+def test_whole_queue_first_fit_starts_a_later_job_that_fits():
+    """One organization, 2 machines: job 1 (2 processors) waits for job 0; job 2 (1
+    processor) fits beside job 0 and starts at once under ``first-fit-queue``, while the
+    per-organization ``first-fit`` holds it behind job 1; the checker tells them apart."""
+    inst = Instance(
+        [Organization("a", 2)],
+        np.array([0, 0, 0]),
+        np.array([0, 1, 1]),
+        np.array([10, 5, 20]),
+        np.array([1, 2, 1]),
+    )
+    for engine in ("python", "compiled"):
+        fifo = get_policy("fifo")
+        got = simulate(inst, fifo, backfill="first-fit-queue", engine=engine).start.tolist()
+        assert got == [0, 21, 1]
+        assert simulate(inst, fifo, backfill="first-fit", engine=engine).start.tolist() == [
+            0,
+            10,
+            15,
+        ]
+    s = simulate(inst, get_policy("fifo"), backfill="first-fit-queue")
+    assert check_schedule(s) == []
+    wrong = dataclasses.replace(s, info={**s.info, "backfill": "first-fit"})
+    assert {v.rule for v in check_schedule(wrong)} >= {"fifo"}
 
 
 def test_the_whole_queue_rule_backfills_a_later_job_of_the_reserved_organization():

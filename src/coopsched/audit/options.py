@@ -214,7 +214,7 @@ class PlatformModel:
     )
     backfill: str | None = option(
         None,
-        "none, first-fit, easy, easy-queue (default: auto).",
+        "none, first-fit, easy, easy-queue, first-fit-queue (default: auto).",
         MODEL,
         metavar="RULE",
     )

@@ -413,9 +413,10 @@ Jobs = Annotated[
 Backfill = Annotated[
     str | None,
     typer.Option(
-        help="Rigid jobs: none, first-fit, easy (backfilling each organization's oldest "
-        "job, the papers' model) or easy-queue (EASY over the whole queue, as real "
-        "schedulers; default: easy when every job has a requested time, else first-fit)."
+        help="Rigid jobs: none, first-fit, easy (only each organization's oldest job is a "
+        "candidate, the papers' model), easy-queue or first-fit-queue (EASY or first-fit "
+        "over the whole queue, as real schedulers; default: easy when every job has a "
+        "requested time, else first-fit)."
     ),
 ]
 Engine = Annotated[

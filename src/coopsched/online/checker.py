@@ -223,6 +223,9 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
       organization's oldest candidate when it started, and no queued job but ``J`` could
       still be backfilled. FIFO within an organization no longer holds: a job may start
       before an older one of its organization only as a recorded backfill.
+    * ``first-fit-queue`` (first-fit over the whole queue): no waiting job fits the free
+      machines; a job may start before an older one of its organization (one that did not
+      fit then, which the greedy property checks at the event).
 
     Machines are not identities here: the capacity check is exact for identical machines
     (a valid assignment exists, :meth:`Schedule.allocation`)."""
@@ -256,7 +259,7 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
             add("horizon", f"job {j} starts at {start[j]}, at or after the horizon {horizon}")
     # FIFO per organization, among the jobs that can run (easy-queue: but for backfills,
     # which a record must then show: ``jumped``, checked with the records below)
-    whole = rule == "easy-queue"
+    whole = rule in ("easy-queue", "first-fit-queue")
     jumped: dict[int, int] = {}  # job -> its start, for a job started before an older one
     fifo = fit[np.lexsort((fit, rel[fit]))]
     rank = np.empty(inst.n, np.int64)
@@ -455,6 +458,10 @@ def check_rigid(schedule: Schedule, *, limit: int = 20) -> list[Violation]:
         elif rule == "first-fit":
             if fits.any():
                 add("greedy", f"at t={t} job {heads_a[fits][0]} fits the {free} free machines")
+        elif rule == "first-fit-queue":
+            fit_now = waiting[width[waiting] <= free]
+            if len(fit_now):
+                add("greedy", f"at t={t} job {fit_now[0]} fits the {free} free machines")
         else:
             if fits.all():
                 add("greedy", f"at t={t} every waiting head fits the {free} free machines (easy)")

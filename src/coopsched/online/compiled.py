@@ -8,7 +8,8 @@ loops, pinned jobs, coalitions, horizons and every backfilling rule included):
 * the same events in the same order: completions (the machines freed at ``t`` back in machine
   order), releases (a rigid job wider than the coalition never queued), pinned jobs, then the
   backfilling rule as one step (:func:`_rule_step`: ``none``, ``first-fit``, EASY with its
-  reservation from requested times);
+  reservation from requested times, and the whole-queue ``easy-queue`` and
+  ``first-fit-queue``);
 * sequential jobs are the ``q = 1`` case, specialised at compile time: ``one`` is a literal
   flag (:func:`numba.literally`), so the machine identities every such schedule stores, and
   the greedy step that every rule reduces to there, cost nothing to the rigid case and the
@@ -53,13 +54,19 @@ from .backends import (  # noqa: F401 (CompiledFallback: also imported from here
     CompiledFallback,
     rule_named,
 )
-from .kernels import JIT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
+from .kernels import JIT_OPTIONS, NO_REFCOUNT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
 from .utilities import exact_total
 
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
 _BIG = np.int64(2**62)
-NONE, FIRST_FIT, EASY, EASY_QUEUE = 0, 1, 2, 3
-_BACKFILL = {"none": NONE, "first-fit": FIRST_FIT, "easy": EASY, "easy-queue": EASY_QUEUE}
+NONE, FIRST_FIT, EASY, EASY_QUEUE, FIRST_FIT_QUEUE = 0, 1, 2, 3, 4
+_BACKFILL = {
+    "none": NONE,
+    "first-fit": FIRST_FIT,
+    "easy": EASY,
+    "easy-queue": EASY_QUEUE,
+    "first-fit-queue": FIRST_FIT_QUEUE,
+}
 
 
 # ------------------------------------------------------------ Python's random stream
@@ -176,7 +183,7 @@ SC = 38
 O_CAND = 39
 ROWS = 40
 SC_RULE = 0  # the pick rule (backends: FIFO ... REFC)
-SC_BF = 1  # the backfilling rule: NONE, FIRST_FIT, EASY, EASY_QUEUE
+SC_BF = 1  # the backfilling rule: NONE, FIRST_FIT, EASY, EASY_QUEUE, FIRST_FIT_QUEUE
 SC_TRACK = 2  # 1: psi_sp kept per organization (backends' tracks_psi)
 SC_RANDM = 3  # 1: random machines (Python's stream, M_MT)
 SC_WRAPPED = 4  # 1: utilities (and REF's keys) modulo 2^64 beside float64 copies
@@ -624,7 +631,9 @@ def _reservation(st, nfree, q, t):
 
 @numba.njit(**JIT_OPTIONS)
 def _candidates_queue(st, jb, t, nfree, nact):
-    """``easy-queue``'s backfill (:func:`coopsched.online.rigid.rule_step`, tested equal):
+    """``easy-queue``'s backfill, and ``first-fit-queue``'s step (no reservation: no reserved
+    organization, ``SC_RESU`` -1, the shadow time and extra machines infinite)
+    (:func:`coopsched.online.rigid.rule_step`, tested equal):
     each organization's oldest candidate (``O_CAND``, scanned forward from where it was:
     a job stops being a candidate only when the free or extra machines fall), shown in
     ``O_SHOWN``; whether any organization has one. A candidate is a queued job other than
@@ -632,7 +641,7 @@ def _candidates_queue(st, jb, t, nfree, nact):
     fits in the extra machines."""
     shadow, extra = st[SC, SC_SHADOW], st[SC, SC_EXTRA]
     ru = st[SC, SC_RESU]
-    reserved = st[J_QJOBS, st[O_QPTR, ru] + st[O_HEAD, ru]]
+    reserved = st[J_QJOBS, st[O_QPTR, ru] + st[O_HEAD, ru]] if ru >= 0 else np.int64(-1)
     anyone = False
     for a in range(nact):
         x = st[O_ACT, a]
@@ -694,12 +703,18 @@ def _rule_step(st, stf, jb, t, one):
                     st[SC, SC_RANKT] = t
                     for x in range(k):
                         st[O_RHEAD, x] = st[O_HEAD, x]
+                if not one and bf == FIRST_FIT_QUEUE:  # the whole queue, no reservation
+                    st[SC, SC_RESU] = -1
+                    st[SC, SC_SHADOW], st[SC, SC_EXTRA] = _BIG, _BIG
+                    for a in range(nact):
+                        x = st[O_ACT, a]
+                        st[O_CAND, x] = st[O_QPTR, x] + st[O_HEAD, x]
                 continue
         else:
             cand = O_QUEUED
-            if not one and (phase == 2 or bf == FIRST_FIT):  # show only the candidates
-                cand = O_SHOWN
-                if phase == 2 and bf == EASY_QUEUE:
+            if not one and (phase == 2 or bf in (FIRST_FIT, FIRST_FIT_QUEUE)):
+                cand = O_SHOWN  # show only the candidates
+                if (phase == 2 and bf == EASY_QUEUE) or bf == FIRST_FIT_QUEUE:
                     anyone = _candidates_queue(st, jb, t, nfree, nact)
                 else:
                     anyone = False
@@ -732,7 +747,7 @@ def _rule_step(st, stf, jb, t, one):
             if not one:
                 w = jb[J_WIDTH, pos]
                 if w > nfree:
-                    if bf < EASY or phase == 2:
+                    if (bf != EASY and bf != EASY_QUEUE) or phase == 2:
                         break  # none: the pick does not fit, nothing more starts
                     st[SC, SC_RESU] = u
                     st[SC, SC_SHADOW], st[SC, SC_EXTRA] = _reservation(st, nfree, w, t)
@@ -747,7 +762,7 @@ def _rule_step(st, stf, jb, t, one):
         # job pos starts at t
         u = jb[J_OWNER, pos]
         q = np.int64(1) if one else jb[J_WIDTH, pos]
-        if one or bf != EASY_QUEUE:
+        if one or (bf != EASY_QUEUE and bf != FIRST_FIT_QUEUE):
             st[O_HEAD, u] += 1
         else:  # a backfilled later job leaves a gap, which the head skips
             hi = st[O_QPTR, u] + st[O_HEAD, u]
@@ -773,7 +788,7 @@ def _rule_step(st, stf, jb, t, one):
         nfree -= q
         st[J_START, pos] = t
         ncomp = _push2(st, J_HT, ncomp, min(t + jb[J_SIZE, pos], _BIG), pos)
-        if not one and bf >= EASY:
+        if not one and (bf in (EASY, EASY_QUEUE)):
             _easy_list(st, pos, t + jb[J_REQ, pos], q)
         if one:  # the schedule stores the machine: the lowest free one, or a random one
             if randm:
@@ -808,7 +823,7 @@ def _engine(st, jb, smp, T, one):
         _loop(st, stf, jb, smp, T, False)
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(**NO_REFCOUNT_OPTIONS)
 def _loop(st, stf, jb, smp, T, one):
     """The event loop (module docstring): events until none is left before ``T``: the
     completions (the machines freed at ``t`` back in machine order), the releases, then the
@@ -838,7 +853,7 @@ def _loop(st, stf, jb, smp, T, one):
                 _advance(st, stf, u, t, wrapped)
             st[O_RUNNING, u] -= q
             nfree += q
-            if not one and bf >= EASY:
+            if not one and (bf in (EASY, EASY_QUEUE)):
                 _easy_list(st, pos, st[J_START, pos] + jb[J_REQ, pos], 0)
             if one:
                 m = st[J_MACHINE, pos]

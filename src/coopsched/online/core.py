@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..workloads.instance import Instance, InstanceError
-from .rigid import EASY_RULES, check_requested, rule_step, too_wide_info
+from .rigid import EASY_RULES, QUEUE_RULES, check_requested, rule_step, too_wide_info
 from .schedule import Schedule
 from .view import PolicyError, SimView, as_index
 
@@ -106,7 +106,7 @@ def run_loop(
     # EASY's running jobs by (start + requested, job, q): with one processor per job no
     # reservation is ever made
     easy = rule in EASY_RULES and not one
-    gaps = rule == "easy-queue" and not one  # a later job may start before its head
+    gaps = rule in QUEUE_RULES and not one  # a later job may start before its head
     expected: list[tuple[int, int, int]] = []
     pin_waiting = 0
     on_start = policy.on_start if events else None
@@ -131,8 +131,8 @@ def run_loop(
         return u
 
     def begin(pos: int, t: int) -> None:
-        """Job ``pos`` (its organization's oldest queued job, or under ``easy-queue`` a
-        later one backfilled: a gap the head skips) starts at ``t``."""
+        """Job ``pos`` (its organization's oldest queued job, or under a whole-queue rule a
+        later one that fits: a gap the head skips) starts at ``t``."""
         nonlocal pin_waiting
         u = owner[pos]
         q = width[pos]

@@ -9,7 +9,7 @@ generality. RAND uses it for the values of its sampled coalitions.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numba
 import numpy as np
@@ -26,6 +26,13 @@ class JitOptions(TypedDict):
 
 #: The options of every compiled kernel of the package: cached on disk, GIL released.
 JIT_OPTIONS: JitOptions = {"cache": True, "nogil": True}
+
+#: :data:`JIT_OPTIONS` without numba's reference counting (its ``_nrt`` flag, which the type
+#: stubs do not list), for an event loop that allocates no array: numba counts references
+#: to every array alias the inlined helpers create, each an atomic increment and decrement,
+#: and in the engine's loop they took about a sixth of FIFO's run on the whole LPC-EGEE log
+#: (a profile with ``perf``). A kernel that allocates under these options fails to compile.
+NO_REFCOUNT_OPTIONS: Any = {**JIT_OPTIONS, "_nrt": False}
 
 # every kernel module imports this one: from here on, a compilation that numba's cache
 # cannot serve is announced (when the command line has asked for it)

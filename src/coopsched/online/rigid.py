@@ -32,7 +32,12 @@ the rule (:func:`rule_step`; the compiled engine's twin of it is
   policy picks among the organizations that have one, each showing its oldest candidate
   as its head, so FIFO backfills in global submission order whatever the grouping. A
   backfilled later job leaves a gap in its organization's queue, which the head skips;
-  FIFO within an organization no longer holds.
+  FIFO within an organization no longer holds;
+* ``first-fit-queue``: first-fit over the whole queue (the platform's rule where jobs carry
+  no requested times): every queued job that fits now is a candidate, the policy picks
+  among the organizations that have one, each showing its oldest candidate, until none
+  fits; under FIFO, in global submission order whatever the grouping. Its later jobs may
+  start before an older one that does not fit, as under ``easy-queue``.
 
 Where the rule stops at an event with machines free and jobs waiting (``none``: the pick
 does not fit; ``easy``: a reservation), the Python engine records it in
@@ -57,6 +62,7 @@ machines included, is the sequential one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -65,11 +71,14 @@ import numpy as np
 from ..workloads.instance import Instance
 from .view import SimView
 
-#: The backfilling rules: ``easy`` is the papers' per-organization model (backfilling only
-#: queue heads), ``easy-queue`` EASY over the whole queue (as real schedulers run it).
-BACKFILL = ("none", "first-fit", "easy", "easy-queue")
+#: The backfilling rules: ``first-fit`` and ``easy`` are the papers' per-organization model
+#: (only queue heads are candidates), ``easy-queue`` and ``first-fit-queue`` look down the
+#: whole queue (as real schedulers do).
+BACKFILL = ("none", "first-fit", "easy", "easy-queue", "first-fit-queue")
 #: The rules that reserve for the policy's pick and read requested times.
 EASY_RULES = ("easy", "easy-queue")
+#: The rules whose candidates are every queued job, not only each organization's oldest.
+QUEUE_RULES = ("easy-queue", "first-fit-queue")
 
 
 def resolve_backfill(instance: Instance, backfill: str | None) -> str:
@@ -148,23 +157,24 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
             _show(view, None)
 
         return first_fit
-    if rule not in EASY_RULES:
+    if rule not in BACKFILL:
         raise ValueError(f"backfill: {rule!r}; choose from {', '.join(BACKFILL)}")
     req, expected = lp.req, lp.expected
 
-    whole = rule == "easy-queue"
+    whole = rule in QUEUE_RULES
 
-    def backfill(t: int, u: int, shadow: int, left: int) -> tuple[int, ...]:
+    def backfill(t: int, u: int, shadow: float, left: float) -> tuple[int, ...]:
         """EASY's backfill at ``t`` beside the reservation of ``u``'s oldest job, in the
         policy's order: under ``easy`` the other organizations' oldest jobs that fit now and
         end by the shadow time or use the extra machines (``left``); under ``easy-queue``
         every other queued job that does, the policy asked among the organizations that
         have one, each showing its oldest candidate as its head (``view.head_position``
-        and the like). A candidate stops being one only when the free or extra machines
-        fall, so each organization's oldest candidate moves forward only: its queue is
-        scanned once per reservation."""
+        and the like). ``first-fit-queue`` is this scan without a reservation (``u`` is
+        ``-1``, the shadow time and extra machines infinite). A candidate stops being one
+        only when the free or extra machines fall, so each organization's oldest candidate
+        moves forward only: its queue is scanned once per reservation."""
         start, rel, head_pos = lp.start, lp.rel, view._head_pos
-        reserved = queues[u][head[u]]
+        reserved = queues[u][head[u]] if u >= 0 else -1
         cand = {v: head[v] for v in view.members if queued[v]}  # scan positions
 
         def oldest(v: int) -> bool:
@@ -204,6 +214,14 @@ def rule_step(rule: str, lp: Any) -> Callable[[int], None]:
             for v in cand:
                 head_pos[v] = queues[v][head[v]] if queued[v] else len(start) + 1
         return tuple(filled)
+
+    if rule == "first-fit-queue":
+
+        def first_fit_queue(t: int) -> None:
+            if view._qw and view._nfree:
+                backfill(t, -1, math.inf, math.inf)
+
+        return first_fit_queue
 
     def easy(t: int) -> None:
         while view._qw and view._nfree:

@@ -254,6 +254,13 @@ def ref_rigid_schedule(
             },
         )
         return out, values
+    if rule == "first-fit-queue" and k > MAX_K_COALITIONS:
+        raise ValueError(
+            f"REF for rigid jobs under first-fit-queue (first-fit over the whole queue): "
+            f"k={k} is beyond its limit of {MAX_K_COALITIONS}, as its lockstep kernel has no "
+            "such rule yet and it runs coalition by coalition (choose backfill 'first-fit', "
+            f"or at most {MAX_K_COALITIONS} organizations)"
+        )
     if rule == "easy-queue" and k > MAX_K_COALITIONS:
         raise ValueError(
             f"REF for rigid jobs under easy-queue (EASY over the whole queue): k={k} is "
@@ -369,6 +376,11 @@ def _lockstep(
     from .driver import float_potential_error
     from .kernel import CO_LAST, CO_RUNNING, CO_VALUE, CO_WORK, reciprocals
 
+    if rule == "first-fit-queue":
+        return (
+            "its kernel has no whole-queue first-fit (first-fit-queue) yet; REF runs that "
+            f"rule coalition by coalition, up to k = {MAX_K_COALITIONS} organizations"
+        )
     if rule == "easy-queue":
         return (
             "its kernel has no whole-queue EASY (easy-queue) yet; REF runs that rule "

@@ -6,7 +6,8 @@ item 2).
 
 The package's rigid REF (``ref_rigid_schedule``) lets a coalition act only at its events:
 releases of its members' jobs and completions in its schedule. Skowron and Rzadca's Fig. 1
-loops over every time moment. For sequential jobs (and under ``first-fit``) the two give
+loops over every time moment. For sequential jobs (and under ``first-fit`` and
+``first-fit-queue``) the two give
 the same schedule: at a moment without an event nothing that was left waiting can start.
 Under ``none``, ``easy`` and ``easy-queue`` a coalition may hold a free machine and a job
 that fits while its best-ranked member's job does not; as the members' ``phi - psi`` move
@@ -47,6 +48,8 @@ from pathlib import Path
 import numpy as np
 from run_all import machine
 
+from coopsched.online.rigid import BACKFILL as RULES
+from coopsched.online.rigid import QUEUE_RULES
 from coopsched.online.shapley import shapley, shapley_restricted
 
 LOGS = {
@@ -55,7 +58,6 @@ LOGS = {
     "KTH-SP2": "KTH-SP2-1996-2.1-cln.swf.gz",
     "HPC2N": "HPC2N-2002-2.2-cln.swf.gz",
 }
-RULES = ("none", "first-fit", "easy", "easy-queue")
 
 
 class _Coalition:
@@ -176,6 +178,13 @@ def ref_rigid_moments(
                 if u is None:
                     return
                 start(c, queue[u][0], t)
+        if rule == "first-fit-queue":  # the best ranked with a job that fits: its oldest such
+            while True:
+                fit = {x: [y for y in queue[x] if q[y] <= c.free] for x in ranked}
+                u = next((x for x in ranked if fit[x]), None)
+                if u is None:
+                    return
+                start(c, fit[u][0], t)
         while True:
             u = next((x for x in ranked if queue[x]), None)
             if u is None:
@@ -217,12 +226,12 @@ def ref_rigid_moments(
 
     def can_start(c: _Coalition) -> bool:
         """Whether anything could start in ``c`` now: a free machine and a job that may
-        start (a queue head, or any queued job under easy-queue) that fits. Constant between
+        start (a queue head, or any queued job under the whole-queue rules) that fits. Constant between
         the coalition's events."""
         if c.free <= 0:
             return False
         for u in c.members:
-            pool = c.queue[u] if rule == "easy-queue" else c.queue[u][:1]
+            pool = c.queue[u] if rule in QUEUE_RULES else c.queue[u][:1]
             if any(q[j] <= c.free for j in pool):
                 return True
         return False

@@ -5,7 +5,7 @@ The exact reading is ``tests/reference.py``'s ``brute_ref_rigid(every_moment=Tru
 coalition, every time moment, Eq. (1) with Fractions, the backfilling rules written out
 from the docs. The package's REF (``ref_rigid_schedule``) lets a coalition act only at its
 events (releases of its members' jobs, completions in its schedule). These tests show
-where the two coincide (sequential jobs, ``first-fit``), that they do not coincide under
+where the two coincide (sequential jobs, ``first-fit``, ``first-fit-queue``), that they do not coincide under
 ``none`` and EASY (a worked example and the frequency on random instances), and check
 ``benchmarks/ref_between_events.py``'s simulation of both readings, which measures the
 difference on windows of the logs, against the brute force and the package.
@@ -91,7 +91,7 @@ def test_a_blocked_organization_is_overtaken_between_events():
     assert exact[0] == [1, 2, 3]
     assert package.start.tolist() == brute_ref_rigid(OVERTAKEN, 12, "none")[0] == [1, 3, 3]
     assert list(values) != [exact[1][C] for C in range(4)]
-    for rule in ("first-fit", "easy", "easy-queue"):
+    for rule in ("first-fit", "easy", "easy-queue", "first-fit-queue"):
         assert ref_rigid_schedule(OVERTAKEN, 12, rule)[0].start.tolist() == [1, 1, 3]
         assert brute_ref_rigid(OVERTAKEN, 12, rule, every_moment=True)[0] == [1, 1, 3]
 
@@ -99,7 +99,8 @@ def test_a_blocked_organization_is_overtaken_between_events():
 @settings(max_examples=60, deadline=None)
 @given(inst=rigid_instances(), rule=st.sampled_from(RULES), sequential=st.booleans())
 def test_the_readings_coincide_for_sequential_jobs_and_first_fit(inst, rule, sequential):
-    """With one processor per job (every rule), or under ``first-fit``, a coalition that
+    """With one processor per job (every rule), or under ``first-fit`` or
+    ``first-fit-queue``, a coalition that
     left a job waiting at its last event has no machine that job could use until its next
     event, whatever the ranking: visiting every moment gives the package's schedule and
     values."""
@@ -108,7 +109,7 @@ def test_the_readings_coincide_for_sequential_jobs_and_first_fit(inst, rule, seq
         inst = Instance(
             inst.organizations, inst.org, inst.release, inst.size, ones, requested=inst.requested
         )
-    elif rule != "first-fit":
+    elif rule not in ("first-fit", "first-fit-queue"):
         rule = "first-fit"
     T = 14
     package, values = ref_rigid_schedule(inst, T, rule)
@@ -146,24 +147,36 @@ def test_the_benchmarks_simulation_on_the_worked_example():
 def test_how_often_the_readings_differ():
     """On 300 random small instances (seed 45) the package's REF and the exact reading
     start some job at another time on 4 under ``none``, 1 under ``easy`` and none under
-    ``easy-queue`` or ``first-fit``. (docs/conventions.md quotes these counts
+    ``easy-queue``, ``first-fit`` or ``first-fit-queue``. (docs/conventions.md quotes these counts
     and the next test's; the worked example above is the fast test of the difference.)"""
-    assert _differ(300, 45) == {"none": 4, "first-fit": 0, "easy": 1, "easy-queue": 0}
+    assert _differ(300, 45) == {
+        "none": 4,
+        "first-fit": 0,
+        "easy": 1,
+        "easy-queue": 0,
+        "first-fit-queue": 0,
+    }
 
 
 @pytest.mark.slow
 def test_how_often_the_readings_differ_on_3000_instances():
     """The same on 3,000 instances (seed 4545): 44 under ``none``, 5 under ``easy``, 9
-    under ``easy-queue``, none under ``first-fit``."""
+    under ``easy-queue``, none under ``first-fit`` or ``first-fit-queue``."""
     counts = _differ(3000, 4545)
-    assert counts == {"none": 44, "first-fit": 0, "easy": 5, "easy-queue": 9}
+    assert counts == {
+        "none": 44,
+        "first-fit": 0,
+        "easy": 5,
+        "easy-queue": 9,
+        "first-fit-queue": 0,
+    }
     page = " ".join(
         (Path(__file__).resolve().parents[1] / "docs/conventions.md").read_text().split()
     )
     assert (
         f"On 3,000 small random instances the two readings give different schedules on "
         f"{counts['none']} under `none`, {counts['easy']} under `easy`, {counts['easy-queue']} "
-        "under `easy-queue` and none under `first-fit`"
+        "under `easy-queue` and none under `first-fit` or `first-fit-queue`"
     ) in page
 
 

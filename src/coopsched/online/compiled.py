@@ -54,7 +54,15 @@ from .backends import (  # noqa: F401 (CompiledFallback: also imported from here
     CompiledFallback,
     rule_named,
 )
-from .kernels import JIT_OPTIONS, NO_REFCOUNT_OPTIONS, _heap_pop, _heap_push, _pop2, _push2
+from .kernels import (
+    JIT_OPTIONS,
+    NO_REFCOUNT_OPTIONS,
+    _heap_pop,
+    _heap_push,
+    _pop2,
+    _push2,
+    group_order,
+)
 from .utilities import exact_total
 
 _LIMIT = 2**62  # every int64 quantity must stay below this (margin for one addition)
@@ -118,13 +126,12 @@ def mt_state(seed) -> np.ndarray:
 
 # ------------------------------------------------------------------ the state record
 
-# The engine's state is one record: a 2D int64 array ``st`` whose rows are named by
-# module-level ints (numba folds them as constants), and its float64 view ``stf`` (the
-# same memory: the float rows F_* are read through it), beside the jobs' own rows ``jb``,
-# so that the loop, its steps and the pick rules pass few arrays (numba counts references
-# of every array a call hands over, twice per array and call). Rows are as long as the
-# widest of their kinds: one column per job (J_*), per organization (O_*, k + 1 of them),
-# per machine (M_*), the scalars (SC).
+# The engine's state is one record in two 2D int64 arrays whose rows are named by
+# module-level ints (numba folds them as constants): ``sj``, one column per job (J_*), and
+# ``st``, as wide as the widest of the others: per organization (O_*, k + 1 of them), per
+# machine (M_*), the scalars (SC); with ``st``'s float64 view ``stf`` (the same memory: the
+# float rows F_* are read through it), beside the jobs' own rows ``jb``, so that the loop,
+# its steps and the pick rules pass few arrays.
 #
 # jb[J_*, j]: the coalition's jobs in submission order, as the instance gives them (read
 # only: :class:`Prepared` holds the whole instance's, a coalition takes its columns)
@@ -135,19 +142,20 @@ J_WIDTH = 3  # processors
 J_REQ = 4  # requested time (EASY)
 J_PINNED = 5
 J_ROWS = 6
-# st[J_*, j]: what the run writes per job
+# sj[J_*, j]: what the run writes per job (an array of its own, as long as the jobs: _record)
 J_WIDE = 0  # wider than the coalition's machines: never queued
 J_START = 1  # out: the start (-1: none)
 J_MACHINE = 2  # out: the machine (one processor per job); the first of a chain (random)
-J_QJOBS = 3  # the queues: u's jobs that fit are st[J_QJOBS, st[O_QPTR, u]:st[O_QPTR, u + 1]]
+J_QJOBS = 3  # the queues: u's jobs that fit are sj[J_QJOBS, st[O_QPTR, u]:st[O_QPTR, u + 1]]
 J_HT = 4  # the completions' heap of (end, job) on rows J_HT, J_HT + 1 (kernels._push2)
 J_EXE = 6  # EASY's running jobs by expected end: (start + requested, job, q), sorted
 J_EXJ = 7
 J_EXQ = 8
-# st[O_*, u]: the organizations
+J_RECORD_ROWS = 9
+# st[O_*, u]: the organizations (st's rows below O_QUEUED are unused)
 O_QUEUED = 9  # queued jobs (those that fit the coalition)
 O_SHOWN = 10  # what a restricting step shows the rule (first-fit, EASY's backfill)
-O_HEAD = 11  # u's jobs started: its queue head is st[J_QJOBS, qptr[u] + head]
+O_HEAD = 11  # u's jobs started: its queue head is sj[J_QJOBS, qptr[u] + head]
 O_RHEAD = 12  # the same as the rule's picks at t began: the tie order of t
 O_RUNNING = 13  # processors in use
 O_PSI = 14  # psi_sp as of O_TL (exact modulo 2^64 when wrapped)
@@ -178,7 +186,7 @@ M_NEXT = 36  # a running job's machines as a chain (q > 1 and random machines)
 M_MT = 37  # Python's random stream (625 words)
 # st[SC, .]: the run's settings and the loop's scalars
 SC = 38
-# st[O_CAND, u]: in a step that restricts the candidates, the index in st[J_QJOBS] of u's
+# st[O_CAND, u]: in a step that restricts the candidates, the index in sj[J_QJOBS] of u's
 # oldest candidate (its head but under easy-queue's backfill, where it may be a later job)
 O_CAND = 39
 ROWS = 40
@@ -302,22 +310,22 @@ def _credit(st, stf, v, t, q, wrapped):
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _older(st, x, u):
+def _older(st, sj, x, u):
     """Is ``x``'s queue head older than ``u``'s, the heads as the rule's picks at ``t``
     began? The tie rule of every pick (docs/conventions.md, "Ties and anonymity"): the one
     place it is written (jobs are numbered in submission order here)."""
-    return st[J_QJOBS, st[O_QPTR, x] + st[O_RHEAD, x]] < st[J_QJOBS, st[O_QPTR, u] + st[O_RHEAD, u]]
+    return sj[J_QJOBS, st[O_QPTR, x] + st[O_RHEAD, x]] < sj[J_QJOBS, st[O_QPTR, u] + st[O_RHEAD, u]]
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _pick_fifo(st, jb, cand):
+def _pick_fifo(st, sj, jb, cand):
     """FIFO: the organization of the oldest queued job it may start. Over every queued job,
     the oldest not started (a pointer: jobs start in submission order but for pinned and
     backfilled ones, which it skips); over a restricted step's candidates, each
     organization's oldest candidate (``O_CAND``)."""
     if cand == O_QUEUED:
         j = st[SC, SC_NXT]
-        while st[J_START, j] >= 0 or st[J_WIDE, j]:
+        while sj[J_START, j] >= 0 or sj[J_WIDE, j]:
             j += 1
         st[SC, SC_NXT] = j
         return jb[J_OWNER, j]
@@ -326,14 +334,14 @@ def _pick_fifo(st, jb, cand):
     for a in range(st[SC, SC_NACT]):
         x = st[O_ACT, a]
         if st[cand, x] > 0:
-            h = st[J_QJOBS, st[O_CAND, x]]
+            h = sj[J_QJOBS, st[O_CAND, x]]
             if u < 0 or h < hu:
                 u, hu = x, h
     return u
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _pick_share(st, cand, t):
+def _pick_share(st, sj, cand, t):
     """The fair-share family: the smallest ratio of processor time (FAIRSHARE), ``psi_sp``
     (UTFAIRSHARE) or running processors (CURRFAIRSHARE) to the machines contributed, the
     ratios compared exactly (cross-multiplied in two words, :func:`_mul_lt`; a zero share is
@@ -359,11 +367,11 @@ def _pick_share(st, cand, t):
             u, bn, bd = x, num, dx
             continue
         if dx == 0:
-            better = bd == 0 and _older(st, x, u)
+            better = bd == 0 and _older(st, sj, x, u)
         elif bd == 0 or _mul_lt(num, bd, bn, dx):
             better = True
         else:
-            better = not _mul_lt(bn, dx, num, bd) and _older(st, x, u)
+            better = not _mul_lt(bn, dx, num, bd) and _older(st, sj, x, u)
         if better:
             u, bn, bd = x, num, dx
     return u
@@ -384,7 +392,7 @@ def _pick_roundrobin(st, cand):
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _pick_keyed(st, stf, cand, t):
+def _pick_keyed(st, sj, stf, cand, t):
     """DIRECTCONTR, RAND and REF inside a coalition: the largest key, ties to the older
     queue head; REF takes its ranking's best shown. RAND and REF need no key when the pick
     cannot change a start (one candidate, or every queued job fits the free machines): the
@@ -398,7 +406,7 @@ def _pick_keyed(st, stf, cand, t):
             x = st[O_ACT, a]
             if st[cand, x] > 0:
                 ncand += 1
-                if first < 0 or _older(st, x, first):
+                if first < 0 or _older(st, sj, x, first):
                     first = x
         if ncand == 1 or st[SC, SC_NFREE] >= st[SC, SC_QW]:
             return first
@@ -420,24 +428,24 @@ def _pick_keyed(st, stf, cand, t):
                 u = x
                 continue
             c = _key_cmp(st, stf, x, u)
-            if c > 0 or (c == 0 and _older(st, x, u)):
+            if c > 0 or (c == 0 and _older(st, sj, x, u)):
                 u = x
     return u
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _pick(st, stf, jb, cand, t):
+def _pick(st, sj, stf, jb, cand, t):
     """The organization the rule ``st[SC, SC_RULE]`` picks among those with ``st[cand, u] >
     0`` (``cand``: ``O_QUEUED``, or ``O_SHOWN`` in a step that restricts the candidates), as
     the Python policies pick (tested equal); ``-2``: the keys of ``t`` are needed first."""
     rule = st[SC, SC_RULE]
     if rule == FIFO:
-        return _pick_fifo(st, jb, cand)
+        return _pick_fifo(st, sj, jb, cand)
     if rule == ROUNDROBIN:
         return _pick_roundrobin(st, cand)
     if rule in (FAIRSHARE, UTFAIRSHARE, CURRFAIRSHARE):
-        return _pick_share(st, cand, t)
-    return _pick_keyed(st, stf, cand, t)
+        return _pick_share(st, sj, cand, t)
+    return _pick_keyed(st, sj, stf, cand, t)
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
@@ -461,7 +469,7 @@ def _keys_directcontr(st, stf, t):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _keys_sampled(st, stf, smp, t):
+def _keys_sampled(st, sj, stf, smp, t):
     """RAND's keys at ``t`` (``N phi - N psi``, ``phi`` from the kept coalitions' values,
     advanced along their running counts' events as
     :class:`~coopsched.online.utilities.ValueCurve` evaluates them), or REF's inside one
@@ -519,7 +527,7 @@ def _keys_sampled(st, stf, smp, t):
             while y > 0:
                 z = st[O_RANK, y - 1]
                 c = _key_cmp(st, stf, z, x)
-                if c > 0 or (c == 0 and not _older(st, x, z)):
+                if c > 0 or (c == 0 and not _older(st, sj, x, z)):
                     break
                 st[O_RANK, y] = z
                 y -= 1
@@ -529,19 +537,19 @@ def _keys_sampled(st, stf, smp, t):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _keys(st, stf, smp, t):
+def _keys(st, sj, stf, smp, t):
     """RAND's and REF's keys of ``t``, computed once per event time, at the first pick that
     needs them (DIRECTCONTR's: :func:`_pick_keyed`)."""
     st[SC, SC_KEYT] = t
-    _keys_sampled(st, stf, smp, t)
+    _keys_sampled(st, sj, stf, smp, t)
 
 
 # ------------------------------------------------------------------ the loop's steps
 
 
 @numba.njit(**JIT_OPTIONS)
-def _draw_machines(st, stf, pos, t, q):
-    """``q`` random machines for job ``pos`` (chained from ``st[J_MACHINE, pos]``), each
+def _draw_machines(st, sj, stf, pos, t, q):
+    """``q`` random machines for job ``pos`` (chained from ``sj[J_MACHINE, pos]``), each
     owner's contribution credited once per job (DIRECTCONTR)."""
     mt = st[M_MT]
     last = -1
@@ -552,7 +560,7 @@ def _draw_machines(st, stf, pos, t, q):
         st[SC, SC_NIDS] -= 1
         st[M_NEXT, m] = -1
         if last < 0:
-            st[J_MACHINE, pos] = m
+            sj[J_MACHINE, pos] = m
         else:
             st[M_NEXT, last] = m
         last = m
@@ -561,10 +569,10 @@ def _draw_machines(st, stf, pos, t, q):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _free_machines(st, stf, pos, t):
+def _free_machines(st, sj, stf, pos, t):
     """Job ``pos``'s chain of random machines back on the free list, each owner's
     contribution credited once."""
-    m = st[J_MACHINE, pos]
+    m = sj[J_MACHINE, pos]
     while m >= 0:
         nx = st[M_NEXT, m]
         st[M_FREE, st[SC, SC_NIDS]] = m
@@ -586,43 +594,43 @@ def _credit_owners(st, stf, t, sign):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _easy_list(st, pos, e, q):
+def _easy_list(st, sj, pos, e, q):
     """EASY's running jobs: job ``pos`` (expected at ``e``, on ``q`` processors) inserted in
     order of expected end, or (``q == 0``) removed."""
     x = 0
     nexp = st[SC, SC_NEXP]
     if q == 0:
-        while st[J_EXE, x] != e or st[J_EXJ, x] != pos:
+        while sj[J_EXE, x] != e or sj[J_EXJ, x] != pos:
             x += 1
         for y in range(x, nexp - 1):
-            st[J_EXE, y] = st[J_EXE, y + 1]
-            st[J_EXJ, y] = st[J_EXJ, y + 1]
-            st[J_EXQ, y] = st[J_EXQ, y + 1]
+            sj[J_EXE, y] = sj[J_EXE, y + 1]
+            sj[J_EXJ, y] = sj[J_EXJ, y + 1]
+            sj[J_EXQ, y] = sj[J_EXQ, y + 1]
         st[SC, SC_NEXP] = nexp - 1
         return
     x = nexp
-    while x > 0 and (st[J_EXE, x - 1] > e or (st[J_EXE, x - 1] == e and st[J_EXJ, x - 1] > pos)):
-        st[J_EXE, x] = st[J_EXE, x - 1]
-        st[J_EXJ, x] = st[J_EXJ, x - 1]
-        st[J_EXQ, x] = st[J_EXQ, x - 1]
+    while x > 0 and (sj[J_EXE, x - 1] > e or (sj[J_EXE, x - 1] == e and sj[J_EXJ, x - 1] > pos)):
+        sj[J_EXE, x] = sj[J_EXE, x - 1]
+        sj[J_EXJ, x] = sj[J_EXJ, x - 1]
+        sj[J_EXQ, x] = sj[J_EXQ, x - 1]
         x -= 1
-    st[J_EXE, x] = e
-    st[J_EXJ, x] = pos
-    st[J_EXQ, x] = q
+    sj[J_EXE, x] = e
+    sj[J_EXJ, x] = pos
+    sj[J_EXQ, x] = q
     st[SC, SC_NEXP] = nexp + 1
 
 
 @numba.njit(**JIT_OPTIONS)
-def _reservation(st, nfree, q, t):
+def _reservation(st, sj, nfree, q, t):
     """EASY's shadow time and extra machines for a job on ``q`` processors
     (:func:`coopsched.online.rigid.reservation`)."""
     avail = nfree
     x = 0
     nexp = st[SC, SC_NEXP]
     while x < nexp:
-        e = max(st[J_EXE, x], t + 1)
-        while x < nexp and max(st[J_EXE, x], t + 1) == e:
-            avail += st[J_EXQ, x]
+        e = max(sj[J_EXE, x], t + 1)
+        while x < nexp and max(sj[J_EXE, x], t + 1) == e:
+            avail += sj[J_EXQ, x]
             x += 1
         if avail >= q:
             return e, avail - q
@@ -630,7 +638,7 @@ def _reservation(st, nfree, q, t):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _candidates_queue(st, jb, t, nfree, nact):
+def _candidates_queue(st, sj, jb, t, nfree, nact):
     """``easy-queue``'s backfill, and ``first-fit-queue``'s step (no reservation: no reserved
     organization, ``SC_RESU`` -1, the shadow time and extra machines infinite)
     (:func:`coopsched.online.rigid.rule_step`, tested equal):
@@ -641,7 +649,7 @@ def _candidates_queue(st, jb, t, nfree, nact):
     fits in the extra machines."""
     shadow, extra = st[SC, SC_SHADOW], st[SC, SC_EXTRA]
     ru = st[SC, SC_RESU]
-    reserved = st[J_QJOBS, st[O_QPTR, ru] + st[O_HEAD, ru]] if ru >= 0 else np.int64(-1)
+    reserved = sj[J_QJOBS, st[O_QPTR, ru] + st[O_HEAD, ru]] if ru >= 0 else np.int64(-1)
     anyone = False
     for a in range(nact):
         x = st[O_ACT, a]
@@ -649,13 +657,13 @@ def _candidates_queue(st, jb, t, nfree, nact):
         end = st[O_QPTR, x + 1]
         ok = False
         while i < end:
-            h = st[J_QJOBS, i]
+            h = sj[J_QJOBS, i]
             if jb[J_REL, h] > t:
                 break
             w = jb[J_WIDTH, h]
             if (
                 w <= nfree
-                and st[J_START, h] < 0
+                and sj[J_START, h] < 0
                 and h != reserved
                 and (t + jb[J_REQ, h] <= shadow or w <= extra)
             ):
@@ -669,7 +677,7 @@ def _candidates_queue(st, jb, t, nfree, nact):
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def _rule_step(st, stf, jb, t, one):
+def _rule_step(st, sj, stf, jb, t, one):
     """The starts at ``t`` (:func:`coopsched.online.rigid.rule_step`, tested equal): pinned
     jobs first (the oldest queued one while it fits), then, the tie order of ``t`` fixed,
     the backfilling rule ``st[SC, SC_BF]``'s picks (:func:`_pick`) with EASY's reservation
@@ -694,7 +702,7 @@ def _rule_step(st, stf, jb, t, one):
             if st[SC, SC_PIN] > 0:
                 for a in range(nact):  # the oldest queued pinned job heads a queue
                     x = st[O_ACT, a]
-                    h = st[J_QJOBS, st[O_QPTR, x] + st[O_HEAD, x]]
+                    h = sj[J_QJOBS, st[O_QPTR, x] + st[O_HEAD, x]]
                     if jb[J_PINNED, h] and (pos < 0 or h < pos):
                         pos = h
             if pos < 0 or (not one and jb[J_WIDTH, pos] > nfree):
@@ -715,13 +723,13 @@ def _rule_step(st, stf, jb, t, one):
             if not one and (phase == 2 or bf in (FIRST_FIT, FIRST_FIT_QUEUE)):
                 cand = O_SHOWN  # show only the candidates
                 if (phase == 2 and bf == EASY_QUEUE) or bf == FIRST_FIT_QUEUE:
-                    anyone = _candidates_queue(st, jb, t, nfree, nact)
+                    anyone = _candidates_queue(st, sj, jb, t, nfree, nact)
                 else:
                     anyone = False
                     for a in range(nact):
                         x = st[O_ACT, a]
                         hi = st[O_QPTR, x] + st[O_HEAD, x]
-                        h = st[J_QJOBS, hi]
+                        h = sj[J_QJOBS, hi]
                         w = jb[J_WIDTH, h]
                         ok = w <= nfree
                         if phase == 2:
@@ -736,21 +744,21 @@ def _rule_step(st, stf, jb, t, one):
                 if not anyone:
                     break
             st[SC, SC_NFREE], st[SC, SC_QW], st[SC, SC_NACT] = nfree, qw, nact  # rules read
-            u = _pick(st, stf, jb, cand, t)
+            u = _pick(st, sj, stf, jb, cand, t)
             if u == -2:
                 need_keys = True
                 break
             if cand == O_SHOWN:
-                pos = st[J_QJOBS, st[O_CAND, u]]
+                pos = sj[J_QJOBS, st[O_CAND, u]]
             else:
-                pos = st[J_QJOBS, st[O_QPTR, u] + st[O_HEAD, u]]
+                pos = sj[J_QJOBS, st[O_QPTR, u] + st[O_HEAD, u]]
             if not one:
                 w = jb[J_WIDTH, pos]
                 if w > nfree:
                     if (bf != EASY and bf != EASY_QUEUE) or phase == 2:
                         break  # none: the pick does not fit, nothing more starts
                     st[SC, SC_RESU] = u
-                    st[SC, SC_SHADOW], st[SC, SC_EXTRA] = _reservation(st, nfree, w, t)
+                    st[SC, SC_SHADOW], st[SC, SC_EXTRA] = _reservation(st, sj, nfree, w, t)
                     phase = 2
                     if bf == EASY_QUEUE:  # every organization's scan from its head
                         for a in range(nact):
@@ -766,9 +774,9 @@ def _rule_step(st, stf, jb, t, one):
             st[O_HEAD, u] += 1
         else:  # a backfilled later job leaves a gap, which the head skips
             hi = st[O_QPTR, u] + st[O_HEAD, u]
-            if st[J_QJOBS, hi] == pos:
+            if sj[J_QJOBS, hi] == pos:
                 hi += 1
-                while hi < st[O_QPTR, u + 1] and st[J_START, st[J_QJOBS, hi]] >= 0:
+                while hi < st[O_QPTR, u + 1] and sj[J_START, sj[J_QJOBS, hi]] >= 0:
                     hi += 1
                 st[O_HEAD, u] = hi - st[O_QPTR, u]
         st[O_QUEUED, u] -= 1
@@ -786,10 +794,10 @@ def _rule_step(st, stf, jb, t, one):
             _advance(st, stf, u, t, wrapped)
         st[O_RUNNING, u] += q
         nfree -= q
-        st[J_START, pos] = t
-        ncomp = _push2(st, J_HT, ncomp, min(t + jb[J_SIZE, pos], _BIG), pos)
+        sj[J_START, pos] = t
+        ncomp = _push2(sj, J_HT, ncomp, min(t + jb[J_SIZE, pos], _BIG), pos)
         if not one and (bf in (EASY, EASY_QUEUE)):
-            _easy_list(st, pos, t + jb[J_REQ, pos], q)
+            _easy_list(st, sj, pos, t + jb[J_REQ, pos], q)
         if one:  # the schedule stores the machine: the lowest free one, or a random one
             if randm:
                 j = randbelow(st[M_MT], nids)  # Python's random stream
@@ -799,12 +807,12 @@ def _rule_step(st, stf, jb, t, one):
             else:
                 m = st[M_FREE, 0]
                 nids = _heap_pop(st, M_FREE, nids)
-            st[J_MACHINE, pos] = m
+            sj[J_MACHINE, pos] = m
             if rule == DIRECTCONTR:
                 _credit(st, stf, st[M_OWNER, m], t, 1, wrapped)
         elif randm:
             st[SC, SC_NIDS] = nids
-            _draw_machines(st, stf, pos, t, q)
+            _draw_machines(st, sj, stf, pos, t, q)
             nids = st[SC, SC_NIDS]
     st[SC, SC_PHASE] = phase
     st[SC, SC_NFREE], st[SC, SC_TOTAL], st[SC, SC_QW], st[SC, SC_NACT] = nfree, total, qw, nact
@@ -813,18 +821,18 @@ def _rule_step(st, stf, jb, t, one):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _engine(st, jb, smp, T, one):
+def _engine(st, sj, jb, smp, T, one):
     """The engine: :func:`_loop` compiled apart for one processor per job (``one``) and for
     rigid jobs, each branch passing ``one`` as a literal."""
     stf = st.view(np.float64)
     if one:
-        _loop(st, stf, jb, smp, T, True)
+        _loop(st, sj, stf, jb, smp, T, True)
     else:
-        _loop(st, stf, jb, smp, T, False)
+        _loop(st, sj, stf, jb, smp, T, False)
 
 
 @numba.njit(**NO_REFCOUNT_OPTIONS)
-def _loop(st, stf, jb, smp, T, one):
+def _loop(st, sj, stf, jb, smp, T, one):
     """The event loop (module docstring): events until none is left before ``T``: the
     completions (the machines freed at ``t`` back in machine order), the releases, then the
     rule step (:func:`_rule_step`); the starts (and machines, with one processor per job)
@@ -837,16 +845,16 @@ def _loop(st, stf, jb, smp, T, one):
     while True:
         ncomp = st[SC, SC_NCOMP]
         t_rel = jb[J_REL, i] if i < n else _BIG
-        t_comp = st[J_HT, 0] if ncomp > 0 else _BIG
+        t_comp = sj[J_HT, 0] if ncomp > 0 else _BIG
         t = min(t_rel, t_comp)
         if t >= _BIG or t >= T:
             break
         nids = st[SC, SC_NIDS]
         base = nids
         nfree = st[SC, SC_NFREE]
-        while ncomp > 0 and st[J_HT, 0] == t:  # completions
-            pos = st[J_HT + 1, 0]
-            ncomp = _pop2(st, J_HT, ncomp)
+        while ncomp > 0 and sj[J_HT, 0] == t:  # completions
+            pos = sj[J_HT + 1, 0]
+            ncomp = _pop2(sj, J_HT, ncomp)
             u = jb[J_OWNER, pos]
             q = np.int64(1) if one else jb[J_WIDTH, pos]
             if track:
@@ -854,9 +862,9 @@ def _loop(st, stf, jb, smp, T, one):
             st[O_RUNNING, u] -= q
             nfree += q
             if not one and (bf in (EASY, EASY_QUEUE)):
-                _easy_list(st, pos, st[J_START, pos] + jb[J_REQ, pos], 0)
+                _easy_list(st, sj, pos, sj[J_START, pos] + jb[J_REQ, pos], 0)
             if one:
-                m = st[J_MACHINE, pos]
+                m = sj[J_MACHINE, pos]
                 if randm:
                     st[M_FREE, nids] = m
                     nids += 1
@@ -866,7 +874,7 @@ def _loop(st, stf, jb, smp, T, one):
                     _credit(st, stf, st[M_OWNER, m], t, -1, wrapped)
             elif randm:
                 st[SC, SC_NIDS] = nids
-                _free_machines(st, stf, pos, t)
+                _free_machines(st, sj, stf, pos, t)
                 nids = st[SC, SC_NIDS]
         if randm:  # the machines freed at t in machine order (an insertion sort: a few)
             for x in range(base + 1, nids):
@@ -878,7 +886,7 @@ def _loop(st, stf, jb, smp, T, one):
                 st[M_FREE, y] = m
         st[SC, SC_NCOMP], st[SC, SC_NIDS], st[SC, SC_NFREE] = ncomp, nids, nfree
         while i < n and jb[J_REL, i] == t:  # releases
-            if not st[J_WIDE, i]:
+            if not sj[J_WIDE, i]:
                 u = jb[J_OWNER, i]
                 if st[O_QUEUED, u] == 0:
                     st[O_APOS, u] = st[SC, SC_NACT]
@@ -891,8 +899,8 @@ def _loop(st, stf, jb, smp, T, one):
                     st[SC, SC_PIN] += 1
             i += 1
         if nfree > 0 and st[SC, SC_TOTAL] > 0:
-            while _rule_step(st, stf, jb, t, one):
-                _keys(st, stf, smp, t)
+            while _rule_step(st, sj, stf, jb, t, one):
+                _keys(st, sj, stf, smp, t)
 
 
 # ---------------------------------------------------------------------------- driver
@@ -991,9 +999,8 @@ class Prepared:
         else:
             self.jobs[J_PINNED, :n] = inst.pinned[sub]
         self.owner = self.jobs[J_OWNER, :n]
-        # the queues of every job: a stable sort by owner (radix sort on a narrow type)
-        narrow = np.uint16 if inst.k < 2**16 else np.int64
-        self.by_org = np.argsort(self.owner.astype(narrow), kind="stable")
+        # the queues of every job: a stable sort by owner, and each owner's count
+        self.by_org, self.org_ptr = group_order(self.owner, inst.k)
         self.one = not n or int(self.jobs[J_WIDTH, :n].max()) == 1
         self.machines = inst.machines
         self.canon = inst.canonical_order()
@@ -1062,7 +1069,7 @@ def run_compiled(
                 f"backfill={backfill!r} reads requested times, and job {int(order[bad[0]])} has none "
                 "(give every job a requested time, or choose first-fit)"
             )
-    st = _record(prepared, is_member, jobs[J_OWNER, :n], sel, wide, M, inputs)
+    st, sj = _record(prepared, is_member, jobs[J_OWNER, :n], sel, wide, M, inputs)
     sc = st[SC]
     sc[SC_RULE] = entry.rule
     sc[SC_BF] = _BACKFILL[backfill] if backfill is not None else NONE
@@ -1074,6 +1081,7 @@ def run_compiled(
         st[M_MT, :625] = mt_state(seed)
     _engine(
         st,
+        sj,
         jobs,
         _sampled(sampled, k),
         # int64_bounds keeps every event below 2^62: a larger horizon is never reached
@@ -1081,14 +1089,14 @@ def run_compiled(
         one,
     )
     if sel is None and prepared.sorted:  # every job, in input order: no scatter
-        start = st[J_START, :n].copy()
-        machine = st[J_MACHINE, :n].copy() if one else np.full(n, -1, dtype=np.int64)
+        start = sj[J_START, :n].copy()
+        machine = sj[J_MACHINE, :n].copy() if one else np.full(n, -1, dtype=np.int64)
     else:
         start = np.full(inst.n, -1, dtype=np.int64)
         machine = np.full(inst.n, -1, dtype=np.int64)
-        start[order] = st[J_START, :n]
+        start[order] = sj[J_START, :n]
         if one:
-            machine[order] = st[J_MACHINE, :n]
+            machine[order] = sj[J_MACHINE, :n]
     phi = st[O_PHI, :k].tolist()
     if wrapped:  # contributions wrapped around 2^64: exact values from the floats
         phif = st.view(np.float64)[F_PHI, :k].tolist()
@@ -1132,24 +1140,26 @@ def _wrapping(entry, jobs, prepared, M, horizon, sampled, inputs, one) -> bool |
     return why
 
 
-def _record(prepared, is_member, owner, sel, wide, M, inputs) -> np.ndarray:
-    """The engine's record at the start (:data:`J_WIDE` ...): the coalition's jobs' queues,
-    every organization idle, its machines free, no key computed yet (``owner``: the
-    coalition's jobs' owners). The record is zeroed memory (``np.zeros``: pages are
-    zeroed when first touched) and only the rows that do not start at zero are written:
-    every row of the record is as long as the jobs, so writing a short row's few zeros
-    touched a page of its own (a 2 MiB huge page, zeroed whole, for numpy's large arrays:
-    about 3 ms per run on the whole LPC-EGEE log)."""
+def _record(prepared, is_member, owner, sel, wide, M, inputs) -> tuple[np.ndarray, np.ndarray]:
+    """The engine's record at the start, its two arrays: ``st`` (the organizations',
+    machines' and run's rows) and ``sj`` (the job rows, :data:`J_WIDE` ...): the coalition's
+    jobs' queues, every organization idle, its machines free, no key computed yet
+    (``owner``: the coalition's jobs' owners). Both are zeroed memory (``np.zeros``: pages
+    are zeroed when first touched) and only the rows that do not start at zero are written.
+    The job rows are apart because they are as long as the jobs: numpy gives such an array
+    2 MiB huge pages, each zeroed whole when first touched, so every short row that shared
+    their width cost a huge page of its own (with all rows that wide, about 5 ms per run
+    on the whole LPC-EGEE log, a third of FIFO's)."""
     k = len(is_member)
     n = len(owner)
     MM = len(prepared.machine_owner)
-    W = max(n, k + 1, MM, 625, SC_FIELDS)
-    st = np.zeros((ROWS, W), dtype=np.int64)  # a row never written costs no memory
+    st = np.zeros((ROWS, max(k + 1, MM, 625, SC_FIELDS)), dtype=np.int64)
+    sj = np.zeros((J_RECORD_ROWS, max(n, 1)), dtype=np.int64)
     some_wide = bool(wide.any())
     if some_wide:
-        st[J_WIDE, :n] = wide
-    st[J_START, :n] = -1
-    st[J_MACHINE, :n] = -1
+        sj[J_WIDE, :n] = wide
+    sj[J_START, :n] = -1
+    sj[J_MACHINE, :n] = -1
     # each organization's queue: its jobs that fit, in submission order
     if sel is None:
         q = prepared.by_org
@@ -1160,11 +1170,14 @@ def _record(prepared, is_member, owner, sel, wide, M, inputs) -> np.ndarray:
         q = q[q >= 0]
     if some_wide:
         q = q[~wide[q]]
-    st[J_QJOBS, : len(q)] = q
+    sj[J_QJOBS, : len(q)] = q
     # the queues' lengths: q holds the jobs that fit, whose owners need no gather
-    st[O_QPTR, 1 : k + 1] = np.cumsum(
-        np.bincount(owner[~wide] if some_wide else owner, minlength=k)
-    )
+    if sel is None and not some_wide:
+        st[O_QPTR, : k + 1] = prepared.org_ptr
+    else:
+        st[O_QPTR, 1 : k + 1] = np.cumsum(
+            np.bincount(owner[~wide] if some_wide else owner, minlength=k)
+        )
     st[O_MACHINES, :k] = prepared.machines
     st[O_MEMBER, :k] = is_member
     if inputs.get("own") is not None:
@@ -1185,7 +1198,7 @@ def _record(prepared, is_member, owner, sel, wide, M, inputs) -> np.ndarray:
     sc[SC_RANKT] = -1
     sc[SC_STEPT] = -1
     sc[SC_NORDER] = len(members)
-    return st
+    return st, sj
 
 
 def _sampled(sampled: dict, k: int) -> Sampled:

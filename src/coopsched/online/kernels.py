@@ -77,6 +77,26 @@ def _fifo_kernel(release, size, m):
 
 
 @numba.njit(**JIT_OPTIONS)
+def group_order(keys, k):
+    """``(order, ptr)``: the positions ``0 .. n - 1`` grouped by their key (``0 .. k - 1``),
+    each group in increasing position, group ``u`` at ``order[ptr[u]:ptr[u + 1]]`` (a stable
+    counting sort, one pass to count and one to place: the engine's queues, each
+    organization's jobs in submission order)."""
+    ptr = np.zeros(k + 1, np.int64)
+    for j in range(keys.shape[0]):
+        ptr[keys[j] + 1] += 1
+    for u in range(k):
+        ptr[u + 1] += ptr[u]
+    fill = ptr[:k].copy()
+    order = np.empty(keys.shape[0], np.int64)
+    for j in range(keys.shape[0]):
+        u = keys[j]
+        order[fill[u]] = j
+        fill[u] += 1
+    return order, ptr
+
+
+@numba.njit(**JIT_OPTIONS)
 def _heap_push(h, r, n, key):
     """Push ``key`` on the heap of row ``r`` of ``h`` (``n`` keys); returns the new size."""
     i = n

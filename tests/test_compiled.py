@@ -16,6 +16,7 @@ from reference import psi_job
 from coopsched.online.backends import compiled_names
 from coopsched.online.compiled import CompiledFallback, int64_bounds, mt_state, randbelow
 from coopsched.online.engine import simulate
+from coopsched.online.kernels import group_order, sort_row
 from coopsched.online.policies import get_policy
 from coopsched.online.policies.baselines import Fifo
 from coopsched.online.policies.rand import Rand
@@ -350,3 +351,32 @@ def test_fair_share_with_products_past_int64_stays_compiled():
             a, b = both(inst, p, 2_600_000)
         same(a, b)
     assert max(a.psi(2_600_000)) * 3192 > 2**63  # the products did pass int64
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(st.integers(-50, 50), max_size=300),
+    lo=st.integers(0, 5),
+    pad=st.integers(0, 5),
+)
+def test_sort_row_sorts_the_segment_and_nothing_else(keys, lo, pad):
+    """The engine's in-place sort of the machines freed at one time (insertion sort up to
+    16 keys, heapsort beyond) against numpy's."""
+    h = np.full((3, lo + len(keys) + pad), 7, dtype=np.int64)
+    h[1, lo : lo + len(keys)] = keys
+    want = h.copy()
+    want[1, lo : lo + len(keys)] = np.sort(keys)
+    sort_row(h, 1, lo, lo + len(keys))
+    assert (h == want).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.integers(0, 6), max_size=200), extra=st.integers(0, 3))
+def test_group_order_is_a_stable_sort_by_key(keys, extra):
+    """The engine's queues: positions grouped by key, each group in increasing position,
+    against numpy's stable argsort; the bounds are the groups' cumulative counts."""
+    k = 7 + extra
+    a = np.array(keys, dtype=np.int64)
+    order, ptr = group_order(a, k)
+    assert order.tolist() == np.argsort(a, kind="stable").tolist()
+    assert ptr.tolist() == [0, *np.cumsum(np.bincount(a, minlength=k)).tolist()]

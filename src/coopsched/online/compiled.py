@@ -62,6 +62,7 @@ from .kernels import (
     _pop2,
     _push2,
     group_order,
+    sort_row,
 )
 from .utilities import exact_total
 
@@ -876,14 +877,8 @@ def _loop(st, sj, stf, jb, smp, T, one):
                 st[SC, SC_NIDS] = nids
                 _free_machines(st, sj, stf, pos, t)
                 nids = st[SC, SC_NIDS]
-        if randm:  # the machines freed at t in machine order (an insertion sort: a few)
-            for x in range(base + 1, nids):
-                m = st[M_FREE, x]
-                y = x
-                while y > base and st[M_FREE, y - 1] > m:
-                    st[M_FREE, y] = st[M_FREE, y - 1]
-                    y -= 1
-                st[M_FREE, y] = m
+        if randm:  # the machines freed at t in machine order
+            sort_row(st, M_FREE, base, nids)
         st[SC, SC_NCOMP], st[SC, SC_NIDS], st[SC, SC_NFREE] = ncomp, nids, nfree
         while i < n and jb[J_REL, i] == t:  # releases
             if not sj[J_WIDE, i]:

@@ -97,6 +97,43 @@ def group_order(keys, k):
 
 
 @numba.njit(**JIT_OPTIONS)
+def sort_row(h, r, lo, hi):
+    """Sort ``h[r, lo:hi]`` in place, allocating nothing: an insertion sort for a few keys,
+    a heapsort beyond (the machines a platform frees at one time can number thousands:
+    RICC's 2,048, where an insertion sort cost as much as the rest of DIRECTCONTR's run)."""
+    if hi - lo <= 16:
+        for x in range(lo + 1, hi):
+            v = h[r, x]
+            y = x
+            while y > lo and h[r, y - 1] > v:
+                h[r, y] = h[r, y - 1]
+                y -= 1
+            h[r, y] = v
+        return
+    n = hi - lo
+    for start in range(n // 2 - 1, -1, -1):  # a max-heap on h[r, lo:hi]
+        _sift_down(h, r, lo, start, n)
+    for end in range(n - 1, 0, -1):  # the largest to the back, one at a time
+        h[r, lo], h[r, lo + end] = h[r, lo + end], h[r, lo]
+        _sift_down(h, r, lo, 0, end)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _sift_down(h, r, lo, i, n):
+    """The max-heap on ``h[r, lo:lo + n]`` restored below position ``i`` (:func:`sort_row`)."""
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and h[r, lo + c + 1] > h[r, lo + c]:
+            c += 1
+        if h[r, lo + i] >= h[r, lo + c]:
+            return
+        h[r, lo + i], h[r, lo + c] = h[r, lo + c], h[r, lo + i]
+        i = c
+
+
+@numba.njit(**JIT_OPTIONS)
 def _heap_push(h, r, n, key):
     """Push ``key`` on the heap of row ``r`` of ``h`` (``n`` keys); returns the new size."""
     i = n

@@ -244,13 +244,17 @@ def brute_ref_distance(inst: Instance, T: int, job_value):
     return [starts[NC - 1].get(j, -1) for j in range(n)], values
 
 
-def brute_ref_rigid(inst: Instance, T: int, rule: str):
+def brute_ref_rigid(inst: Instance, T: int, rule: str, every_moment: bool = False):
     """REF for rigid jobs by the definitions, every coalition in lockstep, one time unit
     at a time (acting at its own event times: releases of its members' jobs and completions
     in its schedule). Eq. (1) with Fractions on values from the starts so far; the ranking
     is made once per coalition and time (largest phi - psi first, ties to the older queue
     head); the backfilling rule written out from docs/conventions.md. Returns (grand starts,
-    values at T per coalition mask)."""
+    values at T per coalition mask).
+
+    ``every_moment``: every coalition acts at every time moment ``0..T-1``, events or not,
+    as the paper's Fig. 1 reads (its loop visits every ``t``): the exact reading, which the
+    package departs from for rigid jobs (docs/conventions.md, "REF between events")."""
     k = inst.k
     NC = 1 << k
     n = inst.n
@@ -275,7 +279,7 @@ def brute_ref_rigid(inst: Instance, T: int, rule: str):
             members = [u for u in range(k) if C >> u & 1]
             mine = [j for j in order if C >> int(inst.org[j]) & 1]
             event = any(r[j] == t for j in mine) or any(s + p[j] == t for j, s in starts[C].items())
-            if not event:
+            if not event and not every_moment:
                 continue
             running = [j for j, s in starts[C].items() if s <= t < s + p[j]]
             free = mC[C] - sum(q[j] for j in running)

@@ -44,7 +44,8 @@ The jobs (``--list`` prints their commands):
   coalition on the HPC2N, KTH-SP2 and RICC months, in the package of commit 109e707 and in
   this checkout's, alternating fresh processes; a few minutes);
 * ``rigid-paired``: ``benchmarks/paired.py`` running ``benchmarks/rigid.py`` with the package
-  of commit 109e707 and with this checkout's, taking turns (the whole logs' lines only);
+  of commit f8f5774 (before the one event loop) and with this checkout's, taking turns (the
+  whole logs' lines only);
 * ``engine-paired``: ``benchmarks/paired.py`` running ``benchmarks/engine.py`` (the compiled
   engine on the whole LPC-EGEE log and a RICC week, every built-in policy) with the package
   of commit f8f5774 (before the one event loop) and with this checkout's, taking turns;
@@ -308,6 +309,8 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
                 [
                     py,
                     f"{b}/paired.py",
+                    "--before",
+                    "f8f5774",
                     "--grep",
                     "54,034",
                     "--grep",
@@ -319,7 +322,7 @@ def jobs(py: str, traces: str, coopsched: list[str]) -> list[Job]:
             ],
             "results-rigid-paired.txt",
             "the whole SDSC-SP2 and CEA-Curie logs under FIFO and DIRECTCONTR + EASY, the "
-            "package of 109e707 against this one, paired",
+            "package of f8f5774 (before the one event loop) against this one, paired",
         ),
         Job(
             "engine-paired",

@@ -353,21 +353,25 @@ def test_fair_share_with_products_past_int64_stays_compiled():
     assert max(a.psi(2_600_000)) * 3192 > 2**63  # the products did pass int64
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
-    keys=st.lists(st.integers(-50, 50), max_size=300),
+    keys=st.lists(st.integers(0, 2**20), max_size=400),
+    small=st.booleans(),
     lo=st.integers(0, 5),
     pad=st.integers(0, 5),
 )
-def test_sort_row_sorts_the_segment_and_nothing_else(keys, lo, pad):
+def test_sort_row_sorts_the_segment_and_nothing_else(keys, small, lo, pad):
     """The engine's in-place sort of the machines freed at one time (insertion sort up to
-    16 keys, heapsort beyond) against numpy's."""
-    h = np.full((3, lo + len(keys) + pad), 7, dtype=np.int64)
+    32 keys, an LSD radix sort through two scratch rows beyond, its digits as wide as the
+    rows allow) against numpy's; only the segment and the scratch rows change."""
+    if small:
+        keys = [x % 40 for x in keys]
+    h = np.full((5, lo + len(keys) + pad), 7, dtype=np.int64)
     h[1, lo : lo + len(keys)] = keys
     want = h.copy()
     want[1, lo : lo + len(keys)] = np.sort(keys)
-    sort_row(h, 1, lo, lo + len(keys))
-    assert (h == want).all()
+    sort_row(h, 1, lo, lo + len(keys), 3)
+    assert (h[:3] == want[:3]).all() and (h[4:] == want[4:]).all()
 
 
 @settings(max_examples=200, deadline=None)

@@ -153,7 +153,9 @@ J_EXE = 6  # EASY's running jobs by expected end: (start + requested, job, q), s
 J_EXJ = 7
 J_EXQ = 8
 J_RECORD_ROWS = 9
-# st[O_*, u]: the organizations (st's rows below O_QUEUED are unused)
+# st's rows 0 and 1 (below O_QUEUED, the job rows being sj's): kernels.sort_row's scratch
+ST_SCRATCH = 0
+# st[O_*, u]: the organizations (st's rows below O_QUEUED: ST_SCRATCH, or unused)
 O_QUEUED = 9  # queued jobs (those that fit the coalition)
 O_SHOWN = 10  # what a restricting step shows the rule (first-fit, EASY's backfill)
 O_HEAD = 11  # u's jobs started: its queue head is sj[J_QJOBS, qptr[u] + head]
@@ -878,7 +880,7 @@ def _loop(st, sj, stf, jb, smp, T, one):
                 _free_machines(st, sj, stf, pos, t)
                 nids = st[SC, SC_NIDS]
         if randm:  # the machines freed at t in machine order
-            sort_row(st, M_FREE, base, nids)
+            sort_row(st, M_FREE, base, nids, ST_SCRATCH)
         st[SC, SC_NCOMP], st[SC, SC_NIDS], st[SC, SC_NFREE] = ncomp, nids, nfree
         while i < n and jb[J_REL, i] == t:  # releases
             if not sj[J_WIDE, i]:

@@ -97,11 +97,15 @@ def group_order(keys, k):
 
 
 @numba.njit(**JIT_OPTIONS)
-def sort_row(h, r, lo, hi):
-    """Sort ``h[r, lo:hi]`` in place, allocating nothing: an insertion sort for a few keys,
-    a heapsort beyond (the machines a platform frees at one time can number thousands:
-    RICC's 2,048, where an insertion sort cost as much as the rest of DIRECTCONTR's run)."""
-    if hi - lo <= 16:
+def sort_row(h, r, lo, hi, scratch):
+    """Sort the non-negative keys ``h[r, lo:hi]`` in place, allocating nothing: an insertion
+    sort for a few keys, beyond an LSD radix sort through rows ``scratch`` (the keys in
+    transit) and ``scratch + 1`` (the digits' counts) of ``h``, each at least as long as the
+    segment, digits of up to 11 bits, as few passes as the largest key needs (the machines
+    a platform frees at one time: RICC's up to 2,048, CEA-Curie's rigid jobs thousands of
+    processors each, where comparison sorts cost more than the rest of DIRECTCONTR's run)."""
+    n = hi - lo
+    if n <= 32:
         for x in range(lo + 1, hi):
             v = h[r, x]
             y = x
@@ -110,27 +114,40 @@ def sort_row(h, r, lo, hi):
                 y -= 1
             h[r, y] = v
         return
-    n = hi - lo
-    for start in range(n // 2 - 1, -1, -1):  # a max-heap on h[r, lo:hi]
-        _sift_down(h, r, lo, start, n)
-    for end in range(n - 1, 0, -1):  # the largest to the back, one at a time
-        h[r, lo], h[r, lo + end] = h[r, lo + end], h[r, lo]
-        _sift_down(h, r, lo, 0, end)
-
-
-@numba.njit(**JIT_OPTIONS)
-def _sift_down(h, r, lo, i, n):
-    """The max-heap on ``h[r, lo:lo + n]`` restored below position ``i`` (:func:`sort_row`)."""
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            return
-        if c + 1 < n and h[r, lo + c + 1] > h[r, lo + c]:
-            c += 1
-        if h[r, lo + i] >= h[r, lo + c]:
-            return
-        h[r, lo + i], h[r, lo + c] = h[r, lo + c], h[r, lo + i]
-        i = c
+    top = h[r, lo]
+    for x in range(lo + 1, hi):
+        top = max(top, h[r, x])
+    bits = 1  # the counts' row holds 2^bits entries
+    while bits < 11 and (1 << (bits + 1)) <= h.shape[1]:
+        bits += 1
+    mask = (1 << bits) - 1
+    c = scratch + 1
+    shift = 0
+    src_in_r = True  # the keys are in row r (else in row scratch, from 0)
+    while shift == 0 or (top >> shift) > 0:
+        for d in range(mask + 1):
+            h[c, d] = 0
+        for x in range(n):
+            v = h[r, lo + x] if src_in_r else h[scratch, x]
+            h[c, (v >> shift) & mask] += 1
+        acc = 0
+        for d in range(mask + 1):
+            cnt = h[c, d]
+            h[c, d] = acc
+            acc += cnt
+        for x in range(n):
+            v = h[r, lo + x] if src_in_r else h[scratch, x]
+            d = (v >> shift) & mask
+            if src_in_r:
+                h[scratch, h[c, d]] = v
+            else:
+                h[r, lo + h[c, d]] = v
+            h[c, d] += 1
+        src_in_r = not src_in_r
+        shift += bits
+    if not src_in_r:  # the last pass wrote the scratch row: back to row r
+        for x in range(n):
+            h[r, lo + x] = h[scratch, x]
 
 
 @numba.njit(**JIT_OPTIONS)

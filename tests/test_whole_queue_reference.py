@@ -38,10 +38,12 @@ from coopsched.online.policies import get_policy
 from coopsched.workloads.instance import Instance, Organization
 
 
-def fifo_whole_queue_easy(
-    release: list[int], size: list[int], width: list[int], requested: list[int], M: int
-) -> list[int]:
-    """Every job's start (``-1``: never, too wide), by the rule of the module's doc."""
+def _fifo_events(release, size, width, M, step) -> list[int]:
+    """The plain event loop both references share: at each event, completions free their
+    machines, the released jobs join the queue (release, then input order; a job wider than
+    ``M`` is left out), then ``step(t, queue, running, start, free)`` starts jobs (removing
+    them from ``queue``, appending them to ``running``, writing ``start``) and returns the
+    machines left free. Every job's start (``-1``: never)."""
     n = len(release)
     start = [-1] * n
     order = sorted(range(n), key=lambda j: (release[j], j))
@@ -57,6 +59,19 @@ def fifo_whole_queue_easy(
             free += width[j]
         while pending and release[pending[0]] == t:
             queue.append(pending.pop(0))
+        free = step(t, queue, running, start, free)
+        times = sorted(set(times) | {start[j] + size[j] for j in running})
+        if pending:
+            times = sorted(set(times) | {release[pending[0]]})
+    return start
+
+
+def fifo_whole_queue_easy(
+    release: list[int], size: list[int], width: list[int], requested: list[int], M: int
+) -> list[int]:
+    """Every job's start (``-1``: never, too wide), by the rule of the module's doc."""
+
+    def step(t, queue, running, start, free):
         while queue and width[queue[0]] <= free:
             j = queue.pop(0)
             start[j], free = t, free - width[j]
@@ -66,17 +81,9 @@ def fifo_whole_queue_easy(
             ends = sorted(max(start[j] + requested[j], t + 1) for j in running)
             shadow = extra = None
             for e in ends:
-                if (
-                    sum(width[j] for j in running if max(start[j] + requested[j], t + 1) <= e)
-                    + free
-                    >= q
-                ):
-                    shadow = e
-                    extra = (
-                        free
-                        + sum(width[j] for j in running if max(start[j] + requested[j], t + 1) <= e)
-                        - q
-                    )
+                done = sum(width[j] for j in running if max(start[j] + requested[j], t + 1) <= e)
+                if done + free >= q:
+                    shadow, extra = e, free + done - q
                     break
             assert shadow is not None and extra is not None
             for j in list(queue[1:]):
@@ -86,42 +93,27 @@ def fifo_whole_queue_easy(
                     running.append(j)
                     if t + requested[j] > shadow:
                         extra -= width[j]
-        times = sorted(set(times) | {start[j] + size[j] for j in running})
-        if pending:
-            times = sorted(set(times) | {release[pending[0]]})
-    return start
+        return free
+
+    return _fifo_events(release, size, width, M, step)
 
 
 def fifo_whole_queue_first_fit(
     release: list[int], size: list[int], width: list[int], requested: list[int], M: int
 ) -> list[int]:
     """Every job's start (``-1``: never, too wide) under first-fit over the whole queue:
-    at each event, after completions and releases, every queued job in queue order starts
-    if it fits the machines left (``requested`` is not read)."""
-    n = len(release)
-    start = [-1] * n
-    order = sorted(range(n), key=lambda j: (release[j], j))
-    pending = [j for j in order if width[j] <= M]
-    queue: list[int] = []
-    running: list[int] = []
-    free = M
-    times = sorted(set(release))
-    while times:
-        t = times.pop(0)
-        for j in [j for j in running if start[j] + size[j] == t]:
-            running.remove(j)
-            free += width[j]
-        while pending and release[pending[0]] == t:
-            queue.append(pending.pop(0))
+    at each event every queued job, in queue order, starts if it fits the machines left
+    (``requested`` is not read)."""
+
+    def step(t, queue, running, start, free):
         for j in list(queue):
             if width[j] <= free:
                 queue.remove(j)
                 start[j], free = t, free - width[j]
                 running.append(j)
-        times = sorted(set(times) | {start[j] + size[j] for j in running})
-        if pending:
-            times = sorted(set(times) | {release[pending[0]]})
-    return start
+        return free
+
+    return _fifo_events(release, size, width, M, step)
 
 
 @st.composite

@@ -355,7 +355,8 @@ def test_fair_share_with_products_past_int64_stays_compiled():
 
 @settings(max_examples=300, deadline=None)
 @given(
-    keys=st.lists(st.integers(0, 2**20), max_size=400),
+    keys=st.lists(st.integers(0, 2**20), min_size=0, max_size=400)
+    | st.lists(st.integers(0, 2**20), min_size=33, max_size=400),
     small=st.booleans(),
     lo=st.integers(0, 5),
     pad=st.integers(0, 5),
@@ -366,12 +367,12 @@ def test_sort_row_sorts_the_segment_and_nothing_else(keys, small, lo, pad):
     rows allow) against numpy's; only the segment and the scratch rows change."""
     if small:
         keys = [x % 40 for x in keys]
-    h = np.full((5, lo + len(keys) + pad), 7, dtype=np.int64)
+    h = np.full((6, lo + len(keys) + pad), 7, dtype=np.int64)
     h[1, lo : lo + len(keys)] = keys
     want = h.copy()
     want[1, lo : lo + len(keys)] = np.sort(keys)
-    sort_row(h, 1, lo, lo + len(keys), 3)
-    assert (h[:3] == want[:3]).all() and (h[4:] == want[4:]).all()
+    sort_row(h, 1, lo, lo + len(keys), 3)  # scratch rows 3 and 4
+    assert (h[:3] == want[:3]).all() and (h[5:] == want[5:]).all()
 
 
 @settings(max_examples=200, deadline=None)

@@ -54,7 +54,7 @@ def assert_clean_error(code: int, err: str) -> None:
 
 # ----------------------------------------------------------------------------- SWF lines
 
-INT_FIELDS = (1, 3, 4, 7, 11)  # submit, run time, alloc procs, req procs, user (0-based)
+INT_FIELDS = (0, 1, 3, 4, 7, 11)  # job, submit, run time, alloc procs, req procs, user (0-based)
 
 
 def swf_reference(lines: list[str]) -> dict | None:

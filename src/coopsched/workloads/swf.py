@@ -252,7 +252,7 @@ def _comment(start: bytes) -> bool:
 
 
 #: Fields that hold whole numbers (a fraction there is malformed).
-_WHOLE = ("job", "submit", "wait", "run_time", "alloc_procs", "req_procs", "user")
+_WHOLE = ("submit", "wait", "run_time", "alloc_procs", "req_procs", "user")
 
 
 def _line_problem(path: str, no: int, line: str) -> str | None:

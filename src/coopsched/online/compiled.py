@@ -14,9 +14,10 @@ loops, pinned jobs, coalitions, horizons and every backfilling rule included):
   flag (:func:`numba.literally`), so the machine identities every such schedule stores, and
   the greedy step that every rule reduces to there, cost nothing to the rigid case and the
   rigid bookkeeping nothing to them;
-* the pick rules (:func:`_pick`) are functions over one state record (:class:`State`: the
-  jobs', the organizations' and the run's fields in four arrays whose rows are named; RAND's
-  and REF's kept coalitions in :class:`Sampled`), with the rules' exact comparisons and ties
+* the pick rules (:func:`_pick`) are functions over one state record (the job rows ``sj``
+  and the organizations', machines' and run's rows ``st``, named module-level ints, and
+  ``st``'s float view; RAND's and REF's kept coalitions in :class:`Sampled`: the layout is
+  stated above :data:`J_REL`), with the rules' exact comparisons and ties
   (the older queue head as the picks at ``t`` began, fixed for the event time:
   :func:`_older`);
 * machine identities for the schedule (one processor per job) and for DIRECTCONTR's random

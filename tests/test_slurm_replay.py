@@ -304,6 +304,62 @@ def test_a_calc_period_reads_usage_at_the_last_tick():
         get_policy("slurm-classic", calc_period=-1)
 
 
+def test_slurm_charges_only_the_processors_busy_at_a_tick():
+    # a runs 2 processors over [1, 99), between the ticks at 0 and 100: Slurm 22.05 never
+    # charges it (the time after the last tick a job was seen running is lost); b runs
+    # [50, 150): charged 50 at the tick at 100, and read only from the tick at 200 (the
+    # ranking reads the usage before that tick's charge). At 250 a has less usage for
+    # Slurm (0 against 50) and more for the exact reading (196 against 100)
+    orgs = [Organization("a", 2), Organization("b", 1)]
+    inst = Instance(
+        orgs, [0, 1, 0, 1], [1, 50, 250, 250], [98, 100, 10, 10], [2, 1, 3, 3],
+        requested=[100, 100, 10, 10],
+    )  # fmt: skip
+
+    def starts(charge: str) -> list[int]:
+        policy = get_policy(
+            "slurm-classic", half_life=math.inf, shares=(1, 1), calc_period=100, charge=charge
+        )
+        return policy.run(inst, 400, backfill="easy").start.tolist()
+
+    assert starts("exact") == [1, 50, 260, 250]  # b's job first
+    assert starts("ticks") == [1, 50, 250, 260]  # a's job first
+    for bad in ({"calc_period": 0}, {"calc_period": 100, "half_life": 0}, {"charge": "end"}):
+        with pytest.raises(ValueError, match="charge"):
+            get_policy("slurm-classic", **{"charge": "ticks", **bad})
+
+
+@pytest.mark.skipif(not REPLAYS, reason="no committed replay under docs/results/slurm")
+def test_the_charged_model_gives_slurms_own_fair_share_factors():
+    # fed Slurm's own schedule, the model's factor at each submission against the priority
+    # slurmctld logged for the job (InitPrio / PriorityWeightFairshare), on every committed
+    # fair-share replay: usage charged at the ticks reproduces it, the exact usage does not
+    from coopsched.slurm.validate import factor_agreement
+
+    checked = 0
+    for path in REPLAYS:
+        good, n = factor_agreement(path.parent, "slurm-classic-charged-whole-queue")
+        if not n:
+            continue
+        old, _ = factor_agreement(path.parent, "slurm-classic")
+        assert good >= 0.9 * n and good > old, path.parent.name
+        checked += 1
+    assert checked >= 1
+
+
+def test_the_tick_phase_is_read_from_slurmctlds_log(tmp_path):
+    from coopsched.slurm.validate import tick_phase
+
+    meta = {"origin": 1_000_020, "speed": 120.0, "scheduling": {"calc_period": 1}}
+    assert tick_phase(tmp_path, {**meta, "calc_phase": 0}) == 0  # no log: the plan's phase
+    # 1_000_021 is 1970-01-12T13:47:01 UTC: one real second after the origin, 120 log s
+    (tmp_path / "slurmctld.log").write_text(
+        "[1970-01-12T13:46:59.100] slurmctld version 22.05.8 started\n"
+        "[1970-01-12T13:47:01.779] priority/multifactor: _read_last_decay_ran: No last decay\n"
+    )
+    assert tick_phase(tmp_path, meta) == 120
+
+
 @given(st.integers(0, 2**31))
 def test_a_calc_period_of_one_second_is_the_exact_model(seed):
     inst = rigid(n=20, seed=seed % 1000)

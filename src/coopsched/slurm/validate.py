@@ -229,6 +229,7 @@ def factor_agreement(out: str | Path, name: str, tol: float = 0.01) -> tuple[int
     if not sch.get("fairshare") or int(sch.get("age_weight", 0)) or not prio:
         return 0, 0
     policy = model_policy(name, meta, tick_phase(out, meta))
+    assert inst.ids is not None and inst.start is not None  # replayed_instance sets both
     row = {int(i): r for r, i in enumerate(inst.ids)}
     index = {j["name"]: int(j["index"]) for j in meta["jobs"]}
     asked = {
@@ -241,13 +242,13 @@ def factor_agreement(out: str | Path, name: str, tol: float = 0.01) -> tuple[int
     view = SimView(k, tuple(range(k)), machines, [u for u in range(k) for _ in range(machines[u])])
     policy.reset(view)
     events = [(int(inst.release[r]), 2, r) for r in asked]  # (time, completions first, row)
-    for r in np.flatnonzero(inst.start >= 0):
+    for r in map(int, np.flatnonzero(inst.start >= 0)):
         s = int(inst.start[r])
-        events += [(s, 1, int(r)), (s + int(inst.size[r]), 0, int(r))]
+        events += [(s, 1, r), (s + int(inst.size[r]), 0, r)]
     free = list(range(inst.total_machines))
     held: dict[int, list[int]] = {}
     good = 0
-    for t, kind, r in sorted(events):
+    for t, kind, r in sorted(events):  # r: an int row
         view.t, u = t, int(inst.org[r])
         if kind == 0:
             for m in held.pop(r):

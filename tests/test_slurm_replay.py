@@ -360,6 +360,60 @@ def test_the_tick_phase_is_read_from_slurmctlds_log(tmp_path):
     assert tick_phase(tmp_path, meta) == 120
 
 
+def test_slurms_start_estimate_takes_running_jobs_in_batches():
+    from coopsched.slurm.backfill import easy_shadow, willrun_start
+
+    # a job of 3 with 1 processor free; 2 end at 120, 1 at 140 (Unix seconds): EASY's
+    # shadow is 120 (nothing extra); Slurm's first batch runs to 120 rounded up to the next
+    # multiple of 30, plus 30 (180), so it takes both and estimates 140, with 4 free
+    assert easy_shadow([(120, 2), (140, 1)], 1, 3) == (120, 0)
+    assert willrun_start([(140, 1), (120, 2)], 1, 3) == (140, 4)
+    # the second end beyond the batch (260 > 180): the estimate is EASY's
+    assert willrun_start([(120, 2), (260, 1)], 1, 3) == (120, 3)
+    # 101 rounds up to 120: the first batch ends at 150; the window then doubles to 60
+    # (to 180), enough for 170 but not 181; then to 120 (to 240)
+    ends = [(101, 1), (149, 1), (170, 1), (181, 1)]
+    assert willrun_start(ends, 0, 2) == (149, 2)
+    assert willrun_start(ends, 0, 3) == (170, 3)
+    assert willrun_start(ends, 0, 4) == (181, 4)
+    assert willrun_start(ends, 0, 5) is None and easy_shadow(ends, 0, 5) is None
+    assert willrun_start(ends, 2, 2) is None  # it fits now: no estimate
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 600), st.integers(1, 4)), min_size=1, max_size=12),
+    st.integers(0, 4),
+    st.integers(1, 20),
+)
+def test_slurms_estimate_is_never_earlier_than_easys(ends, free, need):
+    # a batch ends at one of its jobs' ends, after every end before it: never before EASY's
+    # shadow, and with at least as many processors free
+    from coopsched.slurm.backfill import easy_shadow, willrun_start
+
+    easy, slurm = easy_shadow(ends, free, need), willrun_start(ends, free, need)
+    if need <= free:
+        assert slurm is None
+        return
+    assert (easy is None) == (slurm is None)
+    if slurm is not None and easy is not None:
+        assert slurm[0] >= easy[0] and slurm[1] - need >= easy[1]
+        assert slurm[0] in {e for e, _ in ends}
+
+
+@pytest.mark.skipif(
+    not (RESULTS / "ctc-a-fifo" / "slurmctld.log").is_file(), reason="no committed capture"
+)
+def test_the_traced_backfills_are_slurms_estimate():
+    # docs/slurm.md, sixth departure: the two traced cases; each first job EASY forbids is
+    # allowed by Slurm's estimate (the job after it no longer delays the reservation)
+    from coopsched.slurm.backfill import backfill_starts
+
+    fifo = backfill_starts(RESULTS / "ctc-a-fifo")
+    assert fifo[80] == "willrun" and 79 not in fifo
+    fs = backfill_starts(RESULTS / "ctc-check-fs")
+    assert fs[91] == fs[92] == "willrun" and 84 not in fs
+
+
 @given(st.integers(0, 2**31))
 def test_a_calc_period_of_one_second_is_the_exact_model(seed):
     inst = rigid(n=20, seed=seed % 1000)

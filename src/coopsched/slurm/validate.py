@@ -215,52 +215,77 @@ def factor_agreement(out: str | Path, name: str, tol: float = 0.01) -> tuple[int
     """How many jobs' fair-share factor at submission the model ``name`` (of
     :data:`MODELS`) gives within ``tol`` of Slurm's, of how many jobs have one: Slurm's is
     ``InitPrio / PriorityWeightFairshare`` (a fair-share replay without an age weight:
-    ``(0, 0)`` otherwise). The model is fed Slurm's own schedule (each job's processors
-    from its recorded start to its end, on the first free machines), so only how usage
-    is charged and read is compared, not the schedule."""
+    ``(0, 0)`` otherwise). The model is fed Slurm's own schedule
+    (:func:`recorded_factors`), so only how usage is charged and read is compared."""
+    out = Path(out)
+    inst, _T, meta = replayed_instance(out)
+    sch = meta["scheduling"]
+    prio = initial_priorities(out)
+    if not sch.get("fairshare") or int(sch.get("age_weight", 0)) or not prio:
+        return 0, 0
+    assert inst.ids is not None  # replayed_instance sets it
+    row = {int(i): r for r, i in enumerate(inst.ids)}
+    index = {j["name"]: int(j["index"]) for j in meta["jobs"]}
+    asked = [
+        (row[index[n]], prio[int(jid)] / float(sch["fs_weight"]))
+        for n, _lag, jid in meta["submissions"]
+        if jid and int(jid) in prio and index[n] in row
+    ]
+    got = recorded_factors(out, name, [int(inst.release[r]) for r, _ in asked])
+    good = sum(
+        abs(f[int(inst.org[r])] - slurm) <= tol for (r, slurm), f in zip(asked, got, strict=True)
+    )
+    return good, len(asked)
+
+
+def recorded_factors(out: str | Path, name: str, times: list[int]) -> list[list[float]]:
+    """Every account's fair-share factor under the model ``name`` (of :data:`MODELS`) at
+    each of ``times`` (log seconds of the window), the model fed Slurm's own schedule: each
+    job's processors from its recorded start to its end, on the first free machines (at
+    one time: completions, then starts, then the factors read)."""
     import heapq
 
     from ..online.view import SimView
 
     out = Path(out)
-    inst, T, meta = replayed_instance(out)
-    sch = meta["scheduling"]
-    prio = initial_priorities(out)
-    if not sch.get("fairshare") or int(sch.get("age_weight", 0)) or not prio:
-        return 0, 0
+    inst, _T, meta = replayed_instance(out)
+    assert inst.start is not None  # replayed_instance sets it
     policy = model_policy(name, meta, tick_phase(out, meta))
-    assert inst.ids is not None and inst.start is not None  # replayed_instance sets both
-    row = {int(i): r for r, i in enumerate(inst.ids)}
-    index = {j["name"]: int(j["index"]) for j in meta["jobs"]}
-    asked = {
-        row[index[n]]: prio[int(jid)] / float(sch["fs_weight"])
-        for n, _lag, jid in meta["submissions"]
-        if jid and int(jid) in prio and index[n] in row
-    }
     k = inst.k
     machines = [int(o.machines) for o in inst.organizations]
     view = SimView(k, tuple(range(k)), machines, [u for u in range(k) for _ in range(machines[u])])
     policy.reset(view)
-    events = [(int(inst.release[r]), 2, r) for r in asked]  # (time, completions first, row)
+    events = [(t, 2, i) for i, t in enumerate(times)]  # (time, completions first, row)
     for r in map(int, np.flatnonzero(inst.start >= 0)):
         s = int(inst.start[r])
         events += [(s, 1, r), (s + int(inst.size[r]), 0, r)]
     free = list(range(inst.total_machines))
     held: dict[int, list[int]] = {}
-    good = 0
-    for t, kind, r in sorted(events):  # r: an int row
-        view.t, u = t, int(inst.org[r])
+    factors: list[list[float]] = [[] for _ in times]
+    for t, kind, r in sorted(events):  # r: an int row (or query)
+        view.t = t
         if kind == 0:
             for m in held.pop(r):
-                policy.on_complete(view, u, m, int(inst.size[r]))
+                policy.on_complete(view, int(inst.org[r]), m, int(inst.size[r]))
                 heapq.heappush(free, m)
         elif kind == 1:
             held[r] = [heapq.heappop(free) for _ in range(int(inst.width[r]))]
             for m in held[r]:
-                policy.on_start(view, u, m)
+                policy.on_start(view, int(inst.org[r]), m)
         else:
-            good += abs(policy.factor(view, u) - asked[r]) <= tol
-    return good, len(asked)
+            factors[r] = [policy.factor(view, u) for u in range(k)]
+    return factors
+
+
+def account_factors(out: str | Path, real: list[int]) -> dict[int, dict[str, float]]:
+    """:func:`recorded_factors` of ``slurm-classic-charged-whole-queue`` (the model Slurm's
+    priorities match) at each of ``real`` (Slurm's Unix seconds), by account name."""
+    meta = json.loads((Path(out) / "replay.json").read_text())
+    speed, origin = float(meta["speed"]), int(meta["origin"])
+    got = recorded_factors(
+        out, "slurm-classic-charged-whole-queue", [round((t - origin) * speed) for t in real]
+    )
+    return {t: dict(zip(meta["accounts"], f, strict=True)) for t, f in zip(real, got, strict=True)}
 
 
 @dataclass
@@ -450,7 +475,9 @@ __all__ = [
     "MODELS",
     "Comparison",
     "compare",
+    "account_factors",
     "factor_agreement",
+    "recorded_factors",
     "initial_priorities",
     "remap",
     "replayed_instance",

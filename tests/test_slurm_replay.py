@@ -414,6 +414,31 @@ def test_the_traced_backfills_are_slurms_estimate():
     assert fs[91] == fs[92] == "willrun" and 84 not in fs
 
 
+@pytest.mark.skipif(
+    not (RESULTS / "willrun-demo-far" / "sacct.txt").is_file(), reason="no committed demo"
+)
+def test_slurms_estimate_backfills_a_job_easy_keeps_waiting_on_the_demo():
+    # the two committed four-job replays (coopsched.slurm.source.willrun_demo): with B's
+    # expected end in the batch of A's, Slurm started C at once and W only when C ended;
+    # with B's beyond it, Slurm ran EASY's schedule
+    from coopsched.slurm.backfill import backfill_starts
+    from coopsched.slurm.source import willrun_demo
+    from coopsched.slurm.validate import replayed_instance
+
+    for tag, far in (("willrun-demo", False), ("willrun-demo-far", True)):
+        inst, T, _ = replayed_instance(RESULTS / tag)
+        planned = willrun_demo(far)
+        np.testing.assert_array_equal(inst.width, planned.width)
+        easy = get_policy("fifo").run(inst, T, backfill="easy-queue").start.tolist()
+        assert easy == [0, 1200, 6600, 7800]  # A, B, W at A's end, C at B's end
+        slurm = inst.start.tolist()
+        if far:
+            assert slurm == easy
+        else:
+            assert slurm == [0, 1200, 7200, 4200]  # C at its submission, W after it
+            assert backfill_starts(RESULTS / tag)[4] == "willrun"  # Slurm's job id of C
+
+
 @given(st.integers(0, 2**31))
 def test_a_calc_period_of_one_second_is_the_exact_model(seed):
     inst = rigid(n=20, seed=seed % 1000)

@@ -110,3 +110,25 @@ def backfill_demo() -> Instance:
         requested=np.array([1200, 60, 36000]),
         meta={"horizon": 2400},
     )
+
+
+def willrun_demo(far: bool = False) -> Instance:
+    """Four jobs on 4 processors (speed 60, one node each; docs/slurm.md, sixth departure):
+    A (2 processors, limit 2 h) runs from 0; B (1, limit 2 h) from 20 min; W (3) waits from
+    30 min with a reservation at A's expected end (2 h, EASY's shadow, nothing extra); C
+    (1, limit 1 h) arrives at 70 min and would end at 2 h 10: EASY keeps it waiting. Slurm
+    22.05 estimates W's start at B's expected end (2 h 20), which falls in the same batch of
+    its will-run test as A's (:mod:`coopsched.slurm.backfill`), and backfills C at once,
+    which delays W. ``far``: B's limit is 4 h, beyond that batch: Slurm's estimate is
+    EASY's, and C waits."""
+    import numpy as np
+
+    return Instance(
+        [Organization("a", 2), Organization("b", 2)],
+        np.array([0, 1, 0, 1]),
+        np.array([0, 1200, 1800, 4200]),
+        np.array([6600, 6600, 1800, 3000]),
+        np.array([2, 1, 3, 1]),
+        requested=np.array([7200, 14400 if far else 7200, 3600, 3600]),
+        meta={"horizon": 12000},
+    )

@@ -364,7 +364,11 @@ def write_schedule(out: str | Path) -> Path:
 
 def write_validation(folder: str | Path, windows: dict, speed: float) -> str:
     """Compare every replay folder under ``folder`` and write ``validation.csv`` and
-    ``validation.md`` there; returns the markdown."""
+    ``validation.md`` there (with the fair-share factors against Slurm's, and its backfill
+    starts by what allows them: :func:`factor_table`,
+    :func:`~coopsched.slurm.backfill.backfill_table`); returns the markdown."""
+    from .backfill import backfill_table
+
     folder = Path(folder)
     table = []
     for out in sorted(p for p in folder.iterdir() if (p / "replay.json").is_file()):
@@ -419,7 +423,7 @@ def write_validation(folder: str | Path, windows: dict, speed: float) -> str:
             + " ".join(f"{x:+.1%}" for x in c.psi_diff)
             + f" | {meta.get('load_1min_mean')} |"
         )
-    md += ["", summary_table(table), "", factor_table(folder)]
+    md += ["", summary_table(table), "", factor_table(folder), "", backfill_table(folder)]
     text = "\n".join(md) + "\n"
     (folder / "validation.md").write_text(text)
     return text

@@ -310,23 +310,21 @@ def test_slurm_charges_only_the_processors_busy_at_a_tick():
     # [50, 150): charged 50 at the tick at 100, and read only from the tick at 200 (the
     # ranking reads the usage before that tick's charge). At 250 a has less usage for
     # Slurm (0 against 50) and more for the exact reading (196 against 100)
+    from coopsched.slurm.charged import SlurmCharged
+
     orgs = [Organization("a", 2), Organization("b", 1)]
     inst = Instance(
         orgs, [0, 1, 0, 1], [1, 50, 250, 250], [98, 100, 10, 10], [2, 1, 3, 3],
         requested=[100, 100, 10, 10],
     )  # fmt: skip
-
-    def starts(charge: str) -> list[int]:
-        policy = get_policy(
-            "slurm-classic", half_life=math.inf, shares=(1, 1), calc_period=100, charge=charge
-        )
-        return policy.run(inst, 400, backfill="easy").start.tolist()
-
-    assert starts("exact") == [1, 50, 260, 250]  # b's job first
-    assert starts("ticks") == [1, 50, 250, 260]  # a's job first
-    for bad in ({"calc_period": 0}, {"calc_period": 100, "half_life": 0}, {"charge": "end"}):
-        with pytest.raises(ValueError, match="charge"):
-            get_policy("slurm-classic", **{"charge": "ticks", **bad})
+    kw = {"half_life": math.inf, "shares": (1, 1), "calc_period": 100}
+    exact = get_policy("slurm-classic", **kw).run(inst, 400, backfill="easy")
+    assert exact.start.tolist() == [1, 50, 260, 250]  # b's job first
+    charged = SlurmCharged(**kw).run(inst, 400, backfill="easy")
+    assert charged.start.tolist() == [1, 50, 250, 260]  # a's job first
+    for bad in ({"calc_period": 0}, {"calc_period": 100, "half_life": 0}):
+        with pytest.raises(ValueError, match="Slurm charges"):
+            SlurmCharged(**bad)
 
 
 @pytest.mark.skipif(not REPLAYS, reason="no committed replay under docs/results/slurm")

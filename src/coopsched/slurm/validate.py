@@ -193,13 +193,15 @@ def model_policy(name: str, meta: dict, phase: int | None = None):
         kwargs["calc_period"] = float(sch["calc_period"]) * 60 * float(meta["speed"])
         kwargs["calc_phase"] = float(meta.get("calc_phase", 0))
     if name == "slurm-classic-charged-whole-queue":
-        kwargs["charge"] = "ticks"
+        from .charged import SlurmCharged
+
         if phase is not None:
             kwargs["calc_phase"] = float(phase)
         # the durations as Slurm took them: whole real minutes, rounded up (plan.py)
         for key in ("half_life", "max_age"):
             if key in kwargs and math.isfinite(kwargs[key]):
                 kwargs[key] = as_slurm_minutes(kwargs[key], float(meta["speed"]))
+        return SlurmCharged(**kwargs)
     return get_policy("slurm-classic", **kwargs)
 
 

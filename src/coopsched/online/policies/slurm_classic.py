@@ -23,8 +23,6 @@ from ..engine import Policy, SimView
 SLURM_DEFAULT_HALF_LIFE = 7 * 86400
 #: Slurm's default ``PriorityMaxAge``: 7 days.
 SLURM_DEFAULT_MAX_AGE = 7 * 86400
-#: How usage is read at the ticks (``charge``): integrated exactly, or charged as Slurm does.
-CHARGES = ("exact", "ticks")
 
 
 class SlurmClassic(DecayedUsagePolicyMixin, Policy):
@@ -62,17 +60,6 @@ class SlurmClassic(DecayedUsagePolicyMixin, Policy):
     priority from the last tick's usage. With a period, the ranking reads the usage (and
     the age) as it was at the last tick; the usage itself stays exact.
 
-    ``charge`` (with a ``calc_period``): ``"exact"`` (the default) reads the usage
-    integrated exactly to the last tick; ``"ticks"`` charges it as Slurm 22.05 does
-    (docs/slurm.md, first departure; Slurm's ``priority/multifactor`` plugin,
-    ``_decay_thread`` and ``decay_apply_new_usage``): usage grows only at the ticks, where
-    every processor busy at the tick is charged the time since the previous tick (or since
-    its job started), that charge decayed by ``2^(-d / half_life)`` for its length ``d``
-    and the earlier usage by the time between the ticks; the time a job ran after the last
-    tick that saw it running is never charged (slurmctld 22.05 never calls the plugin's
-    job-end charge); and the ranking until the next tick reads the usage as it was before
-    that tick's charge, so a running job's use enters the ranking one to two periods late.
-
     Left out: the other multifactor terms (job size, partition, QOS, nice, TRES);
     ``PriorityCalcPeriod`` by default (Slurm recomputes
     usage every 5 minutes; we integrate exactly); ``PriorityUsageResetPeriod`` (default
@@ -92,7 +79,6 @@ class SlurmClassic(DecayedUsagePolicyMixin, Policy):
         max_age: float = SLURM_DEFAULT_MAX_AGE,
         calc_period: float = 0.0,
         calc_phase: float = 0.0,
-        charge: str = "exact",
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
@@ -108,14 +94,6 @@ class SlurmClassic(DecayedUsagePolicyMixin, Policy):
                 f"calc_period must be >= 0 seconds (0: continuous), got {calc_period!r}; "
                 f"calc_phase finite, got {calc_phase!r}"
             )
-        if charge not in CHARGES:
-            raise ValueError(f"charge must be one of {', '.join(CHARGES)}, got {charge!r}")
-        if charge == "ticks" and not (float(calc_period) > 0 and self.half_life > 0):
-            raise ValueError(
-                "charge='ticks' charges usage at the ticks of a calc_period > 0, with a "
-                f"half_life > 0; got calc_period={calc_period!r}, half_life={half_life!r}"
-            )
-        self.charge = charge
         self.fs_weight = float(fs_weight)
         self.age_weight = float(age_weight)
         self.max_age = float(max_age)
@@ -132,11 +110,6 @@ class SlurmClassic(DecayedUsagePolicyMixin, Policy):
         self._seen_t: float = view.t
         P, phase = round(self.calc_period), round(self.calc_phase)
         self._next_tick: float = phase + ((view.t - phase) // P + 1) * P if P else math.inf
-        # charge="ticks": the usage charged so far, the last tick, each busy processor's
-        # organization and start
-        self._charged = [0.0] * view.k
-        self._last_tick = float(self._next_tick - P) if P else float(view.t)
-        self._busy: dict[int, tuple[int, int]] = {}
 
     def _bring(self, t: int) -> None:
         """Usage to ``t``; with a ``calc_period``, the ranking's usage taken at every tick
@@ -145,38 +118,19 @@ class SlurmClassic(DecayedUsagePolicyMixin, Policy):
         while self._next_tick <= t:
             tick = int(self._next_tick)
             usage.advance(tick)
-            if self.charge == "ticks":
-                self._seen, self._seen_t = list(self._charged), tick
-                self._charge(tick)
-            else:
-                self._seen, self._seen_t = list(usage.level), tick
+            self._seen, self._seen_t = list(usage.level), tick
             self._next_tick = tick + round(self.calc_period)
         usage.advance(t)
         if not self.calc_period:
             self._seen, self._seen_t = usage.level, t
 
-    def _charge(self, tick: int) -> None:
-        """Slurm's charge at ``tick`` (``charge="ticks"``): the usage decayed over the time
-        since the last tick, then every busy processor's time since then (or since its
-        start), each charge decayed over its own length."""
-        h, last, charged = self.half_life, self._last_tick, self._charged
-        keep = 2.0 ** (-(tick - last) / h)
-        for u in range(len(charged)):
-            charged[u] *= keep
-        for org, began in self._busy.values():
-            d = tick - max(began, last)
-            charged[org] += d * 2.0 ** (-d / h)
-        self._last_tick = tick
-
     def on_start(self, view: SimView, org: int, machine: int) -> None:
         self._bring(view.t)
         self._usage.running[org] += 1
-        self._busy[machine] = (org, view.t)
 
     def on_complete(self, view: SimView, org: int, machine: int, size: int) -> None:
         self._bring(view.t)  # the size is not used: non-clairvoyant
         self._usage.running[org] -= 1
-        del self._busy[machine]
 
     def factor(self, view: SimView, u: int) -> float:
         """Slurm's ``F = 2^(-EffectvUsage / NormShares)`` of ``u`` at ``view.t`` (with a

@@ -402,14 +402,16 @@ def test_slurms_estimate_is_never_earlier_than_easys(ends, free, need):
     not (RESULTS / "ctc-a-fifo" / "slurmctld.log").is_file(), reason="no committed capture"
 )
 def test_the_traced_backfills_are_slurms_estimate():
-    # docs/slurm.md, sixth departure: the two traced cases; each first job EASY forbids is
-    # allowed by Slurm's estimate (the job after it no longer delays the reservation)
+    # docs/slurm.md, sixth departure: the two traced cases. ctc-a (FIFO): job 80 breaks
+    # EASY's rule and only Slurm's estimate allows it; 81, after it, no longer delays the
+    # shadow time. ctc-check: o2's job 92 fits in EASY's one extra processor (two jobs end
+    # at the shadow time), o1's job 91 then breaks EASY's rule, o0's job 93 after it not
     from coopsched.slurm.backfill import backfill_starts
 
     fifo = backfill_starts(RESULTS / "ctc-a-fifo")
-    assert fifo[80] == "willrun" and 79 not in fifo
+    assert (fifo[80], fifo[81]) == ("willrun", "easy") and 79 not in fifo
     fs = backfill_starts(RESULTS / "ctc-check-fs")
-    assert fs[91] == fs[92] == "willrun" and 84 not in fs
+    assert (fs[92], fs[91], fs[93]) == ("easy", "willrun", "easy") and 84 not in fs
 
 
 @pytest.mark.skipif(

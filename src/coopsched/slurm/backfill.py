@@ -60,13 +60,13 @@ def willrun_start(ends: Sequence[tuple[int, int]], free: int, need: int) -> tupl
 
 
 def easy_shadow(ends: Sequence[tuple[int, int]], free: int, need: int) -> tuple[int, int] | None:
-    """EASY's shadow time and extra processors for the same job: the first expected end
-    at which it fits, and the processors it leaves free then."""
-    for end, q in sorted(ends):
-        free += q
-        if free >= need:
-            return end, free - need
-    return None
+    """EASY's shadow time and extra processors for the same job (the independent checker's
+    :func:`~coopsched.online.checker.reservation`): the first expected end at which it
+    fits, and the processors it leaves free then; ``None`` if it never fits."""
+    from ..online.checker import reservation
+
+    end, extra = reservation(sorted(ends), free, need)
+    return None if end < 0 else (end, extra)
 
 
 _STARTED = re.compile(r"sched/backfill: _start_job: Started JobId=(\d+)")

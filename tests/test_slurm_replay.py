@@ -327,6 +327,24 @@ def test_slurm_charges_only_the_processors_busy_at_a_tick():
             SlurmCharged(**bad)
 
 
+@pytest.mark.skipif(
+    not (RESULTS / "charge-demo" / "sacct.txt").is_file(), reason="no committed demo"
+)
+def test_slurm_ignored_a_job_that_ran_between_two_ticks_on_the_demo():
+    # the committed four-job replay (coopsched.slurm.source.charge_demo): a's 2-processor
+    # job ran between two ticks and was never charged, so Slurm ran a's wide job before
+    # b's older one; the charged model does, the exact usage at the ticks does not
+    from coopsched.slurm.validate import compare, factor_agreement, replayed_instance
+
+    inst, _T, _ = replayed_instance(RESULTS / "charge-demo")
+    assert inst.start.tolist() == [300, 1800, 8700, 8100]  # b's 3-wide job after a's
+    rows = {r.schedule: r for r in compare(RESULTS / "charge-demo")}
+    assert rows["slurm-classic-charged-whole-queue"].agree_exact == 1.0
+    assert rows["slurm-classic-whole-queue"].agree_exact == 0.5
+    got = factor_agreement(RESULTS / "charge-demo", "slurm-classic-charged-whole-queue")
+    assert got == (4, 4)  # and the factors at submission
+
+
 @pytest.mark.skipif(not REPLAYS, reason="no committed replay under docs/results/slurm")
 def test_the_charged_model_gives_slurms_own_fair_share_factors():
     # fed Slurm's own schedule, the model's factor at each submission against the priority

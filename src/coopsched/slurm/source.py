@@ -132,3 +132,26 @@ def willrun_demo(far: bool = False) -> Instance:
         requested=np.array([7200, 14400 if far else 7200, 3600, 3600]),
         meta={"horizon": 12000},
     )
+
+
+def charge_demo() -> Instance:
+    """Four jobs on 3 processors (speed 60, one node each, shares 1 and 1, fair share;
+    docs/slurm.md, first departure; ``PriorityCalcPeriod`` ticks every log hour, a minute
+    or two after each whole hour): a runs 2 processors from 5 to 55 min, between two
+    ticks, so Slurm 22.05 never charges it; b runs 1 from 30 min to 2 h 15 min, running at
+    the tick after 1 h, which charges it about 30 min (read from the next tick on). At
+    2 h 9 min b submits a job of all 3 processors and at 2 h 10 min a does; both wait for
+    b's first job. Slurm reads b's usage only (a has none) and runs a's job first; by the
+    exact usage at the last tick a has more (100 processor-minutes against about 91), and
+    b's job, older too, goes first."""
+    import numpy as np
+
+    return Instance(
+        [Organization("a", 2), Organization("b", 1)],
+        np.array([0, 1, 1, 0]),
+        np.array([300, 1800, 7740, 7800]),
+        np.array([3000, 6300, 600, 600]),
+        np.array([2, 1, 3, 3]),
+        requested=np.array([3600, 7200, 3600, 3600]),
+        meta={"horizon": 9600},
+    )

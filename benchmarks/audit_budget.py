@@ -11,9 +11,10 @@ CPU and wall seconds in all (reading, start-up and the report included); the sam
 spending as the report states it (``sampling.budget``), or the error; the orders used and
 the signs left undecided. A budget holds when the sampling spent at most 1.1 times it.
 
-Cases: 10,000 organizations with 30 and 600 CPU seconds (the error that says what the two
-antithetic pairs of orders an estimate needs would take, as soon as it is measured); 2,000
-organizations with 60 CPU seconds and with 60 wall-clock seconds (estimates); and 2,000
+Cases: 10,000 organizations with 30 CPU seconds (the error that says what the two
+antithetic pairs of orders an estimate needs would take, as soon as it is measured) and
+with 600 (an estimate); 2,000 organizations with 60 CPU seconds and with 60 wall-clock
+seconds (estimates); and 2,000
 organizations with the default options (no budget), stopped after its first two progress
 lines: how soon an operator hears from it. ``--quick``: the 2,000-organization cases only.
 Time only on an idle machine; the load average is printed before and after.

@@ -97,6 +97,29 @@ def test_a_budget_holds_to_the_coalition_and_is_stated(coalition_clock):
     assert s.seconds_budget == 40 and s.stop in ("seconds", "decided")
 
 
+def test_the_engines_start_up_is_not_the_budgets_to_pay(coalition_clock, monkeypatch):
+    """numba's first compilation (tens of seconds on a cold cache) happens on the first
+    coalition: the sampling makes the engine ready first and restarts its budget, so a
+    start-up longer than the budget still leaves it whole (at 10,000 organizations a cold
+    cache once ate a 30-second budget before one coalition was measured). Without the
+    restart, the error says that nothing could be valued, not "0 s each"."""
+    real_warm = sampling.CoalitionValuer.warm
+
+    def slow_warm(self):
+        coalition_clock["now"] += 100.0  # a cold compilation
+        real_warm(self)
+
+    monkeypatch.setattr(sampling.CoalitionValuer, "warm", slow_warm)
+    inst = recorded(40)
+    coalition_clock["cost"] = 0.01
+    r = cs.audit(inst, horizon=T, method="sampled", seconds=30, with_counterfactuals=False)
+    assert r.sampling is not None and r.sampling.samples >= 4
+    assert r.sampling.budget["wall_seconds_spent"] <= 30
+    monkeypatch.setattr(Budget, "restart", lambda self: None)
+    with pytest.raises(BudgetError, match="ran out before the first coalition was valued"):
+        cs.audit(inst, horizon=T, method="sampled", seconds=30, with_counterfactuals=False)
+
+
 def test_progress_comes_before_the_first_coalition_and_every_look(coalition_clock):
     """The first message (what will be sampled, and the budget) is said before any
     coalition is valued, then one per look; messages carry their kind."""

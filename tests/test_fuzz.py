@@ -54,14 +54,14 @@ def assert_clean_error(code: int, err: str) -> None:
 
 # ----------------------------------------------------------------------------- SWF lines
 
-INT_FIELDS = (1, 3, 4, 7, 11)  # submit, run time, alloc procs, req procs, user (0-based)
+INT_FIELDS = (0, 1, 3, 4, 7, 11)  # job, submit, run time, alloc procs, req procs, user (0-based)
 
 
 def swf_reference(lines: list[str]) -> dict | None:
     """Runnable jobs and drops of an SWF text, or None when the text must be refused."""
     jobs, dropped = 0, {"run_time<=0": 0, "processors<=0": 0}
     seen = False
-    numbers: set[int] = set()
+    numbers: set[float] = set()
     for line in lines:
         s = line.strip()
         if not s or s.startswith(";"):
@@ -84,10 +84,9 @@ def swf_reference(lines: list[str]) -> dict | None:
         if any(vals[i] != int(vals[i]) for i in INT_FIELDS) or vals[1] < 0:
             return None
         if vals[0] >= 0:  # field 1 numbers the jobs: a number used twice is refused
-            # (read as an integer: a fraction is dropped, so 1 and 1.5 are the same job)
-            if int(vals[0]) in numbers:
+            if vals[0] in numbers:
                 return None
-            numbers.add(int(vals[0]))
+            numbers.add(vals[0])
         procs = vals[7] if vals[4] == -1 else vals[4]
         if vals[3] <= 0:
             dropped["run_time<=0"] += 1

@@ -106,6 +106,14 @@ def test_a_job_number_used_twice_is_an_error_naming_both_lines(tmp_path):
         read_swf(write(tmp_path, "; MaxProcs: 4\n" + LINE + "\n" + other + "\n"))
 
 
+def test_a_job_number_with_a_fraction_is_malformed_not_a_repeat(tmp_path):
+    # '1' and '1.5' once read as job 1 twice, refused with the repeated-number error (the
+    # wrong cause); the fraction itself is the error
+    fraction = "1.5" + LINE[1:]
+    with pytest.raises(SWFError, match=r":3: field 1 \(job\): 1\.5 is not a whole number"):
+        read_swf(write(tmp_path, "; MaxProcs: 4\n" + LINE + "\n" + fraction + "\n"))
+
+
 def test_a_byte_order_mark_and_a_long_comment_are_accepted(tmp_path):
     p = tmp_path / "bom.swf"
     comment = "; Note: " + "x" * 10_000_000

@@ -391,6 +391,13 @@ class CoalitionValuer:
         sched = self.backend.run(self.policy, members)
         return curve_values(sched.instance, sched.start, self.grid)
 
+    def warm(self) -> None:
+        """Make the engine ready before a budget starts: value the coalition of the first
+        organization through the backend (numba compiles the engine's kernels on a cold
+        cache, tens of seconds; the instance's compiled inputs are built); the value is
+        dropped."""
+        self.backend.run(self.policy, [0])
+
 
 #: a worker's valuers (:class:`CoalitionValuer`), kept between tasks: the instance a
 #: cluster holds (scattered once) comes back in every task as the same object
@@ -757,6 +764,12 @@ def sampled_game(
                 f"2 x {k - 1:,} coalitions each; budget: {budget.describe()}"
             )
         )
+    if scheduler is None and budget.limited:
+        # the budget buys coalitions, not the engine's start-up (a cold numba cache
+        # compiles its kernels on the first coalition: tens of seconds, which at 10,000
+        # organizations left a 30-second budget nothing to measure a coalition with)
+        valuer.warm()
+        budget.restart()
     batch = None
     if scheduler is not None:
         batch = _DaskValues(

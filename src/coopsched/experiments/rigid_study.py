@@ -7,7 +7,8 @@ jobs only. This study measures it on Parallel Workloads Archive logs of parallel
 the control: windows of ``5e4`` and ``5e5`` s, 5 organizations, uniform and Zipf machine
 splits, each job rigid (its processors at once, its requested time; docs/conventions.md,
 rigid jobs). For every registered policy under each backfilling rule (``none``,
-``first-fit``, ``easy``):
+``first-fit``, ``easy``, the papers' model, where EASY backfills each organization's oldest
+job, and ``easy-queue``, the platform's, where it backfills from the whole queue):
 
 * utilization before the horizon (the window's end);
 * mean wait and mean bounded slowdown (threshold 10 s) of the window's jobs, **censored at
@@ -51,7 +52,14 @@ from .windows import (
 TRACES = ("SDSC-SP2", "CTC-SP2", "KTH-SP2", "HPC2N", "CEA-Curie", "LPC-EGEE")
 LENGTHS = (50_000, 500_000)
 SPLITS = ("uniform", "zipf")
-RULES = ("none", "first-fit", "easy")
+RULES = ("none", "first-fit", "easy", "easy-queue")
+#: Their column headings in the summary.
+RULE_LABELS = {
+    "none": "none",
+    "first-fit": "first-fit",
+    "easy": "EASY",
+    "easy-queue": "EASY, whole queue",
+}
 #: A job is wide when it needs more than this share of the platform.
 WIDE = 0.1
 
@@ -113,7 +121,8 @@ class RigidStudy(Study):
     name = "rigid"
     title = (
         "The price of fairness for rigid parallel jobs (Skowron & Rzadca's open question): "
-        "5 parallel PWA logs + LPC-EGEE, every policy under none / first-fit / EASY"
+        "5 parallel PWA logs + LPC-EGEE, every policy under none / first-fit / EASY "
+        "(per organization and over the whole queue)"
     )
     files = ("summary.csv", "utilization.png", "fairness.png")
     options = (
@@ -285,8 +294,8 @@ def summarize_rigid(df: pd.DataFrame, columns: tuple[str, ...], out: Path) -> st
         "",
         "## How backfilling changes REF's utilization",
         "",
-        "| log | window (s) | none | first-fit | EASY |",
-        "|---|---|---|---|---|",
+        "| log | window (s) | " + " | ".join(RULE_LABELS[r] for r in RULES) + " |",
+        "|---|---|" + "---|" * len(RULES),
     ]
     pairs = list(dict.fromkeys((t, n) for t, n, _ in cells))
     for trace, length in pairs:
@@ -344,19 +353,19 @@ def _plots(long: pd.DataFrame, out: Path) -> None:
             g = sub[sub.rule == rule]
             ref = g[g.policy == "ref"].groupby("trace")["util"].mean()
             best = g.groupby(["trace", "policy"])["util"].mean().groupby("trace").max()
-            x = np.arange(len(traces)) + (i - 1) * width
+            x = np.arange(len(traces)) + (i - (len(RULES) - 1) / 2) * width
             ax.bar(x, [ref.get(t, np.nan) for t in traces], width, label=f"REF, {rule}")
             ax.scatter(x, [best.get(t, np.nan) for t in traces], color="k", marker="_", s=120)
         ax.set_xticks(np.arange(len(traces)), traces)
         ax.set_ylabel("utilization")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"windows of {length:,} s: REF's utilization (bars), best policy's (ticks)")
-        ax.legend(fontsize=7, ncol=3, loc="lower left")
+        ax.legend(fontsize=7, ncol=len(RULES), loc="lower left")
     fig.tight_layout()
     fig.savefig(out / "utilization.png", dpi=110)
     plt.close(fig)
 
-    fig, axes = plt.subplots(1, len(RULES), figsize=(12, 3.6), sharey=True)
+    fig, axes = plt.subplots(1, len(RULES), figsize=(4 * len(RULES), 3.6), sharey=True)
     others = [p for p in dict.fromkeys(long["policy"]) if p != "ref"]
     for ax, rule in zip(axes, RULES, strict=True):
         g = long[(long.rule == rule) & (long.policy != "ref")]

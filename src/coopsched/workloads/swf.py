@@ -252,7 +252,7 @@ def _comment(start: bytes) -> bool:
 
 
 #: Fields that hold whole numbers (a fraction there is malformed).
-_WHOLE = ("submit", "wait", "run_time", "alloc_procs", "req_procs", "user")
+_WHOLE = ("job", "submit", "wait", "run_time", "alloc_procs", "req_procs", "user")
 
 
 def _line_problem(path: str, no: int, line: str) -> str | None:
@@ -467,7 +467,7 @@ def _numbers(
             i = frac[0]
             raise SWFError(
                 f"{p}:{data_lines[i]}: field {FIELDS.index(col) + 1} ({col}): "
-                f"{values[i]!r} is not a whole number"
+                f"{float(values[i])!r} is not a whole number"
             )
     neg = np.flatnonzero(arr[:, 1] < 0)
     if neg.size:

@@ -359,6 +359,12 @@ def shapley_antithetic(
     out_of_time = False
 
     def too_few(cost: float, done: int = 0) -> str:
+        if valuation.per_coalition() == 0:  # nothing measured: the budget ran out first
+            return (
+                f"the budget ({budget.describe()}) ran out before the first coalition was "
+                f"valued ({budget.spent()} spent); the 2 antithetic pairs of orders an "
+                f"estimate needs value 2 x 2 x {k - 1:,} coalitions"
+            )
         return (
             f"the budget ({budget.describe()}) "
             + (f"bought {done} of" if cost == 0 else "cannot buy")

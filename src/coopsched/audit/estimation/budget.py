@@ -75,6 +75,15 @@ class Budget:
         self._wall0 = self._wall()
         self.worker_cpu = 0.0
 
+    def restart(self) -> None:
+        """Count from now: the clocks read again, the workers' CPU time forgotten. The
+        sampling restarts its budget once the engine is ready (numba's first compilation
+        of its kernels, tens of seconds on a cold cache, and the instance's compiled
+        inputs), which is start-up, not sampling (docs/audit.md, the budget)."""
+        self._cpu0 = self._clock()
+        self._wall0 = self._wall()
+        self.worker_cpu = 0.0
+
     @property
     def limited(self) -> bool:
         """Some clock has a limit."""

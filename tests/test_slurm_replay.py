@@ -432,6 +432,28 @@ def test_the_traced_backfills_are_slurms_estimate():
     assert (fs[92], fs[91], fs[93]) == ("easy", "willrun", "easy") and 84 not in fs
 
 
+@pytest.mark.parametrize(
+    "name, far", [("backfill-demo", None), ("willrun-demo", False), ("willrun-demo-far", True),
+                  ("charge-demo", None)],
+)  # fmt: skip
+def test_the_demos_are_their_committed_instance_files(name, far):
+    # the replays of the demos read these files (coopsched replay FILE.json); the functions
+    # are what benchmarks/slurm_validation.py replays
+    from coopsched.slurm import source
+    from coopsched.workloads.jsonio import read_instance
+
+    path = RESULTS / f"{name}.json"
+    if not path.is_file():
+        pytest.skip(f"{path.name} not committed")
+    made = getattr(source, name.split("-demo")[0] + "_demo")
+    inst = made() if far is None else made(far)
+    got = read_instance(path)
+    for key in ("org", "release", "size", "width", "requested"):
+        np.testing.assert_array_equal(getattr(inst, key), getattr(got, key))
+    assert inst.meta["horizon"] == got.meta["horizon"]
+    assert [o.machines for o in inst.organizations] == [o.machines for o in got.organizations]
+
+
 @pytest.mark.skipif(
     not (RESULTS / "willrun-demo-far" / "sacct.txt").is_file(), reason="no committed demo"
 )

@@ -16,14 +16,10 @@ nothing, and a running job's use enters the ranking one to two periods late.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 from ..online.engine import SimView
-from ..online.policies.slurm_classic import (
-    SLURM_DEFAULT_HALF_LIFE,
-    SLURM_DEFAULT_MAX_AGE,
-    SlurmClassic,
-)
+from ..online.policies.slurm_classic import SlurmClassic
 
 
 class SlurmCharged(SlurmClassic):
@@ -38,31 +34,15 @@ class SlurmCharged(SlurmClassic):
 
     name = "slurm-classic-charged"
 
-    def __init__(
-        self,
-        calc_period: float,
-        half_life: float = SLURM_DEFAULT_HALF_LIFE,
-        shares: Sequence[float] | None = None,
-        fs_weight: float = 1.0,
-        age_weight: float = 0.0,
-        max_age: float = SLURM_DEFAULT_MAX_AGE,
-        calc_phase: float = 0.0,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(
-            half_life=half_life,
-            shares=shares,
-            fs_weight=fs_weight,
-            age_weight=age_weight,
-            max_age=max_age,
-            calc_period=calc_period,
-            calc_phase=calc_phase,
-            seed=seed,
-        )
+    def __init__(self, calc_period: float, **kwargs: Any) -> None:
+        """``calc_period`` (seconds, > 0) and the other parameters of
+        :class:`~coopsched.online.policies.slurm_classic.SlurmClassic` (``half_life`` > 0)."""
+        super().__init__(calc_period=calc_period, **kwargs)
         if not (self.calc_period > 0 and self.half_life > 0):
             raise ValueError(
                 "Slurm charges usage at the ticks of a calc_period > 0 seconds, with a "
-                f"half_life > 0; got calc_period={calc_period!r}, half_life={half_life!r}"
+                f"half_life > 0; got calc_period={calc_period!r}, "
+                f"half_life={self.half_life!r}"
             )
 
     def reset(self, view: SimView) -> None:

@@ -93,23 +93,30 @@ def _deal_over_log(trace, inst: Instance, k: int, seed: int) -> Instance:
     )
 
 
+def _demo(machines: tuple[int, int], jobs: list[tuple[int, ...]], horizon: int) -> Instance:
+    """A small instance of organizations ``a`` and ``b`` with ``machines``, one job a row:
+    ``(organization, release, size, processors, requested)``."""
+    import numpy as np
+
+    org, release, size, width, requested = (np.array(c) for c in zip(*jobs, strict=True))
+    return Instance(
+        [Organization("a", machines[0]), Organization("b", machines[1])],
+        org,
+        release,
+        size,
+        width,
+        requested=requested,
+        meta={"horizon": horizon},
+    )
+
+
 def backfill_demo() -> Instance:
     """Three jobs on 8 processors (speed 60): A (6 processors) runs; B (4) waits for A, the
     head of the queue with a reservation at A's expected end; C (2, a long limit) fits now
     and, at the reservation, in the processors B leaves (EASY's "extra"), so EASY starts it
     at once. Slurm 22.05 on one node starts it only with B: its reservation holds the node.
     (The jobs are in different organizations, so that C is its organization's oldest.)"""
-    import numpy as np
-
-    return Instance(
-        [Organization("a", 4), Organization("b", 4)],
-        np.array([0, 1, 0]),
-        np.array([0, 60, 120]),
-        np.array([1200, 60, 600]),
-        np.array([6, 4, 2]),
-        requested=np.array([1200, 60, 36000]),
-        meta={"horizon": 2400},
-    )
+    return _demo((4, 4), [(0, 0, 1200, 6, 1200), (1, 60, 60, 4, 60), (0, 120, 600, 2, 36000)], 2400)
 
 
 def willrun_demo(far: bool = False) -> Instance:
@@ -121,17 +128,9 @@ def willrun_demo(far: bool = False) -> Instance:
     its will-run test as A's (:mod:`coopsched.slurm.backfill`), and backfills C at once,
     which delays W. ``far``: B's limit is 4 h, beyond that batch: Slurm's estimate is
     EASY's, and C waits."""
-    import numpy as np
-
-    return Instance(
-        [Organization("a", 2), Organization("b", 2)],
-        np.array([0, 1, 0, 1]),
-        np.array([0, 1200, 1800, 4200]),
-        np.array([6600, 6600, 1800, 3000]),
-        np.array([2, 1, 3, 1]),
-        requested=np.array([7200, 14400 if far else 7200, 3600, 3600]),
-        meta={"horizon": 12000},
-    )
+    b_limit = 14400 if far else 7200
+    jobs = [(0, 0, 6600, 2, 7200), (1, 1200, 6600, 1, b_limit), (0, 1800, 1800, 3, 3600)]
+    return _demo((2, 2), [*jobs, (1, 4200, 3000, 1, 3600)], 12000)
 
 
 def charge_demo() -> Instance:
@@ -144,14 +143,5 @@ def charge_demo() -> Instance:
     b's first job. Slurm reads b's usage only (a has none) and runs a's job first; by the
     exact usage at the last tick a has more (100 processor-minutes against about 91), and
     b's job, older too, goes first."""
-    import numpy as np
-
-    return Instance(
-        [Organization("a", 2), Organization("b", 1)],
-        np.array([0, 1, 1, 0]),
-        np.array([300, 1800, 7740, 7800]),
-        np.array([3000, 6300, 600, 600]),
-        np.array([2, 1, 3, 3]),
-        requested=np.array([3600, 7200, 3600, 3600]),
-        meta={"horizon": 9600},
-    )
+    jobs = [(0, 300, 3000, 2, 3600), (1, 1800, 6300, 1, 7200), (1, 7740, 600, 3, 3600)]
+    return _demo((2, 1), [*jobs, (0, 7800, 600, 3, 3600)], 9600)

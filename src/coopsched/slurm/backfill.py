@@ -81,7 +81,7 @@ def backfill_starts(out: str | Path) -> dict[int, str]:
     ``neither``, or ``free`` (no waiting job was wider than the free processors). Times are
     Slurm's (``sacct_real.txt``, whole seconds); priorities the order Slurm received the
     jobs under ``priority/basic``, the fair-share factor of each job's account at the last
-    tick otherwise (the model Slurm's priorities match: ``charge="ticks"``)."""
+    tick otherwise (the model Slurm's priorities match: :mod:`coopsched.slurm.charged`)."""
     from .validate import account_factors
 
     out = Path(out)

@@ -127,7 +127,8 @@ def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
 #: event, exactly), SLURM-CLASSIC reading usage at Slurm's PriorityCalcPeriod ticks, the two
 #: last with EASY over the whole queue (the engine's ``easy-queue`` rule) instead of each
 #: organization's oldest job, and the last with usage charged as Slurm 22.05 charges it, at
-#: the ticks slurmctld's log shows (``charge="ticks"``, :func:`tick_phase`).
+#: the ticks slurmctld's log shows (:class:`~coopsched.slurm.charged.SlurmCharged`,
+#: :func:`tick_phase`).
 MODELS = (
     "fifo",
     "slurm-classic-exact",

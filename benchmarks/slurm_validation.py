@@ -3,6 +3,7 @@ validation of docs/slurm.md (issue #44, item 2), and the checking window under t
 `coopsched tune` found (item 4).
 
     sudo .venv/bin/python benchmarks/slurm_validation.py replay [TAG ...]   # ~7 min each
+    sudo .venv/bin/python benchmarks/slurm_validation.py replay willrun-demo willrun-demo-far charge-demo
     .venv/bin/python benchmarks/slurm_validation.py tune                    # seconds
     .venv/bin/python benchmarks/slurm_validation.py compare                 # seconds
 
@@ -71,6 +72,19 @@ def run(tag: str) -> None:
         from coopsched.slurm.source import backfill_demo
 
         plan = ReplayPlan.build(backfill_demo(), 60.0, 2400, Scheduling(fairshare=False))
+        replay(plan, OUT / tag, progress=lambda m: print(f"[{tag}] {m}", flush=True))
+        return
+    if tag == "charge-demo":  # four jobs: usage charged only at the decay thread's ticks
+        from coopsched.slurm.source import charge_demo
+
+        plan = ReplayPlan.build(charge_demo(), 60.0, 9600, Scheduling(shares=(1, 1), nodes=3))
+        replay(plan, OUT / tag, progress=lambda m: print(f"[{tag}] {m}", flush=True))
+        return
+    if tag in ("willrun-demo", "willrun-demo-far"):  # four jobs: Slurm's start estimate
+        from coopsched.slurm.source import willrun_demo
+
+        inst = willrun_demo(far=tag.endswith("-far"))
+        plan = ReplayPlan.build(inst, 60.0, 12000, Scheduling(fairshare=False, nodes=4))
         replay(plan, OUT / tag, progress=lambda m: print(f"[{tag}] {m}", flush=True))
         return
     if tag in RUNS:

@@ -304,6 +304,181 @@ def test_a_calc_period_reads_usage_at_the_last_tick():
         get_policy("slurm-classic", calc_period=-1)
 
 
+def test_slurm_charges_only_the_processors_busy_at_a_tick():
+    # a runs 2 processors over [1, 99), between the ticks at 0 and 100: Slurm 22.05 never
+    # charges it (the time after the last tick a job was seen running is lost); b runs
+    # [50, 150): charged 50 at the tick at 100, and read only from the tick at 200 (the
+    # ranking reads the usage before that tick's charge). At 250 a has less usage for
+    # Slurm (0 against 50) and more for the exact reading (196 against 100)
+    from coopsched.slurm.charged import SlurmCharged
+
+    orgs = [Organization("a", 2), Organization("b", 1)]
+    inst = Instance(
+        orgs, [0, 1, 0, 1], [1, 50, 250, 250], [98, 100, 10, 10], [2, 1, 3, 3],
+        requested=[100, 100, 10, 10],
+    )  # fmt: skip
+    kw = {"half_life": math.inf, "shares": (1, 1), "calc_period": 100}
+    exact = get_policy("slurm-classic", **kw).run(inst, 400, backfill="easy")
+    assert exact.start.tolist() == [1, 50, 260, 250]  # b's job first
+    charged = SlurmCharged(**kw).run(inst, 400, backfill="easy")
+    assert charged.start.tolist() == [1, 50, 250, 260]  # a's job first
+    for bad in ({"calc_period": 0}, {"calc_period": 100, "half_life": 0}):
+        with pytest.raises(ValueError, match="Slurm charges"):
+            SlurmCharged(**bad)
+
+
+@pytest.mark.skipif(
+    not (RESULTS / "charge-demo" / "sacct.txt").is_file(), reason="no committed demo"
+)
+def test_slurm_ignored_a_job_that_ran_between_two_ticks_on_the_demo():
+    # the committed four-job replay (coopsched.slurm.source.charge_demo): a's 2-processor
+    # job ran between two ticks and was never charged, so Slurm ran a's wide job before
+    # b's older one; the charged model does, the exact usage at the ticks does not
+    from coopsched.slurm.validate import compare, factor_agreement, replayed_instance
+
+    inst, _T, _ = replayed_instance(RESULTS / "charge-demo")
+    assert inst.start.tolist() == [300, 1800, 8700, 8100]  # b's 3-wide job after a's
+    rows = {r.schedule: r for r in compare(RESULTS / "charge-demo")}
+    assert rows["slurm-classic-charged-whole-queue"].agree_exact == 1.0
+    assert rows["slurm-classic-whole-queue"].agree_exact == 0.5
+    got = factor_agreement(RESULTS / "charge-demo", "slurm-classic-charged-whole-queue")
+    assert got == (4, 4)  # and the factors at submission
+
+
+@pytest.mark.skipif(not REPLAYS, reason="no committed replay under docs/results/slurm")
+def test_the_charged_model_gives_slurms_own_fair_share_factors():
+    # fed Slurm's own schedule, the model's factor at each submission against the priority
+    # slurmctld logged for the job (InitPrio / PriorityWeightFairshare), on every committed
+    # fair-share replay: usage charged at the ticks reproduces it, the exact usage does not
+    from coopsched.slurm.validate import factor_agreement
+
+    checked = 0
+    for path in REPLAYS:
+        good, n = factor_agreement(path.parent, "slurm-classic-charged-whole-queue")
+        if not n:
+            continue
+        old, _ = factor_agreement(path.parent, "slurm-classic")
+        assert good >= 0.9 * n and good > old, path.parent.name
+        checked += 1
+    assert checked >= 1
+
+
+def test_the_tick_phase_is_read_from_slurmctlds_log(tmp_path):
+    from coopsched.slurm.validate import tick_phase
+
+    meta = {"origin": 1_000_020, "speed": 120.0, "scheduling": {"calc_period": 1}}
+    assert tick_phase(tmp_path, {**meta, "calc_phase": 0}) == 0  # no log: the plan's phase
+    # 1_000_021 is 1970-01-12T13:47:01 UTC: one real second after the origin, 120 log s
+    (tmp_path / "slurmctld.log").write_text(
+        "[1970-01-12T13:46:59.100] slurmctld version 22.05.8 started\n"
+        "[1970-01-12T13:47:01.779] priority/multifactor: _read_last_decay_ran: No last decay\n"
+    )
+    assert tick_phase(tmp_path, meta) == 120
+
+
+def test_slurms_start_estimate_takes_running_jobs_in_batches():
+    from coopsched.slurm.backfill import easy_shadow, willrun_start
+
+    # a job of 3 with 1 processor free; 2 end at 120, 1 at 140 (Unix seconds): EASY's
+    # shadow is 120 (nothing extra); Slurm's first batch runs to 120 rounded up to the next
+    # multiple of 30, plus 30 (180), so it takes both and estimates 140, with 4 free
+    assert easy_shadow([(120, 2), (140, 1)], 1, 3) == (120, 0)
+    assert willrun_start([(140, 1), (120, 2)], 1, 3) == (140, 4)
+    # the second end beyond the batch (260 > 180): the estimate is EASY's
+    assert willrun_start([(120, 2), (260, 1)], 1, 3) == (120, 3)
+    # 101 rounds up to 120: the first batch ends at 150; the window then doubles to 60
+    # (to 180), enough for 170 but not 181; then to 120 (to 240)
+    ends = [(101, 1), (149, 1), (170, 1), (181, 1)]
+    assert willrun_start(ends, 0, 2) == (149, 2)
+    assert willrun_start(ends, 0, 3) == (170, 3)
+    assert willrun_start(ends, 0, 4) == (181, 4)
+    assert willrun_start(ends, 0, 5) is None and easy_shadow(ends, 0, 5) is None
+    assert willrun_start(ends, 2, 2) is None  # it fits now: no estimate
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 600), st.integers(1, 4)), min_size=1, max_size=12),
+    st.integers(0, 4),
+    st.integers(1, 20),
+)
+def test_slurms_estimate_is_never_earlier_than_easys(ends, free, need):
+    # a batch ends at one of its jobs' ends, after every end before it: never before EASY's
+    # shadow, and with at least as many processors free
+    from coopsched.slurm.backfill import easy_shadow, willrun_start
+
+    easy, slurm = easy_shadow(ends, free, need), willrun_start(ends, free, need)
+    if need <= free:
+        assert slurm is None
+        return
+    assert (easy is None) == (slurm is None)
+    if slurm is not None and easy is not None:
+        assert slurm[0] >= easy[0] and slurm[1] - need >= easy[1]
+        assert slurm[0] in {e for e, _ in ends}
+
+
+@pytest.mark.skipif(
+    not (RESULTS / "ctc-a-fifo" / "slurmctld.log").is_file(), reason="no committed capture"
+)
+def test_the_traced_backfills_are_slurms_estimate():
+    # docs/slurm.md, sixth departure: the two traced cases. ctc-a (FIFO): job 80 breaks
+    # EASY's rule and only Slurm's estimate allows it; 81, after it, no longer delays the
+    # shadow time. ctc-check: o2's job 92 fits in EASY's one extra processor (two jobs end
+    # at the shadow time), o1's job 91 then breaks EASY's rule, o0's job 93 after it not
+    from coopsched.slurm.backfill import backfill_starts
+
+    fifo = backfill_starts(RESULTS / "ctc-a-fifo")
+    assert (fifo[80], fifo[81]) == ("willrun", "easy") and 79 not in fifo
+    fs = backfill_starts(RESULTS / "ctc-check-fs")
+    assert (fs[92], fs[91], fs[93]) == ("easy", "willrun", "easy") and 84 not in fs
+
+
+@pytest.mark.parametrize(
+    "name, far", [("backfill-demo", None), ("willrun-demo", False), ("willrun-demo-far", True),
+                  ("charge-demo", None)],
+)  # fmt: skip
+def test_the_demos_are_their_committed_instance_files(name, far):
+    # the replays of the demos read these files (coopsched replay FILE.json); the functions
+    # are what benchmarks/slurm_validation.py replays
+    from coopsched.slurm import source
+    from coopsched.workloads.jsonio import read_instance
+
+    path = RESULTS / f"{name}.json"
+    if not path.is_file():
+        pytest.skip(f"{path.name} not committed")
+    made = getattr(source, name.split("-demo")[0] + "_demo")
+    inst = made() if far is None else made(far)
+    got = read_instance(path)
+    for key in ("org", "release", "size", "width", "requested"):
+        np.testing.assert_array_equal(getattr(inst, key), getattr(got, key))
+    assert inst.meta["horizon"] == got.meta["horizon"]
+    assert [o.machines for o in inst.organizations] == [o.machines for o in got.organizations]
+
+
+@pytest.mark.skipif(
+    not (RESULTS / "willrun-demo-far" / "sacct.txt").is_file(), reason="no committed demo"
+)
+def test_slurms_estimate_backfills_a_job_easy_keeps_waiting_on_the_demo():
+    # the two committed four-job replays (coopsched.slurm.source.willrun_demo): with B's
+    # expected end in the batch of A's, Slurm started C at once and W only when C ended;
+    # with B's beyond it, Slurm ran EASY's schedule
+    from coopsched.slurm.backfill import backfill_starts
+    from coopsched.slurm.source import willrun_demo
+    from coopsched.slurm.validate import replayed_instance
+
+    for tag, far in (("willrun-demo", False), ("willrun-demo-far", True)):
+        inst, T, _ = replayed_instance(RESULTS / tag)
+        planned = willrun_demo(far)
+        np.testing.assert_array_equal(inst.width, planned.width)
+        easy = get_policy("fifo").run(inst, T, backfill="easy-queue").start.tolist()
+        assert easy == [0, 1200, 6600, 7800]  # A, B, W at A's end, C at B's end
+        slurm = inst.start.tolist()
+        if far:
+            assert slurm == easy
+        else:
+            assert slurm == [0, 1200, 7200, 4200]  # C at its submission, W after it
+            assert backfill_starts(RESULTS / tag)[4] == "willrun"  # Slurm's job id of C
+
+
 @given(st.integers(0, 2**31))
 def test_a_calc_period_of_one_second_is_the_exact_model(seed):
     inst = rigid(n=20, seed=seed % 1000)

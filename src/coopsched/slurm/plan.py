@@ -66,10 +66,16 @@ def duration(seconds: float) -> str:
     return f"{d}-{h:02d}:{m:02d}:{s:02d}"
 
 
+def whole_minutes(seconds: float) -> int:
+    """Seconds in whole minutes, rounded up, at least 1 (what :func:`minutes_string`
+    writes)."""
+    return max(1, int(math.ceil(seconds / 60)))
+
+
 def minutes_string(seconds: float) -> str:
     """Seconds as a Slurm ``days-hr:min:00`` string in whole minutes (rounded up, at least
     1): the form ``PriorityDecayHalfLife`` and ``PriorityMaxAge`` take."""
-    m = max(1, int(math.ceil(seconds / 60)))
+    m = whole_minutes(seconds)
     d, m = divmod(m, 1440)
     h, m = divmod(m, 60)
     return f"{d}-{h:02d}:{m:02d}:00"

@@ -16,13 +16,14 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..workloads.instance import Instance, Organization
-from .plan import CAPTURE_FORMAT, PlanError, map_capture
+from .plan import CAPTURE_FORMAT, PlanError, map_capture, whole_minutes
 
 
 def remap(out: str | Path) -> None:
@@ -123,23 +124,58 @@ def replayed_instance(out: str | Path) -> tuple[Instance, int, dict]:
 
 
 #: The models compared with a replay: FIFO, SLURM-CLASSIC as it integrates usage (each
-#: event, exactly), SLURM-CLASSIC reading usage at Slurm's PriorityCalcPeriod ticks, and the
-#: two last with EASY over the whole queue (the engine's ``easy-queue`` rule) instead of each
-#: organization's oldest job.
+#: event, exactly), SLURM-CLASSIC reading usage at Slurm's PriorityCalcPeriod ticks, the two
+#: last with EASY over the whole queue (the engine's ``easy-queue`` rule) instead of each
+#: organization's oldest job, and the last with usage charged as Slurm 22.05 charges it, at
+#: the ticks slurmctld's log shows (:class:`~coopsched.slurm.charged.SlurmCharged`,
+#: :func:`tick_phase`).
 MODELS = (
     "fifo",
     "slurm-classic-exact",
     "slurm-classic",
     "fifo-whole-queue",
     "slurm-classic-whole-queue",
+    "slurm-classic-charged-whole-queue",
 )
 
+#: slurmctld's log line written when the decay thread starts (its ticks follow every
+#: PriorityCalcPeriod from then; priority/multifactor only)
+DECAY_START = "_read_last_decay_ran"
 
-def model_policy(name: str, meta: dict):
+
+def tick_phase(out: str | Path, meta: dict) -> int:
+    """The log time (seconds, modulo the period) of the ticks at which the replay's Slurm
+    charged usage: the decay thread starts (``DECAY_START`` in ``slurmctld.log``, written
+    in UTC) and charges at that whole second plus every ``PriorityCalcPeriod`` (its clock
+    is read with ``time()``). The replay's ``calc_phase`` (0: the origin is a whole number
+    of periods after slurmctld's boot, a second or two before the thread starts) when the
+    log has no such line (``priority/basic``)."""
+    from datetime import UTC, datetime
+
+    period = int(meta["scheduling"]["calc_period"]) * 60
+    path = Path(out) / "slurmctld.log"
+    lines = path.read_text(errors="replace").splitlines() if path.is_file() else []
+    for line in lines:
+        if DECAY_START in line and line.startswith("["):
+            when = datetime.strptime(line[1:20], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+            real = (int(when.timestamp()) - int(meta["origin"])) % period
+            return round(real * float(meta["speed"]))
+    return int(meta.get("calc_phase", 0))
+
+
+def as_slurm_minutes(seconds: float, speed: float) -> float:
+    """A log duration as the replay's Slurm took it (``plan.minutes_string`` of its real
+    length: whole minutes, rounded up), back on the log's clock."""
+    return whole_minutes(seconds / speed) * 60 * speed
+
+
+def model_policy(name: str, meta: dict, phase: int | None = None):
     """A model of a replay's scheduler (:data:`MODELS`), with the replay's settings on the
     log's clock: ``fifo``; ``slurm-classic-exact`` (half-life, shares, weights, max age;
     usage read at every event); ``slurm-classic`` (the same, read at the ticks of
-    ``PriorityCalcPeriod``, ``calc_phase`` from the replay, 0 when it started on a tick)."""
+    ``PriorityCalcPeriod``, ``calc_phase`` from the replay, 0 when it started on a tick);
+    ``slurm-classic-charged-whole-queue`` (usage charged at the ticks as Slurm does, at
+    ``phase``: :func:`tick_phase`, the replay's ``calc_phase`` if not given)."""
     from ..online.policies import get_policy
 
     if name in ("fifo", "fifo-whole-queue"):
@@ -154,10 +190,105 @@ def model_policy(name: str, meta: dict):
         kwargs["fs_weight"] = int(sch["fs_weight"])
         kwargs["age_weight"] = int(sch["age_weight"])
         kwargs["max_age"] = float(sch["max_age"])
-    if name in ("slurm-classic", "slurm-classic-whole-queue"):
+    if name != "slurm-classic-exact":
         kwargs["calc_period"] = float(sch["calc_period"]) * 60 * float(meta["speed"])
         kwargs["calc_phase"] = float(meta.get("calc_phase", 0))
+    if name == "slurm-classic-charged-whole-queue":
+        from .charged import SlurmCharged
+
+        if phase is not None:
+            kwargs["calc_phase"] = float(phase)
+        # the durations as Slurm took them: whole real minutes, rounded up (plan.py)
+        for key in ("half_life", "max_age"):
+            if key in kwargs and math.isfinite(kwargs[key]):
+                kwargs[key] = as_slurm_minutes(kwargs[key], float(meta["speed"]))
+        return SlurmCharged(**kwargs)
     return get_policy("slurm-classic", **kwargs)
+
+
+def initial_priorities(out: str | Path) -> dict[int, int]:
+    """Each job's priority when Slurm received it (``InitPrio`` in ``slurmctld.log``), by
+    Slurm job id."""
+    path = Path(out) / "slurmctld.log"
+    text = path.read_text(errors="replace") if path.is_file() else ""
+    return {int(j): int(p) for j, p in re.findall(r"JobId=(\d+) InitPrio=(\d+)", text)}
+
+
+def factor_agreement(out: str | Path, name: str, tol: float = 0.01) -> tuple[int, int]:
+    """How many jobs' fair-share factor at submission the model ``name`` (of
+    :data:`MODELS`) gives within ``tol`` of Slurm's, of how many jobs have one: Slurm's is
+    ``InitPrio / PriorityWeightFairshare`` (a fair-share replay without an age weight:
+    ``(0, 0)`` otherwise). The model is fed Slurm's own schedule
+    (:func:`recorded_factors`), so only how usage is charged and read is compared."""
+    out = Path(out)
+    inst, _T, meta = replayed_instance(out)
+    sch = meta["scheduling"]
+    prio = initial_priorities(out)
+    if not sch.get("fairshare") or int(sch.get("age_weight", 0)) or not prio:
+        return 0, 0
+    assert inst.ids is not None  # replayed_instance sets it
+    row = {int(i): r for r, i in enumerate(inst.ids)}
+    index = {j["name"]: int(j["index"]) for j in meta["jobs"]}
+    asked = [
+        (row[index[n]], prio[int(jid)] / float(sch["fs_weight"]))
+        for n, _lag, jid in meta["submissions"]
+        if jid and int(jid) in prio and index[n] in row
+    ]
+    got = recorded_factors(out, name, [int(inst.release[r]) for r, _ in asked])
+    good = sum(
+        abs(f[int(inst.org[r])] - slurm) <= tol for (r, slurm), f in zip(asked, got, strict=True)
+    )
+    return good, len(asked)
+
+
+def recorded_factors(out: str | Path, name: str, times: list[int]) -> list[list[float]]:
+    """Every account's fair-share factor under the model ``name`` (of :data:`MODELS`) at
+    each of ``times`` (log seconds of the window), the model fed Slurm's own schedule: each
+    job's processors from its recorded start to its end, on the first free machines (at
+    one time: completions, then starts, then the factors read)."""
+    import heapq
+
+    from ..online.view import SimView
+
+    out = Path(out)
+    inst, _T, meta = replayed_instance(out)
+    assert inst.start is not None  # replayed_instance sets it
+    policy = model_policy(name, meta, tick_phase(out, meta))
+    k = inst.k
+    machines = [int(o.machines) for o in inst.organizations]
+    view = SimView(k, tuple(range(k)), machines, [u for u in range(k) for _ in range(machines[u])])
+    policy.reset(view)
+    events = [(t, 2, i) for i, t in enumerate(times)]  # (time, completions first, row)
+    for r in map(int, np.flatnonzero(inst.start >= 0)):
+        s = int(inst.start[r])
+        events += [(s, 1, r), (s + int(inst.size[r]), 0, r)]
+    free = list(range(inst.total_machines))
+    held: dict[int, list[int]] = {}
+    factors: list[list[float]] = [[] for _ in times]
+    for t, kind, r in sorted(events):  # r: an int row (or query)
+        view.t = t
+        if kind == 0:
+            for m in held.pop(r):
+                policy.on_complete(view, int(inst.org[r]), m, int(inst.size[r]))
+                heapq.heappush(free, m)
+        elif kind == 1:
+            held[r] = [heapq.heappop(free) for _ in range(int(inst.width[r]))]
+            for m in held[r]:
+                policy.on_start(view, int(inst.org[r]), m)
+        else:
+            factors[r] = [policy.factor(view, u) for u in range(k)]
+    return factors
+
+
+def account_factors(out: str | Path, real: list[int]) -> dict[int, dict[str, float]]:
+    """:func:`recorded_factors` of ``slurm-classic-charged-whole-queue`` (the model Slurm's
+    priorities match) at each of ``real`` (Slurm's Unix seconds), by account name."""
+    meta = json.loads((Path(out) / "replay.json").read_text())
+    speed, origin = float(meta["speed"]), int(meta["origin"])
+    got = recorded_factors(
+        out, "slurm-classic-charged-whole-queue", [round((t - origin) * speed) for t in real]
+    )
+    return {t: dict(zip(meta["accounts"], f, strict=True)) for t, f in zip(real, got, strict=True)}
 
 
 @dataclass
@@ -193,9 +324,10 @@ def compare(out: str | Path, models: tuple[str, ...] = MODELS) -> list[Compariso
     psi_s = slurm.psi(T)
     rows = []
     scheds = [("slurm", slurm)]
+    phase = tick_phase(out, meta)
     for m in models:
         rule = "easy-queue" if m.endswith("-whole-queue") else "easy"
-        scheds.append((m, model_policy(m, meta).run(inst, T, backfill=rule)))
+        scheds.append((m, model_policy(m, meta, phase).run(inst, T, backfill=rule)))
     for name, sched in scheds:
         st = np.where((sched.start >= 0) & (sched.start < T), sched.start, -1)
         both = (st >= 0) & (s_start >= 0)
@@ -235,7 +367,11 @@ def write_schedule(out: str | Path) -> Path:
 
 def write_validation(folder: str | Path, windows: dict, speed: float) -> str:
     """Compare every replay folder under ``folder`` and write ``validation.csv`` and
-    ``validation.md`` there; returns the markdown."""
+    ``validation.md`` there (with the fair-share factors against Slurm's, and its backfill
+    starts by what allows them: :func:`factor_table`,
+    :func:`~coopsched.slurm.backfill.backfill_table`); returns the markdown."""
+    from .backfill import backfill_table
+
     folder = Path(folder)
     table = []
     for out in sorted(p for p in folder.iterdir() if (p / "replay.json").is_file()):
@@ -290,10 +426,31 @@ def write_validation(folder: str | Path, windows: dict, speed: float) -> str:
             + " ".join(f"{x:+.1%}" for x in c.psi_diff)
             + f" | {meta.get('load_1min_mean')} |"
         )
-    md += ["", summary_table(table)]
+    md += ["", summary_table(table), "", factor_table(folder), "", backfill_table(folder)]
     text = "\n".join(md) + "\n"
     (folder / "validation.md").write_text(text)
     return text
+
+
+#: The usage models whose fair-share factors are checked against Slurm's (factor_table).
+FACTOR_MODELS = ("slurm-classic", "slurm-classic-charged-whole-queue")
+
+
+def factor_table(folder: str | Path) -> str:
+    """One line per fair-share replay under ``folder``: how many jobs' fair-share factor at
+    submission each of :data:`FACTOR_MODELS` gives within 0.01 of Slurm's
+    (:func:`factor_agreement`)."""
+    head = ["replay", *(f"{m}: factor within 0.01 of Slurm's" for m in FACTOR_MODELS)]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for path in sorted(p for p in Path(folder).iterdir() if (p / "replay.json").is_file()):
+        got = [factor_agreement(path, m) for m in FACTOR_MODELS]
+        if got[0][1]:
+            out.append(
+                "| "
+                + " | ".join([path.name, *(f"{a} of {n} ({a / n:.0%})" for a, n in got)])
+                + " |"
+            )
+    return "\n".join(out)
 
 
 def summary_table(table: list[tuple[Comparison, dict]]) -> str:
@@ -325,7 +482,12 @@ __all__ = [
     "MODELS",
     "Comparison",
     "compare",
+    "account_factors",
+    "factor_agreement",
+    "recorded_factors",
+    "initial_priorities",
     "remap",
     "replayed_instance",
+    "tick_phase",
     "write_validation",
 ]

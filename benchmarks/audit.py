@@ -6,7 +6,9 @@ Cases (targets: each under a minute on one core):
 
 * RICC, a 30-day window (days 30-60 of the log) with 8 organizations: its 7 busiest
   groups in the window and everything else as ``other``, from a mapping file written to a
-  temporary directory;
+  temporary directory; under the audit's default rule (the platform's: EASY backfilling
+  from the whole queue) and again under the papers' per-organization EASY
+  (``backfill="easy"``), since the rule decides the cost on such a busy month;
 * LPC-EGEE, the whole log with its groups as organizations (``--machines 142``: the log
   runs 142 jobs at once at one moment, 2 more than its 140 processors).
 
@@ -95,19 +97,21 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             m = Path(tmp) / "ricc.toml"
             ricc_mapping(ricc, t0, t1, m)
-            run_case(
-                f"RICC {args.days} days, 7 groups + other",
-                ricc,
-                args.points,
-                cf,
-                args.phases,
-                mapping=m,
-                other="other",
-                t_from=t0,
-                t_to=t1,
-                # RICC's log runs more processors at once than its MaxProcs (8192)
-                machines=max(8192, recorded_peak(ricc, t0, t1)),
-            )
+            for label, rule in (("", None), (", per-org EASY", "easy")):
+                run_case(
+                    f"RICC {args.days} days, 7 groups + other{label}",
+                    ricc,
+                    args.points,
+                    cf,
+                    args.phases,
+                    mapping=m,
+                    other="other",
+                    t_from=t0,
+                    t_to=t1,
+                    # RICC's log runs more processors at once than its MaxProcs (8192)
+                    machines=max(8192, recorded_peak(ricc, t0, t1)),
+                    backfill=rule,
+                )
     if args.only in (None, "lpc"):
         lpc, w, c = timed(lambda: read_swf_recorded(d / "LPC-EGEE-2004-1.2-cln.swf.gz"))
         print(f"read LPC-EGEE in {w:.1f} s wall, {c:.1f} s CPU")

@@ -259,7 +259,7 @@ def test_production_study_as_stated():
     raw = (ROOT / "docs" / "production.md").read_text()
     text = page("docs/production.md")
     ranks = mean_ranks(d).set_index("length")
-    assert f"took {d.filter(like='seconds_').sum().sum():.0f} s of CPU time in all" in text
+    assert f"took {d.filter(like='seconds_').sum().sum():.0f} s in all" in text
     cells = pd.read_csv(RESULTS / "production" / "summary.csv")
     spread = 100 * (cells.util - cells.util_ref).abs().max()
     assert f"REF's to within {up(spread)} percentage points in every cell" in text
